@@ -1,0 +1,166 @@
+"""Batched, cached access to all-MiniLM-L6-v2 (METRIC.md §5.3–§5.5, "Speed" note at the top).
+
+The public scorer calls ``SentenceTransformer.encode`` for every token of every pair and twice more for every
+pair's two texts. The token embeddings it uses are *not contextual*: each WordPiece string is encoded on its
+own as the one-word sentence ``[CLS] piece [SEP]``, mean-pooled and L2-normalised, so a token's vector depends
+on the token string alone. :class:`Encoder` therefore encodes each distinct token string once per process
+(a dictionary cache) and each distinct text once per batch, in large batches. The numbers are those of the
+per-pair path up to float noise of batch padding (~1e-7); ``tests/analytics/metrics/test_encoder.py`` checks it.
+
+Load one :class:`Encoder` per process (Celery worker, CLI run, bench) and pass it to every scoring call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .resources import resolve_model_path, weights_sha256
+
+DIM = 384
+
+
+@dataclass
+class EncoderStats:
+    """How much work the encoder did: strings sent through the network, by kind."""
+
+    token_strings_encoded: int = 0
+    texts_encoded: int = 0
+    contextual_texts_encoded: int = 0
+    encode_calls: int = 0
+
+
+class Encoder:
+    """The sentence-transformers model with a token-embedding cache and batched text encoding.
+
+    ``model_path`` overrides ``$METRIC_MODEL_PATH`` and the packaged model (see :mod:`.resources`). The model is
+    loaded from the local directory only; nothing is fetched from a hub.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        token_batch_size: int = 512,
+    ) -> None:
+        self.model_path: Path = resolve_model_path(model_path)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(self.model_path), device=device, local_files_only=True)
+        self.model.eval()
+        self.tokenizer = self.model.tokenizer
+        self.max_seq_length: int = int(self.model.max_seq_length)
+        self.device = device
+        self.batch_size = batch_size
+        self.token_batch_size = token_batch_size
+        self.stats = EncoderStats()
+        self._token_cache: dict[str, np.ndarray] = {}
+        self._sha256: str | None = None
+
+    # -- identity ------------------------------------------------------------------------------------------
+    @property
+    def weights_sha256(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = weights_sha256(self.model_path)
+        return self._sha256
+
+    # -- tokenisation ----------------------------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[str]:
+        """WordPiece pieces of ``text`` as ``AutoTokenizer.tokenize`` gives them (uncased, no truncation)."""
+        return self.tokenizer.tokenize(text)
+
+    # -- raw encoding -----------------------------------------------------------------------------------------
+    def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        self.stats.encode_calls += 1
+        vectors = self.model.encode(
+            list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        """One text through the model on its own, as the public scorer does (reference path, no cache)."""
+        self.stats.texts_encoded += 1
+        return self._encode([text], 1)[0]
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Sentence embeddings (mean-pooled, L2-normalised, truncated at 256 pieces) of ``texts``, in order.
+
+        Each distinct text is encoded once; all of them go through the model in batches of ``batch_size``.
+        """
+        index: dict[str, int] = {}
+        unique: list[str] = []
+        for text in texts:
+            if text not in index:
+                index[text] = len(unique)
+                unique.append(text)
+        self.stats.texts_encoded += len(unique)
+        vectors = self._encode(unique, self.batch_size)
+        return vectors[[index[t] for t in texts]] if texts else vectors
+
+    # -- non-contextual token vectors (cliniqlink-2025 word layer) ---------------------------------------------
+    def prime_tokens(self, tokens: Iterable[str]) -> None:
+        """Encode every token string not yet in the cache, in large batches."""
+        missing = sorted({t for t in tokens if t not in self._token_cache})
+        if not missing:
+            return
+        self.stats.token_strings_encoded += len(missing)
+        vectors = self._encode(missing, self.token_batch_size)
+        for token, vector in zip(missing, vectors):
+            self._token_cache[token] = vector
+
+    def token_matrix(self, tokens: Sequence[str]) -> np.ndarray:
+        """Stacked vectors of ``tokens`` (each encoded alone as ``[CLS] token [SEP]``), from the cache."""
+        self.prime_tokens(tokens)
+        if not tokens:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.stack([self._token_cache[t] for t in tokens])
+
+    @property
+    def cached_tokens(self) -> int:
+        return len(self._token_cache)
+
+    def clear_token_cache(self) -> None:
+        self._token_cache.clear()
+
+    # -- contextual token states (paper profile word layer) -----------------------------------------------------
+    def contextual_tokens(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
+        """For each text: its WordPiece pieces and their last-layer states from one forward pass.
+
+        ``[CLS]``/``[SEP]`` are dropped; each state is L2-normalised; text beyond 256 pieces is truncated, as
+        for the sentence layer. Distinct texts are encoded once, in batches.
+        """
+        unique = list(dict.fromkeys(texts))
+        self.stats.contextual_texts_encoded += len(unique)
+        if unique:
+            self.stats.encode_calls += 1
+            states = self.model.encode(
+                unique,
+                batch_size=self.batch_size,
+                output_value="token_embeddings",
+                convert_to_numpy=False,
+                show_progress_bar=False,
+            )
+        else:
+            states = []
+        special = set(self.tokenizer.all_special_tokens)
+        by_text: dict[str, tuple[list[str], np.ndarray]] = {}
+        for text, state in zip(unique, states):
+            ids = self.tokenizer(text, truncation=True, max_length=self.max_seq_length)["input_ids"]
+            pieces = self.tokenizer.convert_ids_to_tokens(ids)
+            matrix = state.detach().cpu().numpy().astype(np.float32)[: len(pieces)]
+            keep = [i for i, p in enumerate(pieces) if p not in special]
+            matrix = matrix[keep]
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = matrix / np.where(norms == 0, 1.0, norms)
+            by_text[text] = ([pieces[i] for i in keep], matrix)
+        return [by_text[t] for t in texts]

@@ -1,0 +1,80 @@
+"""REST API of the annotation app (organizer endpoints for items and imports)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import QAItem
+from annotation.selectors import item_list
+from annotation.serializers import ImportRequestSerializer, JobSerializer, QAItemSerializer
+from annotation.tasks import import_items_task, import_sources_task
+from annotation.uploads import save_uploads
+from portal.jobs import job_create, job_enqueue
+from portal.models import Job
+from portal.permissions import AUTHENTICATED
+from portal.roles import Role, can_organize
+
+
+class ItemListApi(generics.ListAPIView):
+    required_roles = (Role.ORGANIZER,)
+    serializer_class = QAItemSerializer
+
+    def get_queryset(self):
+        params = self.request.query_params
+        return item_list(
+            qa_type=params.get("qa_type", ""), status=params.get("status", ""),
+            batch=params.get("batch") if (params.get("batch") or "").isdigit() else None, q=params.get("q", ""),
+        )
+
+
+class ItemDetailApi(generics.RetrieveAPIView):
+    required_roles = (Role.ORGANIZER,)
+    serializer_class = QAItemSerializer
+    lookup_field = "uid"
+    queryset = QAItem.objects.select_related("passage")
+
+
+class ImportCreateApi(APIView):
+    """Upload items or passages; returns the job to poll. Nothing is imported unless every record is valid."""
+
+    required_roles = (Role.ORGANIZER,)
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=ImportRequestSerializer, responses={202: JobSerializer})
+    def post(self, request):
+        serializer = ImportRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        paths, displays = save_uploads(data["files"])
+        with transaction.atomic():
+            if data["kind"] == "sources":
+                job = job_create(kind="import_sources", params={"path": str(paths[0]), "display": displays[str(paths[0])]}, user=request.user)
+                job_enqueue(job, import_sources_task)
+            else:
+                job = job_create(
+                    kind="import_items",
+                    params={"paths": [str(p) for p in paths], "displays": displays, "format": data["format"], "batch_name": data.get("batch_name", "")},
+                    user=request.user,
+                )
+                job_enqueue(job, import_items_task)
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobDetailApi(APIView):
+    """A job's status and progress (its creator or an organizer)."""
+
+    required_roles = AUTHENTICATED
+
+    @extend_schema(responses=JobSerializer)
+    def get(self, request, job_id):
+        job = get_object_or_404(Job, pk=job_id)
+        if job.created_by_id != request.user.pk and not can_organize(request.user):
+            return Response({"detail": "Not your job."}, status=status.HTTP_403_FORBIDDEN)
+        return Response(JobSerializer(job).data)

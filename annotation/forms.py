@@ -1,0 +1,37 @@
+from django import forms
+
+from annotation.qa_types import QA_TYPE_LABELS
+from annotation.services.imports import FORMATS
+from annotation.workflow import ItemStatus
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class ItemImportForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[("items", "QA items"), ("sources", "Source passages (JSON or CSV)")], initial="items"
+    )
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="cliniqlink", required=False)
+    batch_name = forms.CharField(required=False, max_length=200)
+    files = MultipleFileField(help_text="ClinIQLink: one or more of TF.json, MC.json, … ; PromptCBLUE: .jsonl")
+
+
+class ItemFilterForm(forms.Form):
+    qa_type = forms.ChoiceField(choices=[("", "All types")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()], required=False)
+    status = forms.ChoiceField(choices=[("", "Any status")] + list(ItemStatus.choices), required=False)
+    batch = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    q = forms.CharField(required=False, label="Search")

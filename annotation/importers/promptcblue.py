@@ -1,0 +1,59 @@
+"""PromptCBLUE-style JSONL: one object per line with ``input``, ``target``, ``answer_choices``, ``task_type``,
+``task_dataset``, ``sample_id`` (Chinese text, kept exactly as given)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from annotation.importers.base import ImportProblem, Limits, ParsedItem, check_depth, read_text, require_str
+from annotation.qa_types import QAType
+
+
+def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedItem]:
+    display = display or path.name
+    text = read_text(path, limits, display)
+    items: list[ParsedItem] = []
+    for index, line in enumerate(line for line in text.splitlines() if line.strip()):
+        if index >= limits.max_records:
+            raise ImportProblem(display, f"more than {limits.max_records:,} records")
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportProblem(display, f"malformed JSON: {exc.msg} (column {exc.colno})", record=index) from exc
+        check_depth(record, limits.max_depth, display)
+        items.append(parse_record(record, display, index))
+    return items
+
+
+def parse_record(record, display: str, index: int) -> ParsedItem:
+    if not isinstance(record, dict):
+        raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+    sample_id = record.get("sample_id")
+    if not isinstance(sample_id, str | int) or str(sample_id).strip() == "":
+        raise ImportProblem(display, "missing or not a string", record=index, field="sample_id")
+    question = require_str(record, "input", display, index)
+    target = require_str(record, "target", display, index, allow_empty=True)
+    choices = record.get("answer_choices", [])
+    if choices is None:
+        choices = []
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise ImportProblem(display, "must be a list of strings", record=index, field="answer_choices")
+    for name in ("task_type", "task_dataset"):
+        if name in record and not isinstance(record[name], str):
+            raise ImportProblem(display, "must be a string", record=index, field=name)
+    fields = {
+        "question": question,
+        "answer": target,
+        "options": choices,
+        "extra": {"task_type": record.get("task_type", ""), "task_dataset": record.get("task_dataset", "")},
+    }
+    return ParsedItem(
+        uid=f"pcb-{sample_id}",
+        qa_type=QAType.GENERIC,
+        fields=fields,
+        raw=record,
+        benchmark="promptcblue",
+        file=display,
+        record=index,
+    )

@@ -1,0 +1,52 @@
+"""The QA item types the portal speaks, and the ClinIQLink file layout (pure, no Django)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class QAType(StrEnum):
+    TRUE_FALSE = "true_false"
+    MULTIPLE_CHOICE = "multiple_choice"
+    LIST = "list"
+    SHORT = "short_answer"
+    SHORT_INVERSE = "short_inverse"
+    MULTI_HOP = "multi_hop"
+    MULTI_HOP_INVERSE = "multi_hop_inverse"
+    GENERIC = "generic"  # other benchmarks (PromptCBLUE): input / target / answer choices
+
+
+QA_TYPE_LABELS = {
+    QAType.TRUE_FALSE: "True / false",
+    QAType.MULTIPLE_CHOICE: "Multiple choice",
+    QAType.LIST: "List",
+    QAType.SHORT: "Short answer",
+    QAType.SHORT_INVERSE: "Short inverse",
+    QAType.MULTI_HOP: "Multi-hop",
+    QAType.MULTI_HOP_INVERSE: "Multi-hop inverse",
+    QAType.GENERIC: "Other benchmark",
+}
+
+# The seven dataset files of a ClinIQLink release, in the order the harness lists them.
+CLINIQLINK_FILES: dict[str, QAType] = {
+    "TF.json": QAType.TRUE_FALSE,
+    "MC.json": QAType.MULTIPLE_CHOICE,
+    "list.json": QAType.LIST,
+    "short.json": QAType.SHORT,
+    "short_inverse.json": QAType.SHORT_INVERSE,
+    "multi_hop.json": QAType.MULTI_HOP,
+    "multi_hop_inverse.json": QAType.MULTI_HOP_INVERSE,
+}
+
+# The per-type output files the ClinIQLink harness writes for a system.
+HARNESS_OUTPUT_FILES: dict[str, QAType] = {
+    "true_false.json": QAType.TRUE_FALSE,
+    "multiple_choice.json": QAType.MULTIPLE_CHOICE,
+    "list.json": QAType.LIST,
+    "short.json": QAType.SHORT,
+    "short_inverse.json": QAType.SHORT_INVERSE,
+    "multi_hop.json": QAType.MULTI_HOP,
+    "multi_hop_inverse.json": QAType.MULTI_HOP_INVERSE,
+}
+
+CLINIQLINK_TYPES = [t for t in QAType if t is not QAType.GENERIC]

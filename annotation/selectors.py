@@ -1,0 +1,32 @@
+"""Read-side queries for items (pages, API and exports call these, never build querysets themselves)."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import TrigramWordSimilarity
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import ImportBatch, QAItem
+
+
+def item_list(*, qa_type: str = "", status: str = "", batch: int | str | None = None, q: str = "") -> QuerySet[QAItem]:
+    items = QAItem.objects.select_related("batch", "passage")
+    if qa_type:
+        items = items.filter(qa_type=qa_type)
+    if status:
+        items = items.filter(status=status)
+    if batch:
+        items = items.filter(batch_id=batch)
+    if q:
+        q = q.strip()
+        items = items.filter(Q(uid=q) | Q(paragraph_id=q) | Q(question__icontains=q)) | items.annotate(
+            similarity=TrigramWordSimilarity(q, "question")
+        ).filter(similarity__gt=0.6)
+    return items.order_by("id").distinct()
+
+
+def item_counts_by_status() -> dict[str, int]:
+    return dict(QAItem.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+
+
+def batch_list() -> QuerySet[ImportBatch]:
+    return ImportBatch.objects.order_by("-created_at")

@@ -1,0 +1,41 @@
+"""Celery tasks of the annotation app: ids in, one service call, progress on the job record."""
+
+from pathlib import Path
+
+from celery import shared_task
+
+from portal.jobs import job_run
+
+
+@shared_task(acks_late=True)
+def import_items_task(job_id: str) -> None:
+    from annotation.services.imports import items_import
+
+    def work(job, progress):
+        params = job.params
+        displays = {Path(p): name for p, name in params.get("displays", {}).items()}
+        result = items_import(
+            paths=[Path(p) for p in params["paths"]],
+            fmt=params.get("format", "cliniqlink"),
+            user=job.created_by,
+            batch_name=params.get("batch_name", ""),
+            progress=progress,
+            displays=displays,
+        )
+        return result.as_dict()
+
+    job_run(job_id, work)
+
+
+@shared_task(acks_late=True)
+def import_sources_task(job_id: str) -> None:
+    from annotation.services.imports import sources_import
+
+    def work(job, progress):
+        path = Path(job.params["path"])
+        progress.start(1, "importing passages")
+        result = sources_import(path=path, user=job.created_by, display=job.params.get("display"))
+        progress.advance(1)
+        return result
+
+    job_run(job_id, work)

@@ -1,0 +1,88 @@
+"""HTML pages of the annotation app: item browser, item page, import upload."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation.forms import ItemFilterForm, ItemImportForm
+from annotation.importers import ImportProblem
+from annotation.models import QAItem
+from annotation.selectors import batch_list, item_list
+from annotation.tasks import import_items_task, import_sources_task
+from annotation.uploads import save_uploads
+from portal.audit import audit_history
+from portal.jobs import job_create, job_enqueue
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+
+
+class ItemListView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        form = ItemFilterForm(request.GET or None)
+        filters = form.cleaned_data if form.is_valid() else {}
+        items = item_list(
+            qa_type=filters.get("qa_type", ""),
+            status=filters.get("status", ""),
+            batch=filters.get("batch"),
+            q=filters.get("q", ""),
+        )
+        page = Paginator(items, 50).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
+        return render(
+            request,
+            "annotation/item_list.html",
+            {"form": form, "page": page, "batches": batch_list()[:50], "query": query.urlencode()},
+        )
+
+
+class ItemDetailView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, uid):
+        item = get_object_or_404(QAItem.objects.select_related("batch", "passage"), uid=uid)
+        return render(request, "annotation/item_detail.html", {"item": item, "history": audit_history(item)})
+
+
+class ImportView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(request, "annotation/import.html", {"form": ItemImportForm()})
+
+    def post(self, request):
+        form = ItemImportForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return render(request, "annotation/import.html", {"form": form}, status=400)
+        try:
+            paths, displays = save_uploads(form.cleaned_data["files"])
+        except ImportProblem as exc:
+            messages.error(request, str(exc))
+            return render(request, "annotation/import.html", {"form": form}, status=400)
+        with transaction.atomic():
+            if form.cleaned_data["kind"] == "sources":
+                job = job_create(
+                    kind="import_sources",
+                    params={"path": str(paths[0]), "display": displays[str(paths[0])]},
+                    user=request.user,
+                )
+                job_enqueue(job, import_sources_task)
+            else:
+                job = job_create(
+                    kind="import_items",
+                    params={
+                        "paths": [str(p) for p in paths],
+                        "displays": displays,
+                        "format": form.cleaned_data["format"] or "cliniqlink",
+                        "batch_name": form.cleaned_data["batch_name"],
+                    },
+                    user=request.user,
+                )
+                job_enqueue(job, import_items_task)
+        return redirect("job", job_id=job.pk)

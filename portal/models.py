@@ -1,0 +1,133 @@
+"""People, institutions, background jobs and the audit history shared by every app."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.db import models
+
+
+class Institution(models.Model):
+    """An accredited institution that contributors belong to; admitted by an organizer."""
+
+    name = models.CharField(max_length=200, unique=True)
+    country = models.CharField(max_length=100, blank=True)
+    admitted = models.BooleanField(default=True, help_text="Members of a non-admitted institution cannot sign in.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def _create(self, email, password, **extra):
+        if not email:
+            raise ValueError("An email address is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email, password=None, **extra):
+        extra.setdefault("is_staff", False)
+        extra.setdefault("is_superuser", False)
+        return self._create(email, password, **extra)
+
+    def create_superuser(self, email, password=None, **extra):
+        extra.update(is_staff=True, is_superuser=True)
+        return self._create(email, password, **extra)
+
+
+class User(AbstractUser):
+    """A person: signs in with email; roles are groups (see portal.roles)."""
+
+    username = None
+    email = models.EmailField("email address", unique=True)
+    institution = models.ForeignKey(Institution, null=True, blank=True, on_delete=models.PROTECT, related_name="members")
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+    objects = UserManager()
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.get_full_name() or self.email
+
+    @property
+    def pseudonym(self) -> str:
+        """Stable pseudonym used in exports (no identity unless an organizer asks for it)."""
+        digest = hashlib.sha256(f"{settings.SECRET_KEY[:16]}:{self.pk}".encode()).hexdigest()
+        return f"annotator-{digest[:8]}"
+
+
+class Job(models.Model):
+    """A long-running piece of work (import, scoring, report, export) with progress that pages poll."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=50, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    params = models.JSONField(default=dict, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    message = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.status} ({self.progress_done}/{self.progress_total})"
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.SUCCEEDED:
+            return 100
+        if not self.progress_total:
+            return 0
+        return min(100, int(100 * self.progress_done / self.progress_total))
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
+
+
+class AuditEntry(models.Model):
+    """Append-only history of every change to items, reviews, disputes, rankings and releases."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    action = models.CharField(max_length=80)
+    object_type = models.CharField(max_length=80, db_index=True)
+    object_id = models.CharField(max_length=80, db_index=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["object_type", "object_id", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}:{self.object_id}"

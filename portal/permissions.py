@@ -1,0 +1,69 @@
+"""Role checks for HTML views and API views.
+
+Every view declares ``required_roles`` (a tuple of roles, any one of which grants access, or the marker
+``AUTHENTICATED`` for pages any signed-in person may open). A view that declares nothing is refused:
+a test walks the URL conf so a new page without a declaration fails the suite.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.mixins import AccessMixin
+from django.core.exceptions import PermissionDenied
+from rest_framework.permissions import BasePermission
+
+from portal.roles import has_role
+
+AUTHENTICATED = ("*authenticated*",)
+
+
+def _allowed(user, required) -> bool:
+    if not (user and user.is_authenticated and user.is_active):
+        return False
+    if required is None:
+        return False
+    if tuple(required) == AUTHENTICATED:
+        return True
+    return has_role(user, *required)
+
+
+class RoleRequiredMixin(AccessMixin):
+    """Class-based HTML view mixin: anonymous → login page, wrong role → 403."""
+
+    required_roles: tuple | None = None
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        if not _allowed(request.user, self.required_roles):
+            raise PermissionDenied("Your role does not give access to this page.")
+        return super().dispatch(request, *args, **kwargs)
+
+
+def role_required(*roles):
+    """Decorator for function views, same rules as :class:`RoleRequiredMixin`."""
+    from functools import wraps
+
+    from django.contrib.auth.views import redirect_to_login
+
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not _allowed(request.user, roles):
+                raise PermissionDenied("Your role does not give access to this page.")
+            return view(request, *args, **kwargs)
+
+        wrapped.required_roles = roles
+        return wrapped
+
+    return decorator
+
+
+class HasRequiredRole(BasePermission):
+    """DRF default permission: the view's ``required_roles`` must be met (undeclared → refused)."""
+
+    message = "Your role does not give access to this endpoint."
+
+    def has_permission(self, request, view):
+        return _allowed(request.user, getattr(view, "required_roles", None))

@@ -1,0 +1,60 @@
+"""Role names and predicates, defined once and used by views, DRF permissions and services.
+
+Roles are Django groups (seeded by a data migration). A user may hold several roles. Superusers act as
+organizers. Predicates never look at an object's owner: who may act on which item is a service-layer rule.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    REVIEWER = "reviewer"
+    ADJUDICATOR = "adjudicator"
+    RANKER = "ranker"
+    ORGANIZER = "organizer"
+
+
+ROLE_DESCRIPTIONS = {
+    Role.REVIEWER: "Medical student: primary and secondary review of QA items.",
+    Role.ADJUDICATOR: "Senior reviewer: resolves disagreements and disputes.",
+    Role.RANKER: "Physician: ranks anonymised model answers.",
+    Role.ORGANIZER: "Imports, configures, monitors, freezes, exports and reports.",
+}
+
+
+def user_roles(user) -> frozenset[str]:
+    """The role names a user holds, cached on the user object for the request."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return frozenset()
+    cached = getattr(user, "_portal_roles", None)
+    if cached is None:
+        names = set(user.groups.values_list("name", flat=True))
+        if user.is_superuser:
+            names.add(Role.ORGANIZER)
+        cached = frozenset(names & {r.value for r in Role})
+        user._portal_roles = cached
+    return cached
+
+
+def has_role(user, *roles: Role | str) -> bool:
+    """True if the user holds at least one of ``roles``."""
+    held = user_roles(user)
+    return any(str(role) in held for role in roles)
+
+
+def can_review(user) -> bool:
+    return has_role(user, Role.REVIEWER)
+
+
+def can_adjudicate(user) -> bool:
+    return has_role(user, Role.ADJUDICATOR)
+
+
+def can_rank(user) -> bool:
+    return has_role(user, Role.RANKER)
+
+
+def can_organize(user) -> bool:
+    return has_role(user, Role.ORGANIZER)

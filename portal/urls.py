@@ -1,0 +1,29 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotation.urls import api_urlpatterns as annotation_api
+from portal import views
+from portal.permissions import AUTHENTICATED
+
+
+class SchemaView(SpectacularAPIView):
+    required_roles = AUTHENTICATED
+
+
+class DocsView(SpectacularSwaggerView):
+    required_roles = AUTHENTICATED
+
+
+urlpatterns = [
+    path("", views.HomeView.as_view(), name="home"),
+    path("health/", views.health, name="health"),
+    path("organize/people/", views.PeopleView.as_view(), name="people"),
+    path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
+    path("", include("annotation.urls")),
+    path("api/", include(annotation_api)),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
+    path("api/docs/", DocsView.as_view(url_name="schema"), name="api_docs"),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,131 @@
+"""Portal-wide pages: home (role-aware), people and institutions, job progress, health."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import connection
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+from django.views.generic import TemplateView
+
+from portal.forms import InstitutionForm, PersonForm
+from portal.models import Institution, Job, User
+from portal.permissions import AUTHENTICATED, RoleRequiredMixin
+from portal.roles import ROLE_DESCRIPTIONS, Role
+from portal.services import person_admit
+
+
+class HomeView(RoleRequiredMixin, TemplateView):
+    required_roles = AUTHENTICATED
+    template_name = "portal/home.html"
+
+    def get_context_data(self, **kwargs):
+        from annotation.selectors import item_counts_by_status
+
+        ctx = super().get_context_data(**kwargs)
+        ctx["role_descriptions"] = ROLE_DESCRIPTIONS
+        ctx["counts"] = item_counts_by_status()
+        return ctx
+
+
+class PeopleView(RoleRequiredMixin, View):
+    """Organizers admit institutions and people and assign roles."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return self._render(request, PersonForm(), InstitutionForm())
+
+    def post(self, request):
+        if "add_institution" in request.POST:
+            form = InstitutionForm(request.POST)
+            if form.is_valid():
+                form.save()
+                messages.success(request, f"Institution {form.instance.name} admitted.")
+                return redirect("people")
+            return self._render(request, PersonForm(), form)
+        form = PersonForm(request.POST)
+        if form.is_valid():
+            user = person_admit(
+                email=form.cleaned_data["email"],
+                name=form.cleaned_data["name"],
+                institution=form.cleaned_data["institution"],
+                roles=form.cleaned_data["roles"],
+                password=form.cleaned_data["password"] or None,
+                by=request.user,
+            )
+            messages.success(request, f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}.")
+            return redirect("people")
+        return self._render(request, form, InstitutionForm())
+
+    def _render(self, request, person_form, institution_form):
+        people = User.objects.select_related("institution").prefetch_related("groups").order_by("email")
+        return render(
+            request,
+            "portal/people.html",
+            {
+                "people": people,
+                "institutions": Institution.objects.all(),
+                "person_form": person_form,
+                "institution_form": institution_form,
+            },
+        )
+
+
+class JobView(RoleRequiredMixin, View):
+    """A job's progress: an HTML page with a bar (HTMX polls it) or JSON with ?format=json."""
+
+    required_roles = AUTHENTICATED
+
+    def get(self, request, job_id):
+        job = get_object_or_404(Job, pk=job_id)
+        if job.created_by_id != request.user.pk and not request.user.groups.filter(name=Role.ORGANIZER).exists() and not request.user.is_superuser:
+            return JsonResponse({"detail": "not your job"}, status=403)
+        if request.GET.get("format") == "json":
+            return JsonResponse(job_payload(job))
+        template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
+        return render(request, template, {"job": job})
+
+
+def job_payload(job: Job) -> dict:
+    return {
+        "id": str(job.pk),
+        "kind": job.kind,
+        "status": job.status,
+        "progress_done": job.progress_done,
+        "progress_total": job.progress_total,
+        "percent": job.percent,
+        "message": job.message,
+        "error": job.error,
+        "result": job.result,
+    }
+
+
+def health(request):
+    """Liveness + readiness: the database answers, and the broker when one is configured."""
+    from django.conf import settings
+
+    checks = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        checks["database"] = f"error: {exc.__class__.__name__}"
+    if settings.CELERY_BROKER_URL:
+        try:
+            from portal.celery import app
+
+            with app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=2)
+            checks["broker"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            checks["broker"] = f"error: {exc.__class__.__name__}"
+    else:
+        checks["broker"] = "not configured (tasks run in-process)"
+    healthy = all(v == "ok" or v.startswith("not configured") for v in checks.values())
+    return JsonResponse({"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503)
+
+
+health.public = True

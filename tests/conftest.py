@@ -1,0 +1,47 @@
+"""Test set-up: a throwaway embedded PostgreSQL cluster (unless DATABASE_URL is set), users per role."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+import pytest
+from django.conf import settings
+
+# Point the embedded backend at a fresh cluster before the first connection; it is deleted at exit.
+_db = settings.DATABASES["default"]
+if _db["ENGINE"] == "portal.pgbackend":
+    _throwaway = tempfile.mkdtemp(prefix="portal-test-pg-")
+    shutil.rmtree(_throwaway)  # the wheel creates the folder itself (its parent must exist)
+    _db["OPTIONS"] = {**_db["OPTIONS"], "pgdata": _throwaway, "cleanup_mode": "delete"}
+
+
+@pytest.fixture
+def make_user(db):
+    """Create a user holding the given roles: ``make_user("reviewer")``."""
+    from portal.services import person_admit
+
+    counter = {"n": 0}
+
+    def factory(*roles: str, email: str | None = None, password: str = "pw-for-tests-123"):
+        counter["n"] += 1
+        address = email or f"{'-'.join(roles) or 'norole'}{counter['n']}@test.portal"
+        return person_admit(email=address, institution=None, roles=list(roles), password=password)
+
+    return factory
+
+
+@pytest.fixture
+def organizer(make_user):
+    return make_user("organizer")
+
+
+@pytest.fixture
+def reviewer(make_user):
+    return make_user("reviewer")
+
+
+@pytest.fixture
+def organizer_client(client, organizer):
+    client.force_login(organizer)
+    return client
