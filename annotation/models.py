@@ -1,6 +1,7 @@
 """Items, their source passages and the import batches they came from.
 
-The vetting models (reviews, disputes, adjudications) live in ``annotation/vetting_models.py``.
+The vetting models (assignments, reviews, disputes, adjudications, gold) live in ``annotation/vetting_models.py``
+and are imported at the end of this module so Django registers them with the app.
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ class QAItem(models.Model):
     batch = models.ForeignKey(ImportBatch, on_delete=models.PROTECT, related_name="items")
     status = models.CharField(max_length=30, choices=ItemStatus.choices, default=ItemStatus.IMPORTED, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Vetting outcome (see annotation/workflow.py for the exact rules). Written only by the vetting services.
+    final_verdict = models.CharField(max_length=20, blank=True, help_text="correct / incorrect / cannot_tell; empty until final.")
+    final_relevance = models.FloatField(null=True, blank=True, help_text="Final GP relevance 1-5 (mean of agreeing reviews).")
+    final_source = models.CharField(max_length=20, blank=True, help_text="primary / agreement / adjudication")
+    finalized_at = models.DateTimeField(null=True, blank=True)
+    second_review = models.BooleanField(null=True, blank=True, help_text="Drawn for second review (set at primary review).")
+    held_from = models.CharField(max_length=30, blank=True, help_text="The status a held item returns to.")
 
     class Meta:
         ordering = ["id"]
@@ -100,3 +108,6 @@ class QAItem(models.Model):
         """(label, text, is_correct) for option-bearing types; labels run A, B, … as the harness prints them."""
         correct = set(self.answer_list) if self.qa_type == QAType.LIST else {self.correct_answer}
         return [(chr(65 + i), text, text in correct) for i, text in enumerate(self.options)]
+
+
+from annotation.vetting_models import *  # noqa: E402,F403 - registers the vetting models with the app

@@ -1,6 +1,32 @@
-"""The item status machine: states, the allowed moves, and one function that refuses illegal ones."""
+"""The item status machine and the vetting decision rules. Pure: no database access here.
+
+States and what they mean
+-------------------------
+- ``imported``: waiting for its primary review (also where an item returns when a hold on an unreviewed item ends).
+- ``in_review``: a reviewer holds a primary-review lease. An expired lease makes the item available again
+  (the queue treats it as free; the ``release`` move puts it back to ``imported`` when the sweeper runs).
+- ``reviewed``: transient, the primary review was just stored; the same transaction routes it on (``route_*``).
+- ``in_second_review``: selected for the independent second review (reproducible draw, see
+  :func:`second_review_selected`); waiting for or holding a secondary lease.
+- ``agreed``: transient, the two reviews agreed; the same transaction finalises it from the agreeing reviews.
+- ``in_adjudication``: the reviews disagree (verdict differs, or GP relevance differs by at least the configured
+  gap), or the only / agreed verdict was "cannot tell from the source": an adjudicator decides.
+- ``verified``: final verdict ``correct``.  ``rejected``: final verdict ``incorrect`` or ``cannot_tell``.
+- ``held``: an open dispute or feedback note exists. The item is excluded from queues and releases; the state it
+  was held from is kept on the item and it returns there (``release_hold``) once every issue is closed, unless an
+  adjudicator decides it first.
+
+Final judgement (written on ``QAItem.final_verdict`` / ``final_relevance`` / ``final_source``):
+- not selected for second review: the primary review (verdict and relevance), source ``primary``;
+- agreed: the common verdict, relevance = mean of the two ratings, source ``agreement``
+  (so "final relevance 5" means every reviewer rated 5);
+- adjudicated: the adjudicator's verdict and relevance, source ``adjudication``.
+"""
 
 from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
 
 from django.db import models
 
@@ -15,3 +41,148 @@ class ItemStatus(models.TextChoices):
     VERIFIED = "verified", "Verified"
     REJECTED = "rejected", "Rejected"
     HELD = "held", "Held"
+
+
+class Action(models.TextChoices):
+    ASSIGN = "assign", "Primary lease taken"
+    RELEASE = "release", "Primary lease expired"
+    SUBMIT_PRIMARY = "submit_primary", "Primary review submitted"
+    ROUTE_SECOND = "route_second", "Selected for second review"
+    ROUTE_VERIFY = "route_verify", "Final from primary: correct"
+    ROUTE_REJECT = "route_reject", "Final from primary: incorrect"
+    ROUTE_ADJUDICATE = "route_adjudicate", "Sent to adjudication"
+    SUBMIT_AGREE = "submit_agree", "Second review agrees"
+    SUBMIT_DISAGREE = "submit_disagree", "Second review disagrees"
+    FINAL_VERIFY = "final_verify", "Final: verified"
+    FINAL_REJECT = "final_reject", "Final: rejected"
+    ADJUDICATE_VERIFY = "adjudicate_verify", "Adjudicated: correct"
+    ADJUDICATE_REJECT = "adjudicate_reject", "Adjudicated: not correct"
+    HOLD = "hold", "Held for an open issue"
+    RELEASE_HOLD = "release_hold", "Hold released"
+
+
+class Verdict(models.TextChoices):
+    CORRECT = "correct", "Correct"
+    INCORRECT = "incorrect", "Incorrect"
+    CANNOT_TELL = "cannot_tell", "Cannot tell from the source"
+
+
+class Stage(models.TextChoices):
+    PRIMARY = "primary", "Primary"
+    SECONDARY = "secondary", "Secondary"
+    GOLD = "gold", "Gold"  # never shown to the reviewer: a gold item looks like any other
+
+
+RELEVANCE_SCALE = {
+    1: "Not relevant: specialist or trivia, a GP would never need it",
+    2: "Marginal: rarely useful in general practice",
+    3: "Somewhat relevant: useful background for a GP",
+    4: "Relevant: a GP meets this regularly",
+    5: "Essential: core knowledge every GP must have",
+}
+
+S = ItemStatus
+A = Action
+# States a hold may be placed on (everything but a hold itself and the transient states).
+_HOLDABLE = (S.IMPORTED, S.IN_REVIEW, S.IN_SECOND_REVIEW, S.IN_ADJUDICATION, S.VERIFIED, S.REJECTED)
+
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (S.IMPORTED, A.ASSIGN): S.IN_REVIEW,
+    (S.IN_REVIEW, A.ASSIGN): S.IN_REVIEW,  # an expired lease taken over by someone else
+    (S.IN_REVIEW, A.RELEASE): S.IMPORTED,
+    (S.IN_REVIEW, A.SUBMIT_PRIMARY): S.REVIEWED,
+    (S.REVIEWED, A.ROUTE_SECOND): S.IN_SECOND_REVIEW,
+    (S.REVIEWED, A.ROUTE_VERIFY): S.VERIFIED,
+    (S.REVIEWED, A.ROUTE_REJECT): S.REJECTED,
+    (S.REVIEWED, A.ROUTE_ADJUDICATE): S.IN_ADJUDICATION,
+    (S.IN_SECOND_REVIEW, A.SUBMIT_AGREE): S.AGREED,
+    (S.IN_SECOND_REVIEW, A.SUBMIT_DISAGREE): S.IN_ADJUDICATION,
+    (S.AGREED, A.FINAL_VERIFY): S.VERIFIED,
+    (S.AGREED, A.FINAL_REJECT): S.REJECTED,
+    (S.AGREED, A.ROUTE_ADJUDICATE): S.IN_ADJUDICATION,  # both said "cannot tell"
+    (S.IN_ADJUDICATION, A.ADJUDICATE_VERIFY): S.VERIFIED,
+    (S.IN_ADJUDICATION, A.ADJUDICATE_REJECT): S.REJECTED,
+    (S.HELD, A.ADJUDICATE_VERIFY): S.VERIFIED,
+    (S.HELD, A.ADJUDICATE_REJECT): S.REJECTED,
+    **{(state, A.HOLD): S.HELD for state in _HOLDABLE},
+    (S.HELD, A.RELEASE_HOLD): "",  # back to the state it was held from, see hold_return_state
+}
+
+
+class IllegalTransition(Exception):
+    """A move the table does not allow; services turn it into a ``Conflict``."""
+
+
+def next_status(current: str, action: str, *, held_from: str = "") -> str:
+    """The state after ``action`` from ``current``; raises :class:`IllegalTransition` if the move is not allowed."""
+    try:
+        target = TRANSITIONS[(ItemStatus(current), Action(action))]
+    except (KeyError, ValueError):
+        raise IllegalTransition(f"cannot {action!r} an item that is {current!r}") from None
+    if target == "":
+        return hold_return_state(held_from)
+    return target
+
+
+def hold_return_state(held_from: str) -> str:
+    """Where a released hold goes: an unreviewed item leased when it was held goes back to the queue."""
+    if held_from in ("", S.IN_REVIEW, S.REVIEWED):
+        return S.IMPORTED
+    if held_from == S.AGREED:
+        return S.IN_ADJUDICATION
+    return held_from
+
+
+# --- decision rules ----------------------------------------------------------------------------------------
+
+
+def second_review_selected(*, seed: str, uid: str, share: float) -> bool:
+    """Reproducible draw: sha256(seed:uid) read as a number in [0, 1) is below ``share``.
+
+    Stable per item and independent of order, so the organizer can re-derive the selection from the seed.
+    """
+    digest = hashlib.sha256(f"{seed}:{uid}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+def needs_adjudication(*, first: tuple[str, int], second: tuple[str, int], relevance_gap: int) -> bool:
+    """Two (verdict, relevance) reviews disagree when verdicts differ or relevance differs by >= the gap."""
+    return first[0] != second[0] or abs(first[1] - second[1]) >= relevance_gap
+
+
+@dataclass(frozen=True)
+class Route:
+    action: str
+    final_verdict: str = ""
+    final_relevance: float | None = None
+    final_source: str = ""
+
+
+def route_after_primary(*, verdict: str, relevance: int, selected: bool) -> Route:
+    """What happens to an item once its primary review is stored."""
+    if selected:
+        return Route(A.ROUTE_SECOND)
+    if verdict == Verdict.CANNOT_TELL:
+        return Route(A.ROUTE_ADJUDICATE)
+    action = A.ROUTE_VERIFY if verdict == Verdict.CORRECT else A.ROUTE_REJECT
+    return Route(action, verdict, float(relevance), "primary")
+
+
+def route_after_secondary(*, first: tuple[str, int], second: tuple[str, int], relevance_gap: int) -> list[Route]:
+    """The moves after the second review: disagreement → adjudication; agreement → final from both reviews."""
+    if needs_adjudication(first=first, second=second, relevance_gap=relevance_gap):
+        return [Route(A.SUBMIT_DISAGREE)]
+    verdict = first[0]
+    if verdict == Verdict.CANNOT_TELL:
+        return [Route(A.SUBMIT_AGREE), Route(A.ROUTE_ADJUDICATE)]
+    final = A.FINAL_VERIFY if verdict == Verdict.CORRECT else A.FINAL_REJECT
+    return [Route(A.SUBMIT_AGREE), Route(final, verdict, (first[1] + second[1]) / 2, "agreement")]
+
+
+def adjudication_action(verdict: str) -> str:
+    return A.ADJUDICATE_VERIFY if verdict == Verdict.CORRECT else A.ADJUDICATE_REJECT
+
+
+def offer_gold(*, draw: float, rate: float) -> bool:
+    """Whether this "next" request should hand out a gold item (``draw`` uniform in [0, 1))."""
+    return rate > 0 and draw < rate

@@ -29,7 +29,7 @@ def person_admit(*, email: str, name: str = "", institution: Institution | None,
             user.set_unusable_password()
         user.save()
         before = sorted(user.groups.values_list("name", flat=True))
-        user.groups.set(Group.objects.filter(name__in=roles))
+        user.groups.set(_role_groups(roles))
         _ensure_verified_email(user)
         audit_record(actor=by, obj=user, action="person_admitted" if created else "person_updated", before={"roles": before}, after={"roles": sorted(roles), "institution": str(institution or "")})
     return user
@@ -37,8 +37,13 @@ def person_admit(*, email: str, name: str = "", institution: Institution | None,
 
 def roles_set(*, user: User, roles: list[str], by=None) -> None:
     before = sorted(user.groups.values_list("name", flat=True))
-    user.groups.set(Group.objects.filter(name__in=roles))
+    user.groups.set(_role_groups(roles))
     audit_record(actor=by, obj=user, action="roles_changed", before={"roles": before}, after={"roles": sorted(roles)})
+
+
+def _role_groups(roles: list[str]) -> list[Group]:
+    # The groups are seeded by a migration; get_or_create keeps this working after a test flush too.
+    return [Group.objects.get_or_create(name=str(role))[0] for role in roles]
 
 
 def _ensure_verified_email(user: User) -> None:

@@ -8,6 +8,9 @@ import tempfile
 import pytest
 from django.conf import settings
 
+# Password hashing dominates user creation; tests do not need a slow hasher.
+settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 # Point the embedded backend at a fresh cluster before the first connection; it is deleted at exit.
 _db = settings.DATABASES["default"]
 if _db["ENGINE"] == "portal.pgbackend":

@@ -208,9 +208,7 @@ def _score_list_item(gold: dict, response: str) -> dict[str, Any]:
     if malformed:
         # §4.3 / §7.9: one unmatched piece zeroes the question; the prediction becomes the unmatched pieces.
         pred_set = {normalise(seg) for seg, _norm in unmatched}
-        p = 0.0
-        r = 0.0 if not expected else 0.0
-        f1 = 0.0
+        p = r = f1 = 0.0
     elif match_type == "mixed":
         mapped = []
         for v in predicted:

@@ -29,6 +29,13 @@ CI_LEVEL = 0.95
 
 
 @lru_cache(maxsize=16)
+def _cached_distinct(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
+    distinct = (_cached_counts(n_units, n_resamples, seed) > 0).sum(axis=1)
+    distinct.setflags(write=False)
+    return distinct
+
+
+@lru_cache(maxsize=16)
 def _cached_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_units, size=(n_resamples, n_units))
@@ -69,6 +76,17 @@ def percentile_interval(samples: np.ndarray, level: float = CI_LEVEL) -> tuple[n
     return lo, hi
 
 
+def _drop_single_unit(samples: np.ndarray, n: int, b: int, seed: int, min_distinct: int) -> np.ndarray:
+    """Mark resamples with fewer than ``min_distinct`` distinct units undefined, as for the point estimate."""
+    if min_distinct <= 1:
+        return samples
+    few = _cached_distinct(n, b, seed) < min_distinct
+    if few.any():
+        samples = samples.copy()
+        samples[few] = np.nan
+    return samples
+
+
 @dataclass(frozen=True)
 class BootstrapOutcome:
     """Resampled values (``samples``: ``(B,)`` or ``(B, s)``) and their percentile interval."""
@@ -87,18 +105,23 @@ def bootstrap_sums(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = CI_LEVEL,
+    min_distinct: int = 2,
 ) -> BootstrapOutcome:
     """Bootstrap a statistic that depends on the data only through column sums of per-unit contributions.
 
     ``contributions`` is ``(n_units, k)``; ``statistic`` maps a ``(B, k)`` array of resampled sums to ``(B,)``
     (or ``(B, s)``) values, NaN where undefined. Applying ``statistic`` to ``contributions.sum(0)[None]``
     must give the point estimate; each module's tests check that against the reference library.
+    A resample drawing fewer than ``min_distinct`` distinct units is undefined (NaN), mirroring the rule that
+    agreement on a single item is undefined.
     """
     x = np.asarray(contributions, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
     counts = resample_counts(x.shape[0], n_resamples, seed)
-    samples = np.asarray(statistic(counts @ x), dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = np.asarray(statistic(counts @ x), dtype=float)
+    samples = _drop_single_unit(samples, x.shape[0], n_resamples, seed, min_distinct)
     lo, hi = percentile_interval(samples, level)
     n_defined = np.isfinite(samples).sum(axis=0)
     return BootstrapOutcome(samples, lo, hi, n_resamples, np.atleast_1d(n_defined))
@@ -111,10 +134,13 @@ def bootstrap_units(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = CI_LEVEL,
+    min_distinct: int = 2,
 ) -> BootstrapOutcome:
     """General form: ``statistic`` receives the ``(B, n_units)`` count matrix itself (for non-additive cases)."""
     counts = resample_counts(n_units, n_resamples, seed)
-    samples = np.asarray(statistic(counts), dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = np.asarray(statistic(counts), dtype=float)
+    samples = _drop_single_unit(samples, n_units, n_resamples, seed, min_distinct)
     lo, hi = percentile_interval(samples, level)
     n_defined = np.isfinite(samples).sum(axis=0)
     return BootstrapOutcome(samples, lo, hi, n_resamples, np.atleast_1d(n_defined))

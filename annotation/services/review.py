@@ -1,0 +1,120 @@
+"""Submitting a review: idempotent per assignment, routes the item on through the status machine."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, GoldAnswer, QAItem, Review, VettingConfig
+from annotation.services.transitions import item_transition
+from annotation.workflow import ItemStatus, Stage, Verdict, route_after_primary, route_after_secondary, second_review_selected
+from portal.audit import audit_record
+from portal.errors import Conflict, DomainError, NotAllowed
+
+_STAGE_STATUS = {Stage.PRIMARY: ItemStatus.IN_REVIEW, Stage.SECONDARY: ItemStatus.IN_SECOND_REVIEW}
+
+
+def review_validate(*, verdict: str, relevance) -> int:
+    """Check a verdict and a 1-5 relevance; returns the relevance as an int."""
+    if verdict not in Verdict.values:
+        raise DomainError(f"verdict must be one of {', '.join(Verdict.values)}", code="invalid_verdict")
+    try:
+        value = int(relevance)
+    except (TypeError, ValueError):
+        raise DomainError("GP relevance must be a whole number from 1 to 5", code="invalid_relevance") from None
+    if not 1 <= value <= 5:
+        raise DomainError("GP relevance must be a whole number from 1 to 5", code="invalid_relevance")
+    return value
+
+
+def assignment_lock_own(*, assignment_id: int, reviewer, idempotency_key) -> Assignment:
+    """Lock the reviewer's own assignment; refuse someone else's and a form from another lease."""
+    assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+    if assignment is None or assignment.reviewer_id != reviewer.pk:
+        raise NotAllowed("This is not your assignment.")
+    try:
+        key = uuid.UUID(str(idempotency_key))
+    except ValueError:
+        raise DomainError("missing or malformed idempotency key", code="invalid_key") from None
+    if key != assignment.idempotency_key:
+        raise Conflict("This form belongs to another lease of the item; reload the page.", code="stale_key")
+    return assignment
+
+
+def review_submit(
+    *,
+    assignment_id: int,
+    reviewer,
+    idempotency_key,
+    verdict: str,
+    relevance,
+    comment: str = "",
+    active_seconds: float | None = None,
+    now=None,
+) -> Review | GoldAnswer:
+    """Store the reviewer's verdict for their lease, once: a repeated POST returns the stored review unchanged.
+
+    Primary review: the item is drawn (or not) for second review from the organizer's seed; if not drawn, the
+    primary review is final. Secondary review: agreement finalises, disagreement goes to adjudication.
+    Gold leases store a :class:`GoldAnswer` and never touch the item.
+    """
+    relevance = review_validate(verdict=verdict, relevance=relevance)
+    now = now or timezone.now()
+    if active_seconds is not None:
+        active_seconds = max(0.0, min(float(active_seconds), 24 * 3600.0))
+    with transaction.atomic():
+        assignment = assignment_lock_own(assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
+            return existing.objects.get(assignment=assignment)  # a retried or double POST: stored once
+        if assignment.status != Assignment.Status.ACTIVE:
+            raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")
+        fields = {
+            "verdict": verdict,
+            "relevance": relevance,
+            "comment": comment.strip(),
+            "server_seconds": (now - assignment.created_at).total_seconds(),
+            "active_seconds": active_seconds,
+        }
+        assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+        assignment.save(update_fields=["status", "finished_at"])
+        if assignment.stage == Stage.GOLD:
+            gold = assignment.item.gold
+            answer = GoldAnswer.objects.create(
+                assignment=assignment, gold=gold, reviewer=reviewer, is_correct=verdict == gold.expected_verdict, **fields
+            )
+            audit_record(actor=reviewer, obj=answer, action="gold_answer_created", after={"verdict": verdict})
+            return answer
+        item = QAItem.objects.select_for_update().get(pk=assignment.item_id)
+        if item.status != _STAGE_STATUS[assignment.stage]:
+            raise Conflict(f"The item is now {item.get_status_display().lower()}; your review was not stored.",
+                           code="item_moved")
+        review = Review.objects.create(assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields)
+        audit_record(
+            actor=reviewer, obj=review, action="review_created",
+            after={"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance},
+        )
+        _route(item=item, review=review, actor=reviewer)
+    return review
+
+
+def _route(*, item: QAItem, review: Review, actor) -> None:
+    config = VettingConfig.load()
+    if review.stage == Stage.PRIMARY:
+        item_transition(item=item, action="submit_primary", actor=actor, note=f"review {review.pk}")
+        selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
+        QAItem.objects.filter(pk=item.pk).update(second_review=selected)
+        item.second_review = selected
+        route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=selected)
+        item_transition(item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}")
+        return
+    first = Review.objects.get(item=item, stage=Stage.PRIMARY)
+    routes = route_after_secondary(
+        first=(first.verdict, first.relevance),
+        second=(review.verdict, review.relevance),
+        relevance_gap=config.relevance_gap,
+    )
+    for route in routes:
+        item_transition(item=item, action=route.action, actor=actor, route=route, note=f"review {review.pk}")

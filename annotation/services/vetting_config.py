@@ -1,0 +1,49 @@
+"""Organizer settings of the vetting workflow: the singleton config, batch pause and priority."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import ImportBatch, VettingConfig
+from portal.audit import audit_record
+from portal.errors import DomainError
+
+_FIELDS = ("seed", "second_share", "relevance_gap", "gold_rate", "gold_min_accuracy", "gold_min_answers")
+
+
+def vetting_config_update(*, by, **changes) -> VettingConfig:
+    """Change vetting settings. Items already drawn keep their draw: the seed only affects later primary reviews."""
+    unknown = set(changes) - set(_FIELDS)
+    if unknown:
+        raise DomainError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    for name in ("second_share", "gold_rate", "gold_min_accuracy"):
+        if name in changes and not 0 <= float(changes[name]) <= 1:
+            raise DomainError(f"{name} must be between 0 and 1", code="invalid_share")
+    if "relevance_gap" in changes and not 1 <= int(changes["relevance_gap"]) <= 4:
+        raise DomainError("relevance_gap must be from 1 to 4", code="invalid_gap")
+    if "seed" in changes and not str(changes["seed"]).strip():
+        raise DomainError("the seed cannot be empty", code="invalid_seed")
+    with transaction.atomic():
+        config = VettingConfig.load()
+        config = VettingConfig.objects.select_for_update().get(pk=config.pk)
+        before = {f: getattr(config, f) for f in _FIELDS}
+        for name, value in changes.items():
+            setattr(config, name, value)
+        config.updated_by = by
+        config.save()
+        audit_record(actor=by, obj=config, action="vetting_config_changed", before=before,
+                     after={f: getattr(config, f) for f in _FIELDS})
+    return config
+
+
+def batch_update(*, batch: ImportBatch, by, paused: bool | None = None, priority: int | None = None) -> ImportBatch:
+    """Pause / resume a batch or set its priority (higher is reviewed first)."""
+    before = {"paused": batch.paused, "priority": batch.priority}
+    if paused is not None:
+        batch.paused = bool(paused)
+    if priority is not None:
+        batch.priority = int(priority)
+    batch.save(update_fields=["paused", "priority"])
+    audit_record(actor=by, obj=batch, action="batch_updated", before=before,
+                 after={"paused": batch.paused, "priority": batch.priority})
+    return batch

@@ -1,0 +1,202 @@
+"""Systems, their outputs, and the expert preference study (Task 2).
+
+Blinding rule: nothing a ranker receives may name a :class:`System` or say which answer is the reference. Answers
+reach rankers only through a :class:`RankingTask`, whose stored permutation maps slot letters (A, B, C…) to
+:class:`StudyAnswer` rows; the letters are the only handles the page and the API expose.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+DEFAULT_TAG_SCALE = ["good", "okay", "bad"]
+
+
+def default_tag_scale() -> list[str]:
+    return list(DEFAULT_TAG_SCALE)
+
+
+class System(models.Model):
+    """A model (or the gold reference, ``is_reference``) whose answers are compared."""
+
+    REFERENCE_NAME = "reference"
+
+    name = models.CharField(max_length=200, unique=True)
+    family = models.CharField(max_length=100, blank=True)
+    parameter_count = models.BigIntegerField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+    is_reference = models.BooleanField(default=False, help_text="The pseudo-system holding each item's gold answer.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SystemOutput(models.Model):
+    """One system's answer to one item, as imported from the harness output (or derived, for the reference)."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="system_outputs")
+    response = models.TextField(help_text="The response flattened to text (lists joined, dicts → generated_text).")
+    raw = models.JSONField(null=True, blank=True, help_text="The response exactly as the harness wrote it.")
+    prompt = models.TextField(blank=True)
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["system_id", "item_id"]
+        constraints = [models.UniqueConstraint(fields=["system", "item"], name="ranking_output_unique_system_item")]
+
+    def __str__(self) -> str:
+        return f"{self.system_id}/{self.item_id}"
+
+
+class Study(models.Model):
+    """A preference study: which items, which systems, how many rankers per question, and the form's options."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        CLOSED = "closed"
+
+    name = models.CharField(max_length=200, unique=True)
+    # TODO(releases): becomes a FK to the frozen benchmark release once that model lands; until then an item
+    # filter (``item_filter``) selects the items and this stays informational.
+    release_id = models.IntegerField(null=True, blank=True)
+    item_filter = models.JSONField(default=dict, blank=True, help_text="{qa_types, sample_size, seed} as given.")
+    seed = models.BigIntegerField(default=0, help_text="Base of every ranker's shuffle and of the item sample.")
+    systems = models.ManyToManyField(System, related_name="studies", help_text="Model systems (never the reference).")
+    include_reference = models.BooleanField(default=True)
+    overlap = models.PositiveSmallIntegerField(default=3, help_text="Rankers per question.")
+    ties_allowed = models.BooleanField(default=False)
+    tag_scale = models.JSONField(default=default_tag_scale)
+    ask_hallucination = models.BooleanField(default=False)
+    ask_harm = models.BooleanField(default=False)
+    unblinding_rate = models.FloatField(default=0.0, help_text="Share of tasks that ask which answer is the reference.")
+    guidelines = models.TextField(blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN, db_index=True)
+    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    excluded_items = models.PositiveIntegerField(default=0, help_text="Items left out: an output was missing.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.state == self.State.OPEN
+
+
+class StudyQuestion(models.Model):
+    """An item taking part in a study; the queue locks these rows."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.PROTECT, related_name="study_questions")
+    position = models.PositiveIntegerField(help_text="Queue order (the sampled order).")
+
+    class Meta:
+        ordering = ["study_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["study", "item"], name="ranking_question_unique_item")]
+        indexes = [models.Index(fields=["study", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}#{self.position}"
+
+
+class StudyAnswer(models.Model):
+    """One answer to rank, its text frozen when the study was created (re-imports do not change a study)."""
+
+    question = models.ForeignKey(StudyQuestion, on_delete=models.CASCADE, related_name="answers")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    output = models.ForeignKey(SystemOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["question_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["question", "system"], name="ranking_answer_unique_system")]
+
+
+class RankingTask(models.Model):
+    """One ranker's work on one question: the stored shuffle, the lease, and (once submitted) the result."""
+
+    class Status(models.TextChoices):
+        LEASED = "leased"
+        SUBMITTED = "submitted"
+        RELEASED = "released"  # the lease ran out and the slot went to someone else
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tasks")
+    question = models.ForeignKey(StudyQuestion, on_delete=models.CASCADE, related_name="tasks")
+    ranker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ranking_tasks")
+    seed = models.CharField(max_length=64, help_text="sha256 of study seed, ranker id and item id.")
+    order = models.JSONField(help_text="StudyAnswer ids in presented order: slot A is order[0], B order[1], …")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.LEASED, db_index=True)
+    leased_at = models.DateTimeField(auto_now_add=True)
+    lease_expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+    idempotency_key = models.CharField(max_length=100, blank=True)
+    ask_unblinding = models.BooleanField(default=False)
+    unblinding_guess = models.CharField(max_length=2, blank=True, help_text="Slot letter the ranker guessed.")
+    unblinding_correct = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["leased_at"]
+        constraints = [
+            # Never the same question twice to one ranker, whatever the timing.
+            models.UniqueConstraint(fields=["question", "ranker"], name="ranking_task_unique_ranker"),
+        ]
+        indexes = [
+            models.Index(fields=["question", "status", "lease_expires_at"]),
+            models.Index(fields=["study", "ranker", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.pk} ({self.status})"
+
+
+class AnswerJudgement(models.Model):
+    """A ranker's rank and tag (and optional hallucination / harm flags) for one answer of one task."""
+
+    class HallucinationKind(models.TextChoices):
+        INTRINSIC = "intrinsic"
+        EXTRINSIC = "extrinsic"
+        OTHER = "other"
+
+    task = models.ForeignKey(RankingTask, on_delete=models.CASCADE, related_name="judgements")
+    answer = models.ForeignKey(StudyAnswer, on_delete=models.CASCADE, related_name="judgements")
+    slot = models.CharField(max_length=2)
+    position = models.PositiveSmallIntegerField(help_text="1-based presented position.")
+    rank = models.PositiveSmallIntegerField(help_text="1 = best.")
+    tag = models.CharField(max_length=30)
+    hallucination = models.BooleanField(null=True, blank=True)
+    hallucination_kind = models.CharField(max_length=12, choices=HallucinationKind.choices, blank=True)
+    harm = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["task", "answer"], name="ranking_judgement_unique_answer")]
+
+
+class ReferenceFlag(models.Model):
+    """A question whose reference answer the physicians judged poorly; may be sent back to vetting."""
+
+    question = models.OneToOneField(StudyQuestion, on_delete=models.CASCADE, related_name="reference_flag")
+    reasons = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    dispute_ref = models.CharField(max_length=100, blank=True, help_text="The vetting dispute's id, once filed.")
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,122 @@
+"""What makes a submitted ranking complete and consistent (pure, no Django).
+
+The page's script applies the same rules before sending (so people see what is missing at once), but only this
+module decides: a request that bypasses the page is checked here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HALLUCINATION_KINDS = ("intrinsic", "extrinsic", "other")
+UNBLINDING_NO_IDEA = "?"
+
+
+@dataclass(frozen=True)
+class FormRules:
+    tag_scale: tuple[str, ...]
+    ties_allowed: bool = False
+    ask_hallucination: bool = False
+    ask_harm: bool = False
+    ask_unblinding: bool = False
+
+
+@dataclass(frozen=True)
+class SlotJudgement:
+    slot: str
+    rank: int
+    tag: str
+    hallucination: bool | None = None
+    hallucination_kind: str = ""
+    harm: bool | None = None
+
+
+def _as_bool(value) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(value)
+
+
+def ranking_check(
+    *, slots: list[str], answers: dict, rules: FormRules, unblinding_guess: str = ""
+) -> tuple[list[SlotJudgement], list[str]]:
+    """Validate ``answers`` ({slot: {rank, tag, hallucination, hallucination_kind, harm}}) for the task's ``slots``.
+
+    Returns the parsed judgements and a list of problems (empty when the ranking may be stored). Ranks run from
+    1 (best). Without ties they must be exactly 1…n; with ties they must be dense (1, 1, 2 …: no gaps).
+    """
+    problems: list[str] = []
+    if not isinstance(answers, dict):
+        return [], ["answers must be an object keyed by answer letter"]
+    unknown = sorted(set(answers) - set(slots))
+    if unknown:
+        problems.append(f"unknown answer(s): {', '.join(unknown)}")
+    missing_rank = [s for s in slots if not isinstance(answers.get(s), dict) or answers[s].get("rank") in (None, "")]
+    if missing_rank:
+        problems.append(f"no rank for answer {', '.join(missing_rank)}")
+    missing_tag = [s for s in slots if not isinstance(answers.get(s), dict) or not answers[s].get("tag")]
+    if missing_tag:
+        problems.append(f"no tag for answer {', '.join(missing_tag)}")
+    parsed: list[SlotJudgement] = []
+    n = len(slots)
+    for slot in slots:
+        entry = answers.get(slot)
+        if not isinstance(entry, dict) or slot in missing_rank or slot in missing_tag:
+            continue
+        try:
+            rank = int(entry["rank"])
+        except (TypeError, ValueError):
+            problems.append(f"answer {slot}: rank {entry['rank']!r} is not a whole number")
+            continue
+        if not 1 <= rank <= n:
+            problems.append(f"answer {slot}: rank {rank} is outside 1–{n}")
+            continue
+        tag = str(entry["tag"])
+        if tag not in rules.tag_scale:
+            problems.append(f"answer {slot}: tag {tag!r} is not one of {', '.join(rules.tag_scale)}")
+            continue
+        hallucination, kind, harm = None, "", None
+        try:
+            if rules.ask_hallucination:
+                hallucination = bool(_as_bool(entry.get("hallucination")))
+            if rules.ask_harm:
+                harm = bool(_as_bool(entry.get("harm")))
+        except ValueError:
+            problems.append(f"answer {slot}: hallucination and harm must be yes or no")
+            continue
+        if hallucination:
+            kind = str(entry.get("hallucination_kind") or "")
+            if kind not in HALLUCINATION_KINDS:
+                problems.append(f"answer {slot}: say which kind of hallucination ({', '.join(HALLUCINATION_KINDS)})")
+                continue
+        parsed.append(SlotJudgement(slot, rank, tag, hallucination, kind, harm))
+    if len(parsed) == n and not problems:
+        problems.extend(_order_problems(parsed, ties_allowed=rules.ties_allowed))
+    if rules.ask_unblinding and unblinding_guess not in (*slots, UNBLINDING_NO_IDEA):
+        problems.append("say which answer you think is the reference (or that you cannot tell)")
+    return parsed, problems
+
+
+def _order_problems(parsed: list[SlotJudgement], *, ties_allowed: bool) -> list[str]:
+    by_rank: dict[int, list[str]] = {}
+    for j in parsed:
+        by_rank.setdefault(j.rank, []).append(j.slot)
+    if not ties_allowed:
+        dupes = [f"rank {r} given to {' and '.join(s)}" for r, s in sorted(by_rank.items()) if len(s) > 1]
+        return [f"ties are not allowed in this study: {'; '.join(dupes)}"] if dupes else []
+    ranks = sorted(by_rank)
+    if ranks != list(range(1, len(ranks) + 1)):
+        return [f"ranks must run 1, 2, 3… without gaps (got {', '.join(map(str, ranks))})"]
+    return []
+
+
+def bottom_half(rank: int, n: int) -> bool:
+    """Whether ``rank`` (1 = best) of ``n`` lies strictly in the lower half (the middle of an odd n does not)."""
+    return rank > (n + 1) / 2

@@ -1,0 +1,120 @@
+"""Exporting a study's judgements: CSV / Parquet (one row per ranker × answer) and SHROOM-style JSON.
+
+Rankers appear under their pseudonym unless ``identities`` is asked for (organizers only, and audited).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import defaultdict
+
+import pandas as pd
+
+from portal.audit import audit_record
+from portal.errors import DomainError
+from ranking.models import AnswerJudgement, RankingTask, Study
+
+FORMATS = ("csv", "parquet", "shroom")
+CONTENT_TYPES = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet", "shroom": "application/json"}
+COLUMNS = [
+    "study", "item_uid", "qa_type", "system", "is_reference", "ranker", "presented_position", "slot", "rank", "tag",
+    "hallucination", "hallucination_kind", "harm", "time_spent_ms", "submitted_at",
+]
+
+
+def _judgements(study: Study):
+    return (
+        AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
+        .select_related("task__ranker", "answer__system", "answer__question__item")
+        .order_by("answer__question__position", "task__submitted_at", "position")
+    )
+
+
+def _ranker_label(user, identities: bool) -> str:
+    return user.email if identities else user.pseudonym
+
+
+def rankings_frame(*, study: Study, identities: bool = False) -> pd.DataFrame:
+    """One row per ranker × answer of every submitted task, columns :data:`COLUMNS`."""
+    rows = [
+        {
+            "study": study.name,
+            "item_uid": j.answer.question.item.uid,
+            "qa_type": j.answer.question.item.qa_type,
+            "system": j.answer.system.name,
+            "is_reference": j.answer.system.is_reference,
+            "ranker": _ranker_label(j.task.ranker, identities),
+            "presented_position": j.position,
+            "slot": j.slot,
+            "rank": j.rank,
+            "tag": j.tag,
+            "hallucination": j.hallucination,
+            "hallucination_kind": j.hallucination_kind or None,
+            "harm": j.harm,
+            "time_spent_ms": j.task.time_spent_ms,
+            "submitted_at": j.task.submitted_at,
+        }
+        for j in _judgements(study)
+    ]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for name in ("hallucination", "harm"):
+        frame[name] = frame[name].astype("boolean")
+    frame["time_spent_ms"] = frame["time_spent_ms"].astype("Int64")
+    return frame
+
+
+def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
+    """Per answer: every rater's hallucination label, the majority label, and the share who said hallucination.
+
+    ``label`` is "Hallucination" when more than half said so (a tie is not a majority), as in SHROOM's hard labels;
+    ``p(Hallucination)`` is the soft label.
+    """
+    if not study.ask_hallucination:
+        raise DomainError("this study did not ask about hallucinations", code="no_hallucination_labels")
+    answers: dict[int, dict] = {}
+    labels: dict[int, list[dict]] = defaultdict(list)
+    for j in _judgements(study):
+        answers.setdefault(
+            j.answer_id,
+            {
+                "study": study.name, "item_uid": j.answer.question.item.uid, "qa_type": j.answer.question.item.qa_type,
+                "system": j.answer.system.name, "is_reference": j.answer.system.is_reference,
+                "model_output_text": j.answer.text,
+            },
+        )
+        labels[j.answer_id].append(
+            {
+                "annotator": _ranker_label(j.task.ranker, identities),
+                "label": "Hallucination" if j.hallucination else "Not Hallucination",
+                "kind": j.hallucination_kind or None,
+                "harm": j.harm,
+            }
+        )
+    records = []
+    for answer_id, record in answers.items():
+        votes = labels[answer_id]
+        share = sum(v["label"] == "Hallucination" for v in votes) / len(votes)
+        records.append(
+            {**record, "annotations": votes, "label": "Hallucination" if share > 0.5 else "Not Hallucination",
+             "p(Hallucination)": round(share, 6), "n_annotators": len(votes)}
+        )
+    return records
+
+
+def rankings_export(*, study: Study, fmt: str, identities: bool = False, user=None) -> bytes:
+    """The export as bytes (``fmt``: csv, parquet or shroom); audited, since it may carry identities."""
+    if fmt not in FORMATS:
+        raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt == "shroom":
+        data = json.dumps(shroom_records(study=study, identities=identities), ensure_ascii=False, indent=1).encode()
+    else:
+        frame = rankings_frame(study=study, identities=identities)
+        if fmt == "csv":
+            data = frame.to_csv(index=False).encode("utf-8")
+        else:
+            buffer = io.BytesIO()
+            frame.to_parquet(buffer, index=False, engine="pyarrow")
+            data = buffer.getvalue()
+    audit_record(actor=user, obj=study, action="rankings_exported", after={"format": fmt, "identities": identities})
+    return data

@@ -1,0 +1,349 @@
+"""Importing system outputs, and the reference answer as a pseudo-system.
+
+One service, :func:`outputs_import`, behind the CLI (``import_outputs``), the ranking study set-up and Task-1
+scoring. Accepted input:
+
+- ClinIQLink harness output: a folder holding ``true_false.json`` … ``multi_hop_inverse.json`` or any of those
+  files; each is ``{"inputs": [...], "responses": [...], "prompts": [...]}`` aligned by position (METRIC.md §2.3).
+  ``inputs[i]`` is the dataset item plus ``response`` / ``prompt``; it is matched to a :class:`QAItem` by the
+  content uid the item importer gives it (the dataset fields only), then by (type, question, paragraph_id).
+- JSONL: one ``{"item_uid", "system", "response"}`` object per line (``prompt`` optional).
+
+All-or-nothing: everything is parsed and matched before the first write. Idempotent: the same response again
+changes nothing; a changed response is updated and the change audited.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import connection, transaction
+
+from analytics.metrics.normalise import to_text
+from annotation.importers.base import ImportProblem, Limits, check_depth, content_uid, load_json, read_text
+from annotation.models import QAItem
+from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
+from annotation.services.imports import upload_limits
+from portal.audit import audit_record
+from ranking.models import System, SystemOutput
+
+_OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
+_CHUNK = 2000
+_NOT_DATASET_FIELDS = ("response", "prompt")
+
+
+@dataclass
+class ParsedOutput:
+    file: str
+    record: int
+    response_raw: object
+    prompt: str = ""
+    uid: str = ""
+    qa_type: str = ""
+    question: str = ""
+    paragraph_id: str = ""
+    system: str = ""
+    item_id: int | None = None
+
+    @property
+    def text(self) -> str:
+        return to_text(self.response_raw)
+
+
+@dataclass
+class OutputsImportResult:
+    system: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    files: list[str] = field(default_factory=list)
+    by_type: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "system": self.system, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
+            "files": self.files, "by_type": self.by_type,
+        }
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = [path / name for name in HARNESS_OUTPUT_FILES if (path / name).exists()]
+            found += sorted(path.glob("*.jsonl"))
+            if not found:
+                raise ImportProblem(str(path), f"folder holds none of {', '.join(HARNESS_OUTPUT_FILES)} or *.jsonl")
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            raise ImportProblem(str(path), "no such file or folder")
+    return files
+
+
+def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutput]:
+    data = load_json(path, limits, display)
+    if not isinstance(data, dict):
+        raise ImportProblem(display, f"expected a JSON object with inputs and responses, found {type(data).__name__}")
+    for name in ("inputs", "responses"):
+        if not isinstance(data.get(name), list):
+            raise ImportProblem(display, "missing or not a list", field=name)
+    inputs, responses = data["inputs"], data["responses"]
+    prompts = data.get("prompts")
+    if len(inputs) != len(responses):
+        raise ImportProblem(
+            display, f"{len(inputs)} inputs but {len(responses)} responses: the lists must align", field="responses"
+        )
+    if prompts is not None and (not isinstance(prompts, list) or len(prompts) != len(inputs)):
+        raise ImportProblem(display, f"must be a list of {len(inputs)} prompts, one per input", field="prompts")
+    if len(inputs) > limits.max_records:
+        raise ImportProblem(display, f"{len(inputs):,} records; the limit is {limits.max_records:,}")
+    file_type = HARNESS_OUTPUT_FILES.get(path.name)
+    parsed = []
+    for index, record in enumerate(inputs):
+        if not isinstance(record, dict):
+            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+        dataset = {k: v for k, v in record.items() if k not in _NOT_DATASET_FIELDS}
+        uid = dataset.get("uid") or dataset.get("id")
+        qa_type = file_type.value if file_type else str(dataset.get("type", ""))
+        if not qa_type:
+            raise ImportProblem(display, "missing (and the file name does not say the type)", record=index, field="type")
+        source = dataset.get("source") if isinstance(dataset.get("source"), dict) else {}
+        prompt = prompts[index] if prompts is not None else record.get("prompt", "")
+        parsed.append(
+            ParsedOutput(
+                file=display, record=index, response_raw=responses[index],
+                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
+                uid=str(uid) if uid is not None else content_uid("cl", dataset), qa_type=qa_type,
+                question=str(dataset.get("question", "")), paragraph_id=str(source.get("paragraph_id", "")),
+            )
+        )
+    return parsed
+
+
+def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]:
+    parsed = []
+    for index, line in enumerate(line for line in read_text(path, limits, display).splitlines() if line.strip()):
+        if index >= limits.max_records:
+            raise ImportProblem(display, f"more than {limits.max_records:,} records")
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportProblem(display, f"malformed JSON: {exc.msg} (column {exc.colno})", record=index) from exc
+        check_depth(record, limits.max_depth, display)
+        if not isinstance(record, dict):
+            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+        uid = record.get("item_uid")
+        if not isinstance(uid, str | int) or not str(uid).strip():
+            raise ImportProblem(display, "missing or not a string", record=index, field="item_uid")
+        if "response" not in record:
+            raise ImportProblem(display, "missing", record=index, field="response")
+        system = record.get("system", "")
+        if not isinstance(system, str):
+            raise ImportProblem(display, "must be a string", record=index, field="system")
+        prompt = record.get("prompt", "")
+        parsed.append(
+            ParsedOutput(
+                file=display, record=index, response_raw=record["response"], uid=str(uid), system=system.strip(),
+                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
+            )
+        )
+    return parsed
+
+
+def outputs_parse(paths: list[Path], *, limits: Limits | None = None, displays: dict | None = None) -> list[ParsedOutput]:
+    """Read and validate every file (no database access); raise :class:`ImportProblem` on the first problem."""
+    limits = limits or upload_limits()
+    displays = displays or {}
+    parsed: list[ParsedOutput] = []
+    for path in _expand(paths):
+        display = displays.get(path, displays.get(str(path), path.name))
+        reader = _parse_jsonl if path.suffix == ".jsonl" else _parse_harness
+        parsed.extend(reader(path, limits, display))
+    return parsed
+
+
+# --- matching ------------------------------------------------------------------------------------------------
+
+
+def _match_items(parsed: list[ParsedOutput]) -> None:
+    """Set ``item_id`` on every record: by uid, then by (qa_type, question, paragraph_id); unknown → refused."""
+    by_uid: dict[str, int] = {}
+    uids = sorted({p.uid for p in parsed})
+    for start in range(0, len(uids), 10_000):
+        by_uid.update(QAItem.objects.filter(uid__in=uids[start : start + 10_000]).values_list("uid", "id"))
+    unmatched = [p for p in parsed if p.uid not in by_uid]
+    by_content: dict[tuple, list[int]] = {}
+    questions = sorted({p.question for p in unmatched if p.question})
+    for start in range(0, len(questions), 2000):
+        rows = QAItem.objects.filter(question__in=questions[start : start + 2000]).values_list(
+            "id", "qa_type", "question", "paragraph_id"
+        )
+        for item_id, qa_type, question, paragraph_id in rows:
+            by_content.setdefault((qa_type, question, paragraph_id), []).append(item_id)
+    for p in parsed:
+        if p.uid in by_uid:
+            p.item_id = by_uid[p.uid]
+            continue
+        candidates = by_content.get((p.qa_type, p.question, p.paragraph_id), []) if p.question else []
+        if len(candidates) == 1:
+            p.item_id = candidates[0]
+        elif len(candidates) > 1:
+            raise ImportProblem(p.file, f"matches {len(candidates)} items by question and paragraph_id", record=p.record)
+        else:
+            what = f"item_uid {p.uid!r}" if not p.question else f"question {p.question[:80]!r} (uid {p.uid})"
+            raise ImportProblem(p.file, f"no item in the portal matches {what}; import the items first", record=p.record)
+
+
+# --- the service ---------------------------------------------------------------------------------------------
+
+
+def outputs_import(
+    *,
+    system_name: str,
+    paths: list[Path],
+    user=None,
+    progress=None,
+    family: str = "",
+    parameter_count: int | None = None,
+    displays: dict | None = None,
+) -> OutputsImportResult:
+    """Validate, match and store one system's outputs from harness files/folders or JSONL, all-or-nothing.
+
+    Re-importing the same responses changes nothing; a changed response replaces the stored one and the change is
+    audited (before/after). JSONL records naming another system in ``system`` are refused.
+    """
+    system_name = (system_name or "").strip()
+    if not system_name:
+        raise ImportProblem("(outputs)", "a system name is required")
+    if system_name == System.REFERENCE_NAME:
+        raise ImportProblem("(outputs)", f"{System.REFERENCE_NAME!r} is reserved for the reference answers")
+    parsed = outputs_parse(paths, displays=displays)
+    for p in parsed:
+        if p.system and p.system != system_name:
+            raise ImportProblem(p.file, f"{p.system!r} is not the system being imported ({system_name!r})",
+                                record=p.record, field="system")
+    _match_items(parsed)
+    seen: dict[int, ParsedOutput] = {}
+    for p in parsed:
+        first = seen.setdefault(p.item_id, p)
+        if first is not p:
+            raise ImportProblem(p.file, f"the same item as record {first.record} of {first.file}", record=p.record)
+    result = OutputsImportResult(system=system_name, files=sorted({p.file for p in parsed}))
+    if progress is not None:
+        progress.start(len(parsed), f"importing outputs of {system_name}")
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_OUTPUTS_LOCK])
+        system = _system_upsert(name=system_name, family=family, parameter_count=parameter_count, user=user)
+        existing = {o.item_id: o for o in SystemOutput.objects.filter(system=system, item_id__in=list(seen))}
+        qa_types = dict(QAItem.objects.filter(id__in=list(seen)).values_list("id", "qa_type"))
+        new, changed = [], []
+        for p in parsed:
+            text, prompt = p.text, p.prompt
+            result.by_type[qa_types[p.item_id]] = result.by_type.get(qa_types[p.item_id], 0) + 1
+            current = existing.get(p.item_id)
+            if current is None:
+                new.append(SystemOutput(system=system, item_id=p.item_id, response=text, raw=p.response_raw, prompt=prompt))
+            elif current.response != text or current.raw != p.response_raw:
+                changed.append((current, current.response, p))
+            else:
+                result.unchanged += 1
+        for start in range(0, len(new), _CHUNK):
+            SystemOutput.objects.bulk_create(new[start : start + _CHUNK])
+            if progress is not None:
+                progress.advance(len(new[start : start + _CHUNK]))
+        for output, before, p in changed:
+            output.response, output.raw, output.prompt = p.text, p.response_raw, p.prompt
+            output.save(update_fields=["response", "raw", "prompt", "imported_at"])
+            audit_record(actor=user, obj=output, action="output_changed", before={"response": before},
+                         after={"response": output.response}, note=f"{p.file} record {p.record}")
+        if progress is not None:
+            progress.advance(len(changed) + result.unchanged)
+        result.created, result.updated = len(new), len(changed)
+        if new or changed:
+            audit_record(actor=user, obj=system, action="outputs_imported", after=result.as_dict())
+    return result
+
+
+def _system_upsert(*, name: str, family: str, parameter_count: int | None, user) -> System:
+    system, created = System.objects.select_for_update().get_or_create(
+        name=name, defaults={"family": family, "parameter_count": parameter_count}
+    )
+    if created:
+        audit_record(actor=user, obj=system, action="system_created", after={"name": name})
+        return system
+    changes = {}
+    if family and system.family != family:
+        changes["family"] = family
+    if parameter_count is not None and system.parameter_count != parameter_count:
+        changes["parameter_count"] = parameter_count
+    if changes:
+        before = {k: getattr(system, k) for k in changes}
+        System.objects.filter(pk=system.pk).update(**changes)
+        audit_record(actor=user, obj=system, action="system_changed", before=before, after=changes)
+        system.refresh_from_db()
+    return system
+
+
+# --- the reference pseudo-system --------------------------------------------------------------------------
+
+
+def reference_text(item: QAItem) -> str:
+    """The gold answer of ``item`` as text, the way the scorer reads it (METRIC.md §2.1 and §5).
+
+    true/false, short, multi-hop: ``answer``; multiple choice: ``correct_answer`` (a letter becomes its option's
+    text); list: the correct options joined with ", "; short inverse: ``incorrect_explanation``; multi-hop
+    inverse: the text after the first ":" of the first ``incorrect_reasoning_step`` line mentioning
+    "Explanation"; other benchmarks (PromptCBLUE): the ``target``.
+    """
+    match item.qa_type:
+        case QAType.MULTIPLE_CHOICE:
+            correct = item.correct_answer.strip()
+            letters = {chr(65 + i): text for i, text in enumerate(item.options)}
+            return letters.get(correct.upper(), correct) if correct not in item.options else correct
+        case QAType.LIST:
+            return ", ".join(item.answer_list)
+        case QAType.SHORT_INVERSE:
+            return item.incorrect_explanation.strip()
+        case QAType.MULTI_HOP_INVERSE:
+            for line in item.incorrect_reasoning_step:
+                if "explanation" in line.lower():
+                    return line.split(":", 1)[1].strip() if ":" in line else line.strip()
+            return " ".join(item.incorrect_reasoning_step).strip()
+        case _:
+            return item.answer.strip()
+
+
+def reference_system() -> System:
+    """The reference pseudo-system (created on first use)."""
+    system, _ = System.objects.get_or_create(
+        name=System.REFERENCE_NAME, defaults={"is_reference": True, "notes": "Gold answers derived from the items."}
+    )
+    return system
+
+
+def reference_outputs_ensure(*, item_ids: list[int]) -> int:
+    """Create or refresh the reference system's outputs for ``item_ids``; returns how many were written."""
+    system = reference_system()
+    existing = dict(SystemOutput.objects.filter(system=system, item_id__in=item_ids).values_list("item_id", "response"))
+    writes = []
+    for item in QAItem.objects.filter(id__in=item_ids).only(
+        "id", "qa_type", "answer", "answer_list", "options", "correct_answer", "incorrect_explanation",
+        "incorrect_reasoning_step",
+    ):
+        text = reference_text(item)
+        if existing.get(item.id) != text:
+            writes.append(SystemOutput(system=system, item_id=item.id, response=text, raw=None))
+    for start in range(0, len(writes), _CHUNK):
+        SystemOutput.objects.bulk_create(
+            writes[start : start + _CHUNK], update_conflicts=True, unique_fields=["system", "item"],
+            update_fields=["response", "imported_at"],
+        )
+    return len(writes)

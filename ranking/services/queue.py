@@ -1,0 +1,120 @@
+"""The "next question" queue of a study.
+
+Guarantees (DESIGN.md §6): a question goes to at most ``study.overlap`` rankers, never twice to the same ranker,
+and concurrent "next" requests never over-assign. A ranker's claim is a :class:`RankingTask` with a lease; a
+question's *active* tasks are the submitted ones plus the leased ones whose lease has not run out.
+
+Locking order everywhere: the :class:`StudyQuestion` row, then the task row. Candidate questions are locked with
+``SELECT … FOR UPDATE SKIP LOCKED`` so concurrent rankers walk past each other instead of queueing; once a row is
+locked its active count is re-read in a fresh statement (READ COMMITTED: a task committed by someone who held the
+lock a moment ago is visible to that statement, but not to the one that found the candidate).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from portal.errors import Conflict, NotAllowed
+from portal.roles import can_rank
+from ranking.models import RankingTask, Study, StudyQuestion
+from ranking.shuffle import permutation, seeded_fraction, task_seed
+
+_CANDIDATES = 8  # rows locked per round; small, so concurrent rankers leave each other plenty to take
+
+
+def _active_q(now) -> Q:
+    return Q(status=RankingTask.Status.SUBMITTED) | Q(status=RankingTask.Status.LEASED, lease_expires_at__gt=now)
+
+
+def question_active_count(question_id: int, now, *, exclude_task=None) -> int:
+    tasks = RankingTask.objects.filter(_active_q(now), question_id=question_id)
+    if exclude_task is not None:
+        tasks = tasks.exclude(pk=exclude_task.pk)
+    return tasks.count()
+
+
+def task_next(*, study: Study, ranker, now=None) -> RankingTask | None:
+    """The ranker's current task in ``study``, or a newly leased one; None when nothing is left for them."""
+    if not can_rank(ranker):
+        raise NotAllowed("Only rankers take ranking tasks.")
+    if not study.is_open:
+        raise Conflict("This study is closed.", code="study_closed")
+    now = now or timezone.now()
+    lease = timedelta(seconds=study.lease_seconds)
+    with transaction.atomic():
+        current = _resume(study=study, ranker=ranker, now=now, lease=lease)
+        if current is not None:
+            return current
+        for _ in range(50):  # each round either assigns, or finds every candidate full and looks further
+            taken_by_me = RankingTask.objects.filter(question=OuterRef("pk"), ranker=ranker)
+            active = (
+                RankingTask.objects.filter(_active_q(now), question=OuterRef("pk"))
+                .order_by().values("question").annotate(n=Count("pk")).values("n")
+            )
+            candidates = list(
+                StudyQuestion.objects.filter(study=study)
+                .filter(~Exists(taken_by_me))
+                .alias(active_n=Coalesce(Subquery(active), 0))
+                .filter(active_n__lt=study.overlap)
+                .order_by("position")
+                .select_for_update(skip_locked=True, of=("self",))[:_CANDIDATES]
+            )
+            if not candidates:
+                return None
+            for question in candidates:
+                if question_active_count(question.pk, now) >= study.overlap:
+                    continue
+                task = _task_create(study=study, question=question, ranker=ranker, now=now, lease=lease)
+                if task is not None:
+                    return task
+    return None
+
+
+def _resume(*, study: Study, ranker, now, lease) -> RankingTask | None:
+    """Give back the ranker's open task (renewing its lease) unless it ran out and the slot was taken meanwhile."""
+    mine = (
+        RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.LEASED)
+        .order_by("leased_at").first()
+    )
+    if mine is None:
+        return None
+    StudyQuestion.objects.select_for_update().get(pk=mine.question_id)
+    mine = RankingTask.objects.select_for_update().get(pk=mine.pk)
+    if mine.status != RankingTask.Status.LEASED:
+        return None
+    if mine.lease_expires_at > now or question_active_count(mine.question_id, now, exclude_task=mine) < study.overlap:
+        mine.lease_expires_at = now + lease
+        mine.save(update_fields=["lease_expires_at"])
+        return mine
+    mine.status = RankingTask.Status.RELEASED
+    mine.save(update_fields=["status"])
+    return None
+
+
+def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -> RankingTask | None:
+    answer_ids = list(question.answers.order_by("id").values_list("id", flat=True))
+    seed = task_seed(study_seed=study.seed, ranker_id=ranker.pk, item_id=question.item_id)
+    order = [answer_ids[i] for i in permutation(len(answer_ids), seed)]
+    ask = study.include_reference and seeded_fraction(seed, "unblinding") < study.unblinding_rate
+    try:
+        with transaction.atomic():  # savepoint: the same ranker racing in two tabs hits the unique constraint
+            return RankingTask.objects.create(
+                study=study, question=question, ranker=ranker, seed=seed, order=order,
+                lease_expires_at=now + lease, ask_unblinding=ask,
+            )
+    except IntegrityError:
+        return None
+
+
+def task_release(*, task: RankingTask, ranker) -> None:
+    """Hand a leased question back (the ranker skips it); it is never offered to this ranker again."""
+    if task.ranker_id != ranker.pk:
+        raise NotAllowed("This is not your task.")
+    RankingTask.objects.filter(pk=task.pk, status=RankingTask.Status.LEASED).update(
+        status=RankingTask.Status.RELEASED
+    )

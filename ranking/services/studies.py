@@ -1,0 +1,178 @@
+"""Setting up and opening / closing preference studies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from analytics.metrics.normalise import clean_response
+from annotation.models import QAItem
+from annotation.qa_types import QAType
+from portal.audit import audit_record
+from portal.errors import DomainError
+from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
+from ranking.services.outputs import reference_outputs_ensure, reference_system
+from ranking.shuffle import sample_items
+
+_CHUNK = 2000
+
+
+@dataclass
+class StudyCreateResult:
+    study: Study
+    included: int
+    excluded: int
+
+    def as_dict(self) -> dict:
+        return {"study_id": self.study.pk, "name": self.study.name, "included": self.included, "excluded": self.excluded}
+
+
+def _systems_resolve(systems) -> list[System]:
+    resolved = []
+    for entry in systems:
+        if isinstance(entry, System):
+            resolved.append(entry)
+            continue
+        lookup = {"pk": int(entry)} if isinstance(entry, int) or str(entry).isdigit() else {"name": str(entry).strip()}
+        system = System.objects.filter(**lookup).first()
+        if system is None:
+            raise DomainError(f"unknown system {entry!r}", code="unknown_system")
+        resolved.append(system)
+    if any(s.is_reference for s in resolved):
+        raise DomainError("the reference is added with include_reference, not as a system", code="reference_system")
+    if not resolved:
+        raise DomainError("choose at least one system", code="no_systems")
+    return list({s.pk: s for s in resolved}.values())
+
+
+def _check_options(*, name, overlap, tag_scale, unblinding_rate, include_reference, n_answers, qa_types) -> None:
+    if not name.strip():
+        raise DomainError("the study needs a name")
+    if Study.objects.filter(name=name.strip()).exists():
+        raise DomainError(f"a study named {name.strip()!r} already exists", code="duplicate_name")
+    if overlap < 1:
+        raise DomainError("rankers per question must be at least 1")
+    if len(tag_scale) < 2 or len(set(tag_scale)) != len(tag_scale) or not all(t.strip() for t in tag_scale):
+        raise DomainError("the tag scale needs at least two different, non-empty tags")
+    if not 0.0 <= unblinding_rate <= 1.0:
+        raise DomainError("the unblinding check rate must lie between 0 and 1")
+    if unblinding_rate > 0 and not include_reference:
+        raise DomainError("the unblinding check needs the reference answer in the study")
+    if n_answers < 2:
+        raise DomainError("a question needs at least two answers to rank: add a system or the reference")
+    unknown = sorted(set(qa_types) - {t.value for t in QAType})
+    if unknown:
+        raise DomainError(f"unknown QA type(s): {', '.join(unknown)}")
+
+
+def study_create(
+    *,
+    name: str,
+    systems: list,
+    qa_types: list[str] | None = None,
+    sample_size: int | None = None,
+    seed: int = 0,
+    release_id: int | None = None,
+    include_reference: bool = True,
+    overlap: int = 3,
+    ties_allowed: bool = False,
+    tag_scale: list[str] | None = None,
+    ask_hallucination: bool = False,
+    ask_harm: bool = False,
+    unblinding_rate: float = 0.0,
+    guidelines: str = "",
+    lease_seconds: int = 30 * 60,
+    user=None,
+) -> StudyCreateResult:
+    """Create a study over the items matching the filter that have an output from every chosen system.
+
+    Items are sampled with ``seed`` (``sample_size`` None: all). The answers' texts are frozen into
+    :class:`StudyAnswer` rows (``<think>`` blocks removed, as the scorer does), so later re-imports of outputs do
+    not change a running study. ``release_id`` is recorded only, until frozen releases exist (TODO).
+    """
+    qa_types = list(qa_types or [])
+    tag_scale = [t.strip() for t in (tag_scale or DEFAULT_TAG_SCALE)]
+    chosen = _systems_resolve(systems)
+    _check_options(
+        name=name, overlap=overlap, tag_scale=tag_scale, unblinding_rate=unblinding_rate,
+        include_reference=include_reference, n_answers=len(chosen) + int(include_reference), qa_types=qa_types,
+    )
+    if sample_size is not None and sample_size < 1:
+        raise DomainError("the sample size must be at least 1 (or left empty for every item)")
+    candidates = QAItem.objects.all()
+    if qa_types:
+        candidates = candidates.filter(qa_type__in=qa_types)
+    # TODO(releases): when release_id is set, restrict candidates to that frozen release's items.
+    ids = [s.pk for s in chosen]
+    eligible = list(
+        candidates.annotate(n=Count("system_outputs", filter=Q(system_outputs__system_id__in=ids)))
+        .filter(n=len(ids))
+        .values_list("id", flat=True)
+    )
+    excluded = candidates.count() - len(eligible)
+    picked = sample_items(eligible, size=sample_size, seed=seed)
+    if not picked:
+        raise DomainError(
+            f"no item has an output from every chosen system ({excluded} item(s) matched the filter but lack one)",
+            code="no_items",
+        )
+    with transaction.atomic():
+        study = Study.objects.create(
+            name=name.strip(), release_id=release_id, seed=seed, include_reference=include_reference,
+            item_filter={"qa_types": qa_types, "sample_size": sample_size, "seed": seed}, overlap=overlap,
+            ties_allowed=ties_allowed, tag_scale=tag_scale, ask_hallucination=ask_hallucination, ask_harm=ask_harm,
+            unblinding_rate=unblinding_rate, guidelines=guidelines, lease_seconds=lease_seconds,
+            excluded_items=excluded, created_by=user if getattr(user, "pk", None) else None,
+        )
+        study.systems.set(chosen)
+        answer_systems = list(chosen)
+        if include_reference:
+            reference_outputs_ensure(item_ids=picked)
+            answer_systems.append(reference_system())
+        _questions_create(study=study, item_ids=picked, systems=answer_systems)
+        audit_record(
+            actor=user, obj=study, action="study_created",
+            after={"included": len(picked), "excluded": excluded, "systems": [s.name for s in chosen],
+                   "include_reference": include_reference, "overlap": overlap},
+        )
+    return StudyCreateResult(study=study, included=len(picked), excluded=excluded)
+
+
+def _questions_create(*, study: Study, item_ids: list[int], systems: list[System]) -> None:
+    for start in range(0, len(item_ids), _CHUNK):
+        chunk = item_ids[start : start + _CHUNK]
+        questions = StudyQuestion.objects.bulk_create(
+            [StudyQuestion(study=study, item_id=item_id, position=start + i) for i, item_id in enumerate(chunk)]
+        )
+        outputs = {
+            (o.system_id, o.item_id): o
+            for o in SystemOutput.objects.filter(item_id__in=chunk, system__in=systems).only(
+                "id", "system_id", "item_id", "response"
+            )
+        }
+        StudyAnswer.objects.bulk_create(
+            [
+                StudyAnswer(
+                    question=q, system=s, output=outputs[(s.pk, q.item_id)],
+                    text=clean_response(outputs[(s.pk, q.item_id)].response),
+                )
+                for q in questions
+                for s in systems
+            ]
+        )
+
+
+def study_state_set(*, study: Study, state: str, user=None) -> Study:
+    """Open or close a study (closed studies hand out no tasks and accept no submissions)."""
+    if state not in Study.State.values:
+        raise DomainError(f"unknown state {state!r}")
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.state != state:
+            before = locked.state
+            locked.state = state
+            locked.save(update_fields=["state"])
+            audit_record(actor=user, obj=locked, action="study_state", before={"state": before}, after={"state": state})
+    return locked

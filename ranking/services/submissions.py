@@ -1,0 +1,119 @@
+"""Submitting a ranking: validate, store the judgements, audit. Idempotent by idempotency key."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from portal.audit import audit_record
+from portal.errors import Conflict, DomainError, NotAllowed
+from ranking.models import AnswerJudgement, RankingTask, StudyAnswer, StudyQuestion
+from ranking.rules import UNBLINDING_NO_IDEA, FormRules, ranking_check
+from ranking.services.queue import question_active_count
+from ranking.shuffle import slot_letter
+
+MAX_TIME_MS = 24 * 3600 * 1000
+
+
+class IncompleteRanking(DomainError):
+    code = "incomplete_ranking"
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("The ranking cannot be stored: " + "; ".join(problems) + ".")
+
+
+def task_slots(task: RankingTask) -> list[str]:
+    return [slot_letter(i) for i in range(len(task.order))]
+
+
+def task_rules(task: RankingTask) -> FormRules:
+    study = task.study
+    return FormRules(
+        tag_scale=tuple(study.tag_scale), ties_allowed=study.ties_allowed, ask_hallucination=study.ask_hallucination,
+        ask_harm=study.ask_harm, ask_unblinding=task.ask_unblinding,
+    )
+
+
+def task_submit(
+    *,
+    task_id,
+    ranker,
+    answers: dict,
+    comment: str = "",
+    time_spent_ms: int | None = None,
+    idempotency_key: str = "",
+    unblinding_guess: str = "",
+    now=None,
+) -> RankingTask:
+    """Store the ranker's ranking of a leased task.
+
+    ``answers`` maps slot letters to ``{rank, tag, hallucination?, hallucination_kind?, harm?}``. Incomplete or
+    inconsistent rankings raise :class:`IncompleteRanking` listing every problem. Sending the same idempotency key
+    again returns the stored task unchanged; a second, different submission is refused.
+    """
+    now = now or timezone.now()
+    probe = RankingTask.objects.filter(pk=task_id).values("question_id", "ranker_id").first()
+    if probe is None or probe["ranker_id"] != ranker.pk:
+        raise NotAllowed("This is not your task.")  # same answer for "absent" and "someone else's": no probing
+    with transaction.atomic():
+        StudyQuestion.objects.select_for_update().get(pk=probe["question_id"])  # question, then task: see queue.py
+        task = RankingTask.objects.select_for_update().select_related("study").get(pk=task_id)
+        if task.status == RankingTask.Status.SUBMITTED:
+            if idempotency_key and idempotency_key == task.idempotency_key:
+                return task
+            raise Conflict("You have already submitted this ranking.", code="already_submitted")
+        if task.status == RankingTask.Status.RELEASED:
+            raise Conflict("This question was handed back; take the next one.", code="released")
+        if not task.study.is_open:
+            raise Conflict("This study is closed.", code="study_closed")
+        slots = task_slots(task)
+        parsed, problems = ranking_check(
+            slots=slots, answers=answers, rules=task_rules(task), unblinding_guess=unblinding_guess
+        )
+        if problems:
+            raise IncompleteRanking(problems)
+        if task.lease_expires_at <= now and question_active_count(task.question_id, now, exclude_task=task) >= task.study.overlap:
+            task.status = RankingTask.Status.RELEASED
+            task.save(update_fields=["status"])
+            raise Conflict("Your time on this question ran out and it went to another ranker.", code="lease_expired")
+        slot_answer = dict(zip(slots, task.order, strict=True))
+        AnswerJudgement.objects.bulk_create(
+            [
+                AnswerJudgement(
+                    task=task, answer_id=slot_answer[j.slot], slot=j.slot, position=slots.index(j.slot) + 1,
+                    rank=j.rank, tag=j.tag, hallucination=j.hallucination, hallucination_kind=j.hallucination_kind,
+                    harm=j.harm,
+                )
+                for j in parsed
+            ]
+        )
+        task.status = RankingTask.Status.SUBMITTED
+        task.submitted_at = now
+        task.comment = (comment or "").strip()[:5000]
+        elapsed = int((now - task.leased_at).total_seconds() * 1000)
+        task.time_spent_ms = _clamp_ms(time_spent_ms) if time_spent_ms is not None else _clamp_ms(elapsed)
+        task.idempotency_key = (idempotency_key or "")[:100]
+        if task.ask_unblinding:
+            task.unblinding_guess = unblinding_guess
+            if unblinding_guess != UNBLINDING_NO_IDEA:
+                guessed = StudyAnswer.objects.select_related("system").get(pk=slot_answer[unblinding_guess])
+                task.unblinding_correct = guessed.system.is_reference
+        task.save(
+            update_fields=[
+                "status", "submitted_at", "comment", "time_spent_ms", "idempotency_key", "unblinding_guess",
+                "unblinding_correct",
+            ]
+        )
+        audit_record(
+            actor=ranker, obj=task, action="ranking_submitted",
+            after={"ranks": {j.slot: j.rank for j in parsed}, "tags": {j.slot: j.tag for j in parsed}},
+        )
+    return task
+
+
+def _clamp_ms(value) -> int:
+    try:
+        return max(0, min(int(value), MAX_TIME_MS))
+    except (TypeError, ValueError):
+        return 0

@@ -1,0 +1,51 @@
+"""Plot helpers return PNG/SVG bytes and survive degenerate data."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analytics.stats.leaderboard import bradley_terry_leaderboard
+from analytics.stats.plots import agreement_bar_chart, leaderboard_chart, rank_vs_metric_scatter, score_boxplots
+from analytics.stats.results import StatResult, undefined
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def is_svg(data: bytes) -> bool:
+    head = data[:300].lstrip()
+    return head.startswith(b"<?xml") and b"<svg" in data[:2000]
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_agreement_bar_chart(fmt):
+    res = {
+        "true_false": StatResult("a", 0.6, 0.5, 0.7, n_items=40),
+        "list": undefined("a", "only one item has two or more ratings"),
+    }
+    out = agreement_bar_chart(res, title="alpha", fmt=fmt)
+    assert out.startswith(PNG) if fmt == "png" else is_svg(out)
+    assert agreement_bar_chart({}).startswith(PNG)
+
+
+def test_scatter():
+    assert rank_vs_metric_scatter([-1.0, -2.0, -3.0], [0.9, 0.5, 0.1], labels=["a", "b", "c"]).startswith(PNG)
+    assert is_svg(rank_vs_metric_scatter([], [], fmt="svg"))
+    assert rank_vs_metric_scatter([float("nan")], [1.0]).startswith(PNG)
+
+
+def test_leaderboard_chart():
+    rows = [("q1", "r", "q1-a", 1, "a"), ("q1", "r", "q1-b", 2, "b"), ("q2", "r", "q2-b", 1, "b"),
+            ("q2", "r", "q2-a", 2, "a"), ("q3", "r", "q3-a", 1, "a"), ("q3", "r", "q3-b", 2, "b")]
+    df = pd.DataFrame(rows, columns=["item", "annotator", "answer", "rank", "system"])
+    assert leaderboard_chart(bradley_terry_leaderboard(df, n_resamples=50)).startswith(PNG)
+    empty = bradley_terry_leaderboard(df[df["system"] == "a"])
+    assert is_svg(leaderboard_chart(empty, fmt="svg"))
+
+
+def test_score_boxplots():
+    assert score_boxplots({"tf": [0.1, 0.5, 0.9], "list": []}).startswith(PNG)
+    assert score_boxplots({}).startswith(PNG)
+    assert is_svg(score_boxplots({"tf": [float("inf")]}, fmt="svg"))
+    with pytest.raises(ValueError):
+        score_boxplots({"tf": [1.0]}, fmt="gif")

@@ -1,0 +1,81 @@
+"""Organizer pages and API for items: upload through the page and the API (job with progress), browse, filter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import QAItem
+from annotation.services.imports import items_import
+from portal.models import Job
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"
+
+pytestmark = pytest.mark.django_db(transaction=True)  # imports are queued with on_commit
+
+
+def _upload(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (SAMPLE / name).read_bytes(), content_type="application/json")
+
+
+def test_upload_page_imports_through_a_job_with_progress(organizer_client):
+    response = organizer_client.post(
+        reverse("import"), {"kind": "items", "format": "cliniqlink", "files": [_upload("TF.json"), _upload("MC.json")]}
+    )
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert response["Location"] == reverse("job", args=[job.pk])
+    assert job.status == "succeeded" and job.progress_done == job.progress_total == 10
+    assert job.result["created"] == 10
+    assert QAItem.objects.count() == 10
+    page = organizer_client.get(response["Location"])
+    assert b"succeeded" in page.content and b'aria-valuenow="100"' in page.content
+
+
+def test_bad_upload_fails_the_job_naming_file_record_field_and_imports_nothing(organizer_client):
+    bad = SimpleUploadedFile("MC.json", json.dumps([{"type": "multiple_choice", "question": "q"}]).encode())
+    organizer_client.post(reverse("import"), {"kind": "items", "format": "cliniqlink", "files": [_upload("TF.json"), bad]})
+    job = Job.objects.get()
+    assert job.status == "failed"
+    assert job.error == "MC.json, record 0, field 'source': missing"
+    assert QAItem.objects.count() == 0
+
+
+def test_api_import_returns_a_job_and_item_api_reads_items(organizer_client):
+    response = organizer_client.post("/api/imports/", {"files": [_upload("list.json")]}, format="multipart")
+    assert response.status_code == 202
+    job_id = response.json()["id"]
+    job = organizer_client.get(f"/api/jobs/{job_id}/").json()
+    assert job["status"] == "succeeded" and job["result"]["created"] == 5
+    listing = organizer_client.get("/api/items/?qa_type=list").json()
+    assert listing["count"] == 5
+    uid = listing["results"][0]["uid"]
+    detail = organizer_client.get(f"/api/items/{uid}/").json()
+    assert detail["qa_type"] == "list" and detail["answer_list"]
+
+
+def test_item_browser_filters_by_type_and_searches_text(organizer_client):
+    items_import(paths=[SAMPLE])
+    page = organizer_client.get(reverse("item_list"), {"qa_type": "multiple_choice"})
+    assert page.context["page"].paginator.count == 5
+    item = QAItem.objects.filter(qa_type="short_answer").first()
+    found = organizer_client.get(reverse("item_list"), {"q": item.question[5:40]})
+    assert item in list(found.context["page"])
+    detail = organizer_client.get(reverse("item_detail", args=[item.uid]))
+    assert detail.status_code == 200 and item.answer.encode() in detail.content
+
+
+def test_item_text_with_html_is_escaped(organizer_client, tmp_path):
+    record = json.loads((SAMPLE / "short.json").read_text())[0]
+    record["question"] = "<script>alert('x')</script> What?"
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps([record]))
+    items_import(paths=[path])
+    item = QAItem.objects.get()
+    content = organizer_client.get(reverse("item_detail", args=[item.uid])).content.decode()
+    assert "<script>alert" not in content and "&lt;script&gt;alert" in content

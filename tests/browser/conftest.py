@@ -1,0 +1,65 @@
+"""Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against pytest-django's live server.
+
+In CI (CI=true) a missing Chromium is an error, not a skip: browser tests must really run there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("PORTAL_CHROMIUM", "/usr/bin/chromium")
+# Playwright's sync API runs an event loop in this thread; Django's ORM is used synchronously beside it.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: .ci/run must install Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium_browser, live_server):
+    context = chromium_browser.new_context(base_url=live_server.url, viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(10_000)
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def login(page):
+    """Sign in through the real allauth form: ``login(user)`` (password of the make_user fixture)."""
+
+    def do_login(user, password: str = "pw-for-tests-123"):
+        page.goto("/accounts/login/")
+        page.fill("input[name=login]", user.email)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(lambda url: "/accounts/login" not in url)
+        return page
+
+    return do_login

@@ -1,0 +1,37 @@
+"""An organizer signs in with the real login form and opens an item of each type in Chromium."""
+
+from pathlib import Path
+
+import pytest
+
+from annotation.models import QAItem
+from annotation.qa_types import CLINIQLINK_TYPES
+from annotation.services.imports import items_import, sources_import
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_organizer_logs_in_and_opens_an_item_of_each_type(page, login, make_user):
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
+    sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
+    login(make_user("organizer"))
+    page.goto("/items/")
+    assert page.locator("table tbody tr").count() == 38
+    for qa_type in [*CLINIQLINK_TYPES, "generic"]:
+        item = QAItem.objects.filter(qa_type=qa_type).first()
+        page.goto(f"/items/?qa_type={qa_type}")
+        page.click(f"text={item.uid}")
+        body = page.locator(f'.item-body[data-qa-type="{qa_type}"]')
+        assert body.is_visible()
+        assert item.question.splitlines()[0][:30] in body.inner_text()
+        if qa_type == "multiple_choice":
+            assert body.locator("ol.options li").count() == len(item.options)
+        if qa_type in ("multi_hop", "multi_hop_inverse"):
+            assert body.locator("ol.steps li").count() == len(item.reasoning)
+        if qa_type == "multi_hop_inverse":
+            assert "Step" in body.locator("ul.faulty").inner_text()
+        excerpt = page.locator("#excerpt") if item.passage_id else page.locator(".excerpt.missing")
+        assert excerpt.is_visible()
