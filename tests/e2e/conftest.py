@@ -1,0 +1,154 @@
+"""Real processes for end-to-end tests: redis-server and Celery workers against the test database."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(predicate, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    binary = shutil.which("redis-server")
+    if not binary:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is missing: .ci/run must install Debian's redis-server")
+        pytest.skip("redis-server not installed (apt-get install redis-server)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def ping():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    wait_until(ping, 10, what="redis-server")
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_database_url() -> str:
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    host, port = params.get("host", ""), params.get("port", 5432)
+    name = connection.settings_dict["NAME"]
+    if host.startswith("/"):
+        return f"postgresql://{params.get('user', 'postgres')}@/{name}?host={host}&port={port}"
+    password = params.get("password") or ""
+    return f"postgresql://{params.get('user')}:{password}@{host}:{port}/{name}"
+
+
+test_database_url.__test__ = False  # a helper, not a test
+
+
+class WorkerProcess:
+    """A real `celery -A portal worker` process (prefork, one child) with late acknowledgement."""
+
+    def __init__(self, broker: str, log_path: Path):
+        self.broker = broker
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> WorkerProcess:
+        env = {
+            **os.environ,
+            "DATABASE_URL": test_database_url(),
+            "CELERY_BROKER_URL": self.broker,
+            "PYTHONPATH": str(ROOT),
+            "OMP_NUM_THREADS": "1",
+            "OMP_WAIT_POLICY": "PASSIVE",
+            "HF_HUB_OFFLINE": "1",
+        }
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "--concurrency", "1", "--loglevel", "INFO",
+             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker process group, as a crash or OOM kill would."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def broker(redis_url, transactional_db):
+    """Point this process's Celery app at the real broker (tasks are no longer run in-process)."""
+    from portal.celery import app
+
+    saved = {key: app.conf.get(key) for key in ("broker_url", "task_always_eager")}
+    app.conf.update(broker_url=redis_url, task_always_eager=False)
+    _reset_connections(app)
+    yield redis_url
+    app.conf.update(saved)
+    _reset_connections(app)
+
+
+def _reset_connections(app) -> None:
+    # Connections made for another broker URL must not be reused.
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def worker_factory(broker, tmp_path):
+    workers: list[WorkerProcess] = []
+
+    def start() -> WorkerProcess:
+        worker = WorkerProcess(broker, tmp_path / "worker.log").start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
