@@ -1,0 +1,70 @@
+"""Production profile and deployment files: check --deploy is clean, unsafe settings refuse to start,
+the compose file describes the whole stack and references things that exist."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD_ENV = {"PORTAL_PROFILE": "production", "SECRET_KEY": "x" * 60 + "-not-a-real-secret", "ALLOWED_HOSTS": "portal.example.org"}
+
+
+def _manage(*args: str, env: dict) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "PORTAL_PROFILE"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
+    )
+
+
+def test_check_deploy_is_clean_in_the_production_profile():
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PROD_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "env,message",
+    [
+        ({"PORTAL_PROFILE": "production", "ALLOWED_HOSTS": "x.org"}, "SECRET_KEY must be set"),
+        ({**PROD_ENV, "DEBUG": "1"}, "DEBUG must be off"),
+        ({**PROD_ENV, "ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must be set"),
+        ({"DEBUG": "maybe"}, "is not a boolean"),
+        ({"DATABASE_URL": "sqlite:///x.db"}, "SQLite is not supported"),
+    ],
+)
+def test_unsafe_or_malformed_settings_refuse_to_start(env, message):
+    result = _manage("check", env=env)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_compose_file_describes_the_production_stack():
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"db", "redis", "web", "worker", "migrate"} <= set(services)
+    assert services["db"]["image"].startswith("postgres:")
+    assert services["redis"]["image"].startswith("redis:")
+    assert "gunicorn" in services["web"]["command"] and "portal.wsgi" in services["web"]["command"]
+    assert services["worker"]["command"][:3] == ["celery", "-A", "portal"]
+    env = compose["x-portal-env"]
+    assert env["PORTAL_PROFILE"] == "production"
+    assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith("redis://")
+    for name in ("web", "worker"):
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    build = services["migrate"]["build"]
+    assert (ROOT / "docker" / build["context"] / build["dockerfile"]).exists()
+
+
+def test_dockerfile_copies_and_runs_files_that_exist():
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "torch==2.13.0" in dockerfile and "requirements.txt" in dockerfile
+    for script in re.findall(r"python (scripts/\S+\.py)", dockerfile):
+        assert (ROOT / script).exists(), script
+    assert "HEALTHCHECK" in dockerfile and "/health/" in dockerfile
