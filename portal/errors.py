@@ -24,6 +24,11 @@ class NotAllowed(DomainError):
     code = "not_allowed"
 
 
+class NotFound(DomainError):
+    http_status = 404
+    code = "not_found"
+
+
 class Conflict(DomainError):
     http_status = 409
     code = "conflict"

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
+from annotation.urls_releases import api_urlpatterns as release_api
 from portal import views
 from portal.permissions import AUTHENTICATED
 from ranking.urls import api_urlpatterns as ranking_api
@@ -23,9 +24,11 @@ urlpatterns = [
     path("organize/people/", views.PeopleView.as_view(), name="people"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
     path("", include("annotation.urls")),
+    path("", include("annotation.urls_releases")),
     path("", include("ranking.urls")),
     path("", include("analytics.urls")),
     path("api/", include(annotation_api)),
+    path("api/", include(release_api)),
     path("api/", include(ranking_api)),
     path("api/", include(analytics_api)),
     path("api/schema/", SchemaView.as_view(), name="schema"),

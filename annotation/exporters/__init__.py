@@ -1,0 +1,1 @@
+"""Byte-stable writers for releases and judgements (pure: they take plain dicts, never querysets)."""

@@ -1,0 +1,37 @@
+"""Tables (CSV, Parquet, JSONL) written with stable bytes: fixed column order, rows in the order given,
+``\\n`` line endings, UTF-8, no index, no timestamps in Parquet metadata."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in columns:
+        if frame[column].map(lambda v: isinstance(v, list | dict)).any():
+            frame[column] = frame[column].map(lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True))
+    return frame
+
+
+def write_csv(rows: list[dict], columns: list[str], path: Path) -> Path:
+    _frame(rows, columns).to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+    return path
+
+
+def write_parquet(rows: list[dict], columns: list[str], path: Path) -> Path:
+    _frame(rows, columns).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
+    return path
+
+
+def write_jsonl(rows: list[dict], columns: list[str], path: Path) -> Path:
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        for row in rows:
+            out.write(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
+    return path
+
+
+WRITERS = {"csv": write_csv, "parquet": write_parquet, "jsonl": write_jsonl}

@@ -1,0 +1,225 @@
+"""Freezing releases and exporting them byte for byte.
+
+A release snapshots, in one transaction: the selection rule as used, every selected item's record and final
+judgement, the composition report, and the SHA-256 manifest of every export format (computed by actually
+writing the files to a scratch folder). Nothing here updates a release: there is no such function, and the
+database refuses it anyway.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import connection, transaction
+from django.db.models import Count, Max, Q, QuerySet
+
+from annotation.exporters import cliniqlink, manifest, tables
+from annotation.models import QAItem, Release, ReleaseItem
+from annotation.qa_types import CLINIQLINK_TYPES
+from annotation.vetting_selectors import open_issue_q
+from annotation.workflow import ItemStatus, Stage, Verdict
+from portal.audit import audit_record
+from portal.errors import DomainError, NotFound
+
+EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
+# Independent reviews of real items (gold answers are stored apart and never count).
+_REVIEW_COUNT = Count("reviews", filter=Q(reviews__stage__in=[Stage.PRIMARY, Stage.SECONDARY]), distinct=True)
+TABLE_COLUMNS = [
+    "position", "uid", "qa_type", "question", "answer", "correct_answer", "options", "false_answer",
+    "incorrect_explanation", "reasoning", "incorrect_reasoning_step", "isbn", "page", "paragraph_id",
+    "final_verdict", "final_relevance", "final_source", "review_count",
+]
+
+
+@dataclass
+class SelectionRule:
+    """Which items a release takes. The defaults are the benchmark's rule: verified correct, final GP
+    relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released."""
+
+    statuses: list[str] = field(default_factory=lambda: [ItemStatus.VERIFIED.value])
+    final_verdict: str | None = Verdict.CORRECT.value
+    min_relevance: float | None = 5.0
+    exclude_open_issues: bool = True
+    qa_types: list[str] = field(default_factory=list)
+    benchmark: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> SelectionRule:
+        data = dict(data or {})
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise DomainError(f"unknown selection rule parameter(s): {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def queryset(self) -> QuerySet[QAItem]:
+        items = QAItem.objects.filter(gold__isnull=True)
+        if self.statuses:
+            items = items.filter(status__in=self.statuses)
+        if self.final_verdict:
+            items = items.filter(final_verdict=self.final_verdict)
+        if self.min_relevance is not None:
+            items = items.filter(final_relevance__gte=self.min_relevance)
+        if self.qa_types:
+            items = items.filter(qa_type__in=self.qa_types)
+        if self.benchmark:
+            items = items.filter(benchmark=self.benchmark)
+        if self.exclude_open_issues:
+            items = items.exclude(open_issue_q())
+        return items.order_by("id")
+
+
+def release_get(label: str) -> Release:
+    """``NAME`` (latest version) or ``NAME@VERSION``."""
+    name, _, version = label.partition("@")
+    releases = Release.objects.filter(name=name)
+    if version:
+        if not version.isdigit():
+            raise NotFound(f"no release {label!r} (versions are numbers: NAME@2)")
+        releases = releases.filter(version=int(version))
+    release = releases.order_by("-version").first()
+    if release is None:
+        raise NotFound(f"no release {label!r}")
+    return release
+
+
+def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=None) -> Release:
+    """Freeze a new version of release ``name`` from the items the rule selects."""
+    selection = SelectionRule.from_dict(rule)
+    if not name or "@" in name or "/" in name:
+        raise DomainError("a release name must be non-empty and contain neither '@' nor '/'")
+    with transaction.atomic():
+        # One freeze per name at a time: the version number is read and used inside the lock.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"release:{name}"])
+        items = list(selection.queryset().annotate(review_count=_REVIEW_COUNT))
+        if not items:
+            raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
+        entries = [_entry(position, item) for position, item in enumerate(items)]
+        manifests = _manifests(entries)
+        version = (Release.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
+        release = Release.objects.create(
+            name=name, version=version, note=note, rule=selection.as_dict(), item_count=len(entries),
+            manifests=manifests, checksum=manifest.combined_checksum(manifests["cliniqlink"]),
+            report=composition_report(included_ids={item.pk for item in items}), created_by=_user(user),
+        )
+        ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
+        audit_record(actor=user, obj=release, action="release_frozen", after={"items": len(entries), "rule": release.rule, "checksum": release.checksum})
+    return release
+
+
+def _user(user):
+    return user if getattr(user, "pk", None) else None
+
+
+def _entry(position: int, item: QAItem) -> dict:
+    return {
+        "position": position, "item_id": item.pk, "uid": item.uid, "qa_type": item.qa_type, "record": item.raw,
+        "final_verdict": item.final_verdict, "final_relevance": item.final_relevance,
+        "final_source": item.final_source, "review_count": item.review_count,
+    }
+
+
+def _manifests(entries: list[dict]) -> dict[str, dict[str, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        result = {}
+        for fmt in EXPORT_FORMATS:
+            folder = Path(tmp) / fmt
+            result[fmt] = manifest.build(_write(fmt, entries, folder), folder)
+        return result
+
+
+def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
+    """Write the release in ``fmt`` to ``out_dir``; the bytes always match the manifest recorded at freeze."""
+    if fmt not in EXPORT_FORMATS:
+        raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+    entries = list(
+        release.items.order_by("position").values(
+            "position", "uid", "qa_type", "record", "final_verdict", "final_relevance", "final_source", "review_count"
+        )
+    )
+    return _write(fmt, entries, out_dir)
+
+
+def _write(fmt: str, entries: list[dict], out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if fmt == "cliniqlink":
+        by_type: dict[str, list[dict]] = {}
+        for entry in entries:
+            if entry["qa_type"] in CLINIQLINK_TYPES:
+                by_type.setdefault(entry["qa_type"], []).append(entry["record"])
+        return cliniqlink.write(by_type, out_dir)
+    rows = [_table_row(entry) for entry in entries]
+    return [tables.WRITERS[fmt](rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
+
+
+def _table_row(entry: dict) -> dict:
+    record = entry["record"]
+    source = record.get("source") or {}
+    row = {column: record.get(column) for column in TABLE_COLUMNS}
+    if entry["qa_type"] == "generic":  # PromptCBLUE: input / target / answer_choices
+        row.update(question=record.get("input"), answer=record.get("target"), options=record.get("answer_choices"))
+    row.update(
+        position=entry["position"], uid=entry["uid"], qa_type=entry["qa_type"], isbn=source.get("isbn"),
+        page=source.get("page"), paragraph_id=source.get("paragraph_id"), final_verdict=entry["final_verdict"],
+        final_relevance=entry["final_relevance"], final_source=entry["final_source"],
+        review_count=entry["review_count"],
+    )
+    return row
+
+
+def release_verify(*, release: Release, folder: Path, fmt: str | None = None) -> list[str]:
+    """Problems found comparing ``folder`` with the release's manifest (the format is guessed from the files)."""
+    formats = [fmt] if fmt else [f for f, files in release.manifests.items() if all((folder / n).exists() for n in files)]
+    if not formats:
+        return [f"{folder}: holds the files of no export format of {release.label}"]
+    return manifest.verify(release.manifests[formats[0]], folder)
+
+
+def composition_report(*, included_ids: set[int] | None = None) -> dict:
+    """The paper's Table 1 from live data: per QA type, vetted items rated high (GP relevance 5) and low (<5),
+    the subset with two independent reviews, the share double reviewed; plus feedback, disputes, held items."""
+    from annotation.models import Dispute, FeedbackNote
+
+    vetted = QAItem.objects.filter(final_relevance__isnull=False, gold__isnull=True).annotate(n_reviews=_REVIEW_COUNT)
+    rows = {}
+    for qa_type, relevance, n_reviews, pk in vetted.values_list("qa_type", "final_relevance", "n_reviews", "pk"):
+        row = rows.setdefault(qa_type, dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0))
+        level = "high" if relevance >= 5 else "low"
+        row[level] += 1
+        row["total"] += 1
+        if n_reviews >= 2:
+            row[f"double_{level}"] += 1
+            row["double_total"] += 1
+        if included_ids is not None and pk in included_ids:
+            row["in_release"] += 1
+    ordered = {t.value: rows[t.value] for t in CLINIQLINK_TYPES if t.value in rows} | {
+        k: v for k, v in rows.items() if k not in {t.value for t in CLINIQLINK_TYPES}
+    }
+    totals = dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0)
+    for row in ordered.values():
+        row["pct_double"] = round(100 * row["double_total"] / row["total"], 1) if row["total"] else None
+        for key in totals:
+            totals[key] += row[key]
+    totals["pct_double"] = round(100 * totals["double_total"] / totals["total"], 1) if totals["total"] else None
+    return {
+        "by_type": ordered,
+        "totals": totals,
+        "feedback_notes": FeedbackNote.objects.count(),
+        "open_feedback_notes": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
+        "disputes": Dispute.objects.count(),
+        "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
+        "held_items": QAItem.objects.filter(status=ItemStatus.HELD).count(),
+    }
+
+
+REPORT_COLUMNS = ["qa_type", "high", "low", "total", "double_high", "double_low", "double_total", "pct_double", "in_release"]
+
+
+def report_rows(report: dict) -> list[dict]:
+    rows = [{"qa_type": qa_type, **row} for qa_type, row in report["by_type"].items()]
+    return rows + [{"qa_type": "total", **report["totals"]}]
