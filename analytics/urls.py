@@ -1,4 +1,20 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
-api_urlpatterns: list = []
+from analytics import api, views
+
+urlpatterns = [
+    path("analytics/", views.AnalyticsHomeView.as_view(), name="analytics_home"),
+    path("analytics/reports/<int:pk>/", views.ReportDetailView.as_view(), name="report_detail"),
+    path("analytics/reports/<int:pk>/print/", views.ReportPrintView.as_view(), name="report_print"),
+    path("analytics/reports/<int:pk>/plots/<str:name>.<str:fmt>", views.ReportPlotView.as_view(), name="report_plot"),
+    path("analytics/reports/<int:pk>/download.<str:fmt>", views.ReportDownloadView.as_view(), name="report_download"),
+    path("analytics/task1/", views.Task1LeaderboardView.as_view(), name="task1_leaderboard"),
+    path("analytics/task1/plots/<str:metric>.<str:fmt>", views.Task1PlotView.as_view(), name="task1_plot"),
+]
+
+api_urlpatterns = [
+    path("reports/", api.ReportCreateApi.as_view(), name="api_report_create"),
+    path("reports/<int:pk>/", api.ReportDetailApi.as_view(), name="api_report_detail"),
+    path("scoring-runs/", api.ScoringRunCreateApi.as_view(), name="api_scoring_create"),
+    path("scoring-runs/<int:pk>/", api.ScoringRunDetailApi.as_view(), name="api_scoring_detail"),
+]

@@ -191,9 +191,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Background jobs: Celery --------------------------------------------------------------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 # With no broker the embedded default runs tasks in-process (still through the same task functions).
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is redelivered, not lost
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

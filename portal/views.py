@@ -113,7 +113,7 @@ def health(request):
         checks["database"] = "ok"
     except Exception as exc:  # noqa: BLE001 - reported, not raised
         checks["database"] = f"error: {exc.__class__.__name__}"
-    if settings.CELERY_BROKER_URL:
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
             from portal.celery import app
 

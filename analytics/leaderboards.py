@@ -1,0 +1,46 @@
+"""The Task-1 leaderboard (the paper's Table 2) from stored scoring runs."""
+
+from __future__ import annotations
+
+from analytics.models import AnswerScore, ScoringRun
+
+TABLE2_COLUMNS = [
+    ("overall", "overall_effectiveness", "Overall"),
+    ("mc", "multiple_choice_average", "MC"),
+    ("tf", "true_false_accuracy", "TF"),
+    ("list_f1", "list_overall_macro_avg_f1_score", "List F1"),
+    ("short", "short_semantic_match_score", "Short"),
+    ("short_inverse", "short_inverse_semantic_match_score", "Short inv."),
+    ("multi_hop", "multi_hop_semantic_match_score", "Multi-hop"),
+    ("multi_hop_inverse", "multi_hop_inverse_semantic_match_score", "Multi-hop inv."),
+]
+
+
+def latest_runs(*, release=None, profile: str = "cliniqlink-2025") -> list[ScoringRun]:
+    runs = ScoringRun.objects.filter(profile=profile, finished_at__isnull=False, release=release).select_related("system")
+    latest: dict[int, ScoringRun] = {}
+    for run in runs.order_by("created_at"):
+        latest[run.system_id] = run
+    return list(latest.values())
+
+
+def task1_table(*, release=None, profile: str = "cliniqlink-2025", sort: str = "overall") -> list[dict]:
+    rows = []
+    for run in latest_runs(release=release, profile=profile):
+        row = {"system": run.system.name, "run_id": run.pk, "n_items": run.n_items}
+        row.update({key: run.summary.get(summary_key) for key, summary_key, _ in TABLE2_COLUMNS})
+        rows.append(row)
+    keys = {key for key, _, _ in TABLE2_COLUMNS} | {"system"}
+    sort_key = sort if sort in keys else "overall"
+    reverse = sort_key != "system"
+    rows.sort(key=lambda r: (r[sort_key] is None, r[sort_key] if not reverse else -(r[sort_key] or 0)) if sort_key != "system" else r["system"])
+    return rows
+
+
+def score_distributions(*, release=None, profile: str = "cliniqlink-2025", metric: str = "semantic") -> dict[str, list[float]]:
+    """Per QA type, the per-answer values of ``metric`` over the latest runs (for the paper-style box plots)."""
+    runs = [run.pk for run in latest_runs(release=release, profile=profile)]
+    out: dict[str, list[float]] = {}
+    for qa_type, value in AnswerScore.objects.filter(run_id__in=runs).exclude(**{f"{metric}__isnull": True}).values_list("qa_type", metric):
+        out.setdefault(qa_type, []).append(float(value))
+    return out

@@ -1,0 +1,89 @@
+"""Stored results: automatic scoring runs (Task 1) with per-answer scores, and analytics reports."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ScoringRun(models.Model):
+    """One system's outputs scored with one metric profile, over a release (or every item it answered)."""
+
+    system = models.ForeignKey("ranking.System", on_delete=models.CASCADE, related_name="scoring_runs")
+    release = models.ForeignKey("annotation.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="scoring_runs")
+    profile = models.CharField(max_length=30, default="cliniqlink-2025")
+    seed = models.BigIntegerField(default=0)
+    job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    summary = models.JSONField(default=dict, blank=True, help_text="The public scorer's summary keys.")
+    run_record = models.JSONField(default=dict, blank=True, help_text="Profile, seed, baseline, stop words, model hash, versions.")
+    n_items = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        scope = self.release.label if self.release_id else "all answered items"
+        return f"{self.system} · {self.profile} · {scope}"
+
+
+class AnswerScore(models.Model):
+    """The metric's numbers for one system answer. Unique per (run, item): a re-run task overwrites, never
+    duplicates."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="scores")
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="+")
+    output = models.ForeignKey("ranking.SystemOutput", null=True, on_delete=models.SET_NULL, related_name="scores")
+    qa_type = models.CharField(max_length=30, db_index=True)
+    index = models.PositiveIntegerField(help_text="Position in the submission file of its type.")
+    semantic = models.FloatField(null=True)
+    word = models.FloatField(null=True)
+    sentence = models.FloatField(null=True)
+    paragraph = models.FloatField(null=True)
+    bleu = models.FloatField(null=True)
+    rouge = models.FloatField(null=True)
+    meteor = models.FloatField(null=True)
+    correct = models.BooleanField(null=True)
+    precision = models.FloatField(null=True)
+    recall = models.FloatField(null=True)
+    f1 = models.FloatField(null=True)
+    predicted_step = models.IntegerField(null=True)
+    step_distance = models.IntegerField(null=True)
+
+    class Meta:
+        ordering = ["run", "qa_type", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="answer_score_once_per_run")]
+
+    @property
+    def headline(self) -> float | None:
+        """The number the task's leaderboard uses for this answer: semantic, correctness, or list F1."""
+        if self.semantic is not None:
+            return self.semantic
+        if self.correct is not None:
+            return float(self.correct)
+        return self.f1
+
+
+class Report(models.Model):
+    """An analytics report computed by a job, stored with its parameters and a timestamp."""
+
+    class Kind(models.TextChoices):
+        VETTING_AGREEMENT = "vetting_agreement", "Vetting agreement"
+        STUDY = "study", "Preference study: agreement, metric correlation, leaderboard"
+        REVIEWER_QUALITY = "reviewer_quality", "Reviewer quality"
+
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.created_at:%Y-%m-%d %H:%M}"

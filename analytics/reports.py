@@ -1,0 +1,227 @@
+"""Analytics reports computed from live data with the pure statistics in ``analytics.stats``.
+
+Each ``report_*`` function takes plain parameters and returns a JSON-ready dict; :func:`report_run` stores it
+on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
+"""
+
+from __future__ import annotations
+
+import itertools
+from importlib.metadata import PackageNotFoundError, version
+
+import pandas as pd
+from django.utils import timezone
+
+from analytics.selectors import RELEVANCE_SCALE, SCORE_METRICS, VERDICT_SCALE, study_rankings, study_scores, vetting_ratings
+from analytics.stats import agreement, correlation, leaderboard, rankings
+from portal.models import User
+
+LIBRARIES = ["numpy", "scipy", "pandas", "statsmodels", "scikit-learn", "choix", "sentence-transformers", "nltk", "rouge-score"]
+
+METHODS = {
+    "krippendorff_alpha": "Krippendorff's alpha from the coincidence matrix (Krippendorff 2011), nominal / ordinal / interval.",
+    "fleiss_kappa": "Fleiss' kappa (statsmodels), over items with the modal number of ratings.",
+    "cohen_kappa": "Cohen's kappa (scikit-learn), unweighted and quadratic-weighted with the full label list; two raters only.",
+    "percent_agreement": "Share of agreeing rater pairs over items with two or more ratings.",
+    "kendall_w": "Kendall's W with the tie correction, per question, pooled as the mean over questions.",
+    "mean_pairwise_tau_b": "Mean Kendall tau-b (scipy) over ranker pairs, per question, then over questions.",
+    "segment_tau_b": "Per-question Kendall tau-b between -(mean human rank) and the metric score, reference excluded, averaged over questions.",
+    "pairwise_accuracy": "Tie-aware pairwise accuracy (Deutsch, Foster & Freitag 2023).",
+    "system_correlation": "Pearson and Spearman (scipy) between each system's -(mean rank) and its mean metric score.",
+    "bradley_terry": "Bradley-Terry strengths (choix, small prior) from rankings turned into pairwise wins.",
+    "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
+}
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _pseudonyms(ids) -> dict:
+    return {user.pk: user.pseudonym for user in User.objects.filter(pk__in=set(ids))}
+
+
+def _stats(results: dict) -> dict:
+    return {key: value.to_dict() for key, value in results.items()}
+
+
+def _agreement_block(frame: pd.DataFrame, n_resamples: int, seed: int) -> dict:
+    kw = {"n_resamples": n_resamples, "seed": seed}
+    verdicts = frame.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
+    relevance = frame.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
+    return {
+        "verdict": _stats(agreement.agreement_summary(verdicts, level="nominal", values=VERDICT_SCALE, **kw)),
+        "relevance_ordinal": _stats(agreement.agreement_summary(relevance, level="ordinal", values=RELEVANCE_SCALE, **kw)),
+        "relevance_interval": {
+            "krippendorff_alpha": agreement.krippendorff_alpha(relevance, level="interval", values=RELEVANCE_SCALE, **kw).to_dict()
+        },
+        "n_items": int(frame["item"].nunique()),
+        "n_reviews": len(frame),
+    }
+
+
+def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, progress=None) -> dict:
+    """Verdict and GP-relevance agreement overall, per QA type and per reviewer pair."""
+    frame = vetting_ratings()
+    names = _pseudonyms(frame["annotator"].unique())
+    frame["annotator"] = frame["annotator"].map(names)
+    types = sorted(frame["qa_type"].unique())
+    if progress:
+        progress.start(2 + len(types), "vetting agreement")
+    result = {"overall": _agreement_block(frame, n_resamples, seed), "by_type": {}, "pairs": []}
+    _advance(progress)
+    for qa_type in types:
+        result["by_type"][qa_type] = _agreement_block(frame[frame["qa_type"] == qa_type], n_resamples, seed)
+        _advance(progress)
+    items_by = frame.groupby("annotator")["item"].apply(set).to_dict()
+    for a, b in itertools.combinations(sorted(items_by), 2):
+        shared = items_by[a] & items_by[b]
+        if len(shared) < 2:
+            continue
+        pair = frame[frame["annotator"].isin([a, b]) & frame["item"].isin(shared)]
+        rel = pair.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
+        ver = pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
+        result["pairs"].append({
+            "pair": [a, b], "n_items": len(shared),
+            "verdict_cohen_kappa": agreement.cohen_kappa(ver, values=VERDICT_SCALE, n_resamples=0).to_dict(),
+            "relevance_cohen_kappa_quadratic": agreement.cohen_kappa(rel, values=RELEVANCE_SCALE, weights="quadratic", n_resamples=0).to_dict(),
+            "verdict_percent_agreement": agreement.percent_agreement(ver, n_resamples=0).to_dict(),
+        })
+    _advance(progress)
+    return result
+
+
+def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples: int = 1000, seed: int = 20250607, progress=None) -> dict:
+    """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
+    often the reference answer was ranked low."""
+    from ranking.models import Study
+
+    study = Study.objects.get(pk=study_id)
+    ranks = study_rankings(study)
+    if progress:
+        progress.start(4 + len(SCORE_METRICS), f"study {study.name}")
+    kw = {"n_resamples": n_resamples, "seed": seed}
+    result: dict = {"study": study.name, "n_questions": int(ranks["item"].nunique()), "n_judgements": len(ranks), "profile": profile}
+    if ranks.empty:
+        result["undefined_reason"] = "no submitted rankings yet"
+        return result
+    ranks["annotator"] = ranks["annotator"].map(_pseudonyms(ranks["annotator"].unique()))
+    reference = sorted(ranks.loc[ranks["is_reference"], "system"].unique())
+    base = ranks[["item", "annotator", "answer", "rank", "system"]]
+    w = rankings.kendall_w(base, **kw)
+    tau = rankings.mean_pairwise_tau_b(base, **kw)
+    tag_scale = list(study.tag_scale)
+    tags = ranks.rename(columns={"tag": "value"})[["annotator", "value"]].assign(item=ranks["item"] + "/" + ranks["answer"])
+    result["ranking_agreement"] = {
+        "kendall_w": w.pooled.to_dict(),
+        "mean_pairwise_tau_b": tau.pooled.to_dict(),
+        "tag_alpha_ordinal": agreement.krippendorff_alpha(tags, level="ordinal", values=tag_scale, **kw).to_dict(),
+    }
+    _advance(progress)
+    board = leaderboard.bradley_terry_leaderboard(base, **kw)
+    result["human_leaderboard"] = [
+        {"system": str(s.system), "strength": s.strength, "strength_ci": list(s.strength_ci) if s.strength_ci else None,
+         "win_rate": s.win_rate, "mean_rank": s.mean_rank, "is_reference": str(s.system) in reference}
+        for s in board.standings
+    ]
+    result["human_leaderboard_notes"] = list(board.notes)
+    _advance(progress)
+    scores = study_scores(study, profile=profile)
+    result["correlation"], result["scatter"] = {}, {}
+    model_ranks = base[~base["system"].isin(reference)]
+    for metric in SCORE_METRICS:
+        metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
+        result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
+        result["scatter"][metric] = _scatter(model_ranks, metric_scores)
+        _advance(progress)
+    result["automatic_leaderboard"] = (
+        scores.groupby("system")[SCORE_METRICS].mean().reset_index().round(6).to_dict(orient="records") if not scores.empty else []
+    )
+    result["reference"] = _reference_outcomes(ranks, reference, tag_scale)
+    _advance(progress)
+    return result
+
+
+def _correlation_block(ranks: pd.DataFrame, scores: pd.DataFrame, kw: dict) -> dict:
+    if scores.empty:
+        return {"undefined_reason": "no scores for this metric: score the study's systems first"}
+    seg, _ = correlation.segment_tau_b(ranks, scores, **kw)
+    return {
+        "segment_tau_b": seg.to_dict(),
+        "pairwise_accuracy": correlation.pairwise_accuracy(ranks, scores, **kw).to_dict(),
+        "system_pearson": correlation.system_correlation(ranks, scores, method="pearson", **kw).to_dict(),
+        "system_spearman": correlation.system_correlation(ranks, scores, method="spearman", **kw).to_dict(),
+    }
+
+
+def _scatter(ranks: pd.DataFrame, scores: pd.DataFrame) -> dict:
+    human = -ranks.groupby("system")["rank"].mean()
+    metric = scores.groupby("system")["score"].mean()
+    systems = sorted(set(human.index) & set(metric.index))
+    return {"systems": systems, "human": [float(human[s]) for s in systems], "metric": [float(metric[s]) for s in systems]}
+
+
+def _reference_outcomes(ranks: pd.DataFrame, reference: list[str], tag_scale: list[str]) -> dict:
+    if not reference:
+        return {"included": False}
+    ref = ranks[ranks["system"].isin(reference)]
+    answers = ranks.groupby(["item", "annotator"])["answer"].transform("count")
+    ref_answers = answers[ref.index]
+    bottom_half = ref["rank"] > ref_answers / 2
+    worst_tag = tag_scale[-1] if tag_scale else None
+    return {
+        "included": True,
+        "share_ranked_below_a_model": float((ref["rank"] > 1).mean()),
+        "share_in_bottom_half": float(bottom_half.mean()),
+        "share_tagged_worst": float((ref["tag"] == worst_tag).mean()) if worst_tag else None,
+        "questions_flagged": int(ref.assign(flag=bottom_half | (ref["tag"] == worst_tag)).groupby("item")["flag"].any().sum()),
+    }
+
+
+def report_reviewer_quality() -> dict:
+    """Gold accuracy, adjudication overturn rate and pace per reviewer (organizers see who is who)."""
+    from django.db.models import Avg, Count
+
+    from annotation.models import Review
+    from annotation.vetting_selectors import reviewer_quality
+
+    pace = {
+        row["reviewer_id"]: row
+        for row in Review.objects.values("reviewer_id").annotate(n=Count("id"), mean_seconds=Avg("server_seconds"))
+    }
+    rows = reviewer_quality()
+    for row in rows:
+        seconds = pace.get(row["reviewer_id"], {}).get("mean_seconds")
+        row["mean_seconds_per_review"] = round(seconds, 1) if seconds is not None else None
+    return {"reviewers": rows}
+
+
+REPORTS = {
+    "vetting_agreement": report_vetting_agreement,
+    "study": report_study,
+    "reviewer_quality": lambda progress=None, **_: report_reviewer_quality(),
+}
+
+
+def report_run(*, report, progress=None):
+    """Compute and store a report (idempotent: a re-run overwrites the result)."""
+    params = dict(report.params)
+    result = REPORTS[report.kind](progress=progress, **params)
+    result["methods"] = METHODS
+    result["library_versions"] = library_versions()
+    result["computed_at"] = timezone.now().isoformat()
+    report.result = result
+    report.finished_at = timezone.now()
+    report.save(update_fields=["result", "finished_at"])
+    return report
+
+
+def _advance(progress) -> None:
+    if progress is not None:
+        progress.advance(1)

@@ -1,0 +1,116 @@
+"""Task-1 scoring inside the portal: a system's stored outputs scored with the pure ClinIQLink metric.
+
+The model and the NLTK resources load once per worker process and are reused by every job it runs. Scores
+are written with an upsert on (run, item), so a task that is killed and redelivered rewrites the same rows:
+nothing is lost and nothing is duplicated. Scale-out is by job: each system × profile is one job, and
+several Celery workers score several systems at once.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from analytics.models import AnswerScore, ScoringRun
+from portal.errors import DomainError
+
+# Portal QA type → the metric's type (the harness output file stem).
+METRIC_TYPE = {
+    "true_false": "true_false", "multiple_choice": "multiple_choice", "list": "list", "short_answer": "short",
+    "short_inverse": "short_inverse", "multi_hop": "multi_hop", "multi_hop_inverse": "multi_hop_inverse",
+}
+SCORE_FIELDS = ["semantic", "word", "sentence", "paragraph", "bleu", "rouge", "meteor", "correct", "precision",
+                "recall", "f1", "predicted_step", "step_distance"]
+
+
+@functools.cache
+def shared_encoder():
+    from analytics.metrics import Encoder
+
+    return Encoder(settings.METRIC_MODEL_PATH or None)
+
+
+@functools.cache
+def shared_text_metrics():
+    from analytics.metrics import TextMetrics
+
+    return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
+
+
+def scoring_inputs(run: ScoringRun) -> tuple[dict[str, list[dict]], dict[str, list], dict[str, list[tuple[int, int]]]]:
+    """The submission the public scorer would see: per metric type, the dataset records (release order, or
+    import order) and the system's raw responses; plus (item id, output id) per position."""
+    from ranking.models import SystemOutput
+
+    outputs = SystemOutput.objects.filter(system=run.system).select_related("item")
+    if run.release_id:
+        order = {item_id: pos for pos, item_id in run.release.items.values_list("position", "item_id")}
+        outputs = outputs.filter(item_id__in=order)
+        records = dict(run.release.items.values_list("item_id", "record"))
+    else:
+        order = None
+        records = None
+    rows = sorted(outputs, key=(lambda o: order[o.item_id]) if order else (lambda o: o.item_id))
+    inputs: dict[str, list[dict]] = {}
+    responses: dict[str, list] = {}
+    keys: dict[str, list[tuple[int, int]]] = {}
+    for output in rows:
+        metric_type = METRIC_TYPE.get(output.item.qa_type)
+        if metric_type is None:
+            continue  # other benchmarks (PromptCBLUE) have no ClinIQLink metric
+        inputs.setdefault(metric_type, []).append(records[output.item_id] if records else output.item.raw)
+        responses.setdefault(metric_type, []).append(output.raw if output.raw is not None else output.response)
+        keys.setdefault(metric_type, []).append((output.item_id, output.pk))
+    return inputs, responses, keys
+
+
+def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
+    """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
+    from analytics.metrics import score_submission
+
+    inputs, responses, keys = scoring_inputs(run)
+    if not inputs:
+        raise DomainError(f"{run.system} has no outputs for ClinIQLink items in this scope; import outputs first")
+    result = score_submission(
+        inputs, responses, profile=run.profile, seed=run.seed, encoder=shared_encoder(),
+        text_metrics=shared_text_metrics(), stopwords_version=settings.METRIC_STOPWORDS_VERSION,
+        progress=_progress_bridge(progress),
+    )
+    scores = []
+    for row in result.item_rows():
+        item_id, output_id = keys[row["qa_type"]][row["index"]]
+        values = {name: row.get(name) for name in SCORE_FIELDS}
+        scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=PORTAL_TYPE[row["qa_type"]], index=row["index"], **values))
+    with transaction.atomic():
+        AnswerScore.objects.bulk_create(
+            scores, batch_size=2000, update_conflicts=True, unique_fields=["run", "item"],
+            update_fields=["output", "qa_type", "index", *SCORE_FIELDS],
+        )
+        run.summary = result.summary
+        run.run_record = {**result.run, "notes": result.notes}
+        run.n_items = len(scores)
+        run.finished_at = timezone.now()
+        run.save(update_fields=["summary", "run_record", "n_items", "finished_at"])
+    return run
+
+
+PORTAL_TYPE = {metric: portal for portal, metric in METRIC_TYPE.items()}
+
+
+def _progress_bridge(progress):
+    """Adapt the metric's ``progress(stage, done, total)`` callback to a job's progress bar."""
+    if progress is None:
+        return None
+    state = {"stage": None, "done": 0}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage != state["stage"]:
+            state.update(stage=stage, done=0)
+            progress.start(total, f"scoring: {stage}")
+        progress.advance(done - state["done"], f"scoring: {stage}")
+        state["done"] = done
+
+    return report

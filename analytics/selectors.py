@@ -1,0 +1,55 @@
+"""Turn stored judgements and scores into the plain DataFrames that ``analytics.stats`` takes."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from annotation.models import Review
+from annotation.workflow import Stage
+
+RELEVANCE_SCALE = [1, 2, 3, 4, 5]
+VERDICT_SCALE = ["correct", "incorrect", "cannot_tell"]
+SCORE_METRICS = ["semantic", "bleu", "rouge", "meteor"]
+
+
+def vetting_ratings() -> pd.DataFrame:
+    """One row per independent review of a real item: item, annotator, qa_type, verdict, relevance, stage."""
+    rows = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).values_list(
+        "item__uid", "reviewer_id", "item__qa_type", "verdict", "relevance", "stage"
+    )
+    return pd.DataFrame(list(rows), columns=["item", "annotator", "qa_type", "verdict", "relevance", "stage"])
+
+
+def study_rankings(study) -> pd.DataFrame:
+    """One row per ranker × answer of a study's submitted tasks: item, annotator, answer, system, rank, tag,
+    hallucination, harm, is_reference. ``answer`` is the system name (one answer per system per question)."""
+    from ranking.models import AnswerJudgement, RankingTask
+
+    rows = AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED).values_list(
+        "task__question__item__uid", "task__ranker_id", "answer__system__name", "rank", "tag", "hallucination",
+        "harm", "answer__system__is_reference",
+    )
+    frame = pd.DataFrame(
+        list(rows), columns=["item", "annotator", "system", "rank", "tag", "hallucination", "harm", "is_reference"]
+    )
+    frame["answer"] = frame["system"]
+    return frame
+
+
+def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
+    """Metric scores of the study's answers: item, system, and one column per metric, from each system's
+    latest finished scoring run with ``profile``."""
+    from analytics.models import AnswerScore, ScoringRun
+
+    runs = {}
+    for run in ScoringRun.objects.filter(system__in=study.systems.all(), profile=profile, finished_at__isnull=False).order_by("created_at"):
+        runs[run.system_id] = run.pk  # the latest run per system wins
+    items = study.questions.values_list("item_id", flat=True)
+    rows = AnswerScore.objects.filter(run_id__in=runs.values(), item_id__in=items).values_list(
+        "item__uid", "run__system__name", "semantic", "bleu", "rouge", "meteor", "correct", "f1"
+    )
+    frame = pd.DataFrame(list(rows), columns=["item", "system", "semantic", "bleu", "rouge", "meteor", "correct", "f1"])
+    # Closed-ended answers have no semantic score: their headline number is correctness or list F1.
+    closed = frame["semantic"].isna()
+    frame.loc[closed, "semantic"] = frame.loc[closed, "correct"].astype(float).fillna(frame.loc[closed, "f1"])
+    return frame.drop(columns=["correct", "f1"])

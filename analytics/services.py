@@ -1,0 +1,46 @@
+"""Starting analytics work: reports and scoring runs are created here and computed by Celery jobs."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from analytics.models import Report, ScoringRun
+from portal.errors import DomainError
+from portal.jobs import job_create, job_enqueue
+
+
+def report_request(*, kind: str, params: dict | None = None, user=None) -> Report:
+    """Create a report record and queue the job that computes it."""
+    if kind not in Report.Kind.values:
+        raise DomainError(f"unknown report kind {kind!r}")
+    from analytics.tasks import report_task
+
+    with transaction.atomic():
+        report = Report.objects.create(kind=kind, params=params or {}, created_by=_user(user))
+        job = job_create(kind=f"report:{kind}", params={"report_id": report.pk}, user=user)
+        report.job = job
+        report.save(update_fields=["job"])
+        job_enqueue(job, report_task)
+    return report
+
+
+def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user=None) -> ScoringRun:
+    """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
+    from analytics.metrics import PROFILES
+    from analytics.tasks import scoring_task
+
+    if profile not in PROFILES:
+        raise DomainError(f"unknown metric profile {profile!r}; use one of {', '.join(PROFILES)}")
+    if system.is_reference:
+        raise DomainError("the reference pseudo-system is not scored")
+    with transaction.atomic():
+        run = ScoringRun.objects.create(system=system, release=release, profile=profile, seed=seed, created_by=_user(user))
+        job = job_create(kind="scoring", params={"run_id": run.pk}, user=user)
+        run.job = job
+        run.save(update_fields=["job"])
+        job_enqueue(job, scoring_task)
+    return run
+
+
+def _user(user):
+    return user if getattr(user, "pk", None) else None
