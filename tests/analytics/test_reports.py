@@ -1,0 +1,90 @@
+"""Analytics reports end to end: a job computes the report from live judgements; pages, plots and downloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analytics.models import Report
+from analytics.services import report_request
+from analytics.stats.agreement import krippendorff_alpha
+from annotation.models import Assignment, QAItem, Review
+from annotation.services.imports import items_import
+from portal.models import Job
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# (item index, reviewer A, reviewer B): verdicts and relevance of two reviewers on six items.
+JUDGEMENTS = [
+    (0, ("correct", 5), ("correct", 5)),
+    (1, ("correct", 4), ("correct", 5)),
+    (2, ("incorrect", 2), ("incorrect", 1)),
+    (3, ("correct", 5), ("incorrect", 3)),
+    (4, ("cannot_tell", 3), ("cannot_tell", 3)),
+    (5, ("correct", 5), ("correct", 4)),
+]
+
+
+@pytest.fixture
+def double_reviewed(make_user):
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    items = list(QAItem.objects.order_by("id"))
+    a, b = make_user("reviewer"), make_user("reviewer")
+    for index, first, second in JUDGEMENTS:
+        item = items[index * 5]  # spread over QA types
+        for who, stage, (verdict, relevance) in ((a, "primary", first), (b, "secondary", second)):
+            assignment = Assignment.objects.create(item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at)
+            Review.objects.create(assignment=assignment, item=item, reviewer=who, stage=stage, verdict=verdict,
+                                  relevance=relevance, server_seconds=30)
+    return a, b
+
+
+def test_vetting_agreement_report_job_matches_the_statistics_on_the_same_data(double_reviewed, organizer):
+    report = report_request(kind="vetting_agreement", params={"n_resamples": 200}, user=organizer)
+    report.refresh_from_db()
+    job = Job.objects.get(pk=report.job_id)
+    assert job.status == "succeeded" and job.progress_done == job.progress_total > 0
+    frame = pd.DataFrame(
+        [(i, "a", v[0]) for i, v, _ in JUDGEMENTS] + [(i, "b", w[0]) for i, _, w in JUDGEMENTS],
+        columns=["item", "annotator", "value"],
+    )
+    expected = krippendorff_alpha(frame, level="nominal", values=["correct", "incorrect", "cannot_tell"], n_resamples=0)
+    overall = report.result["overall"]
+    assert overall["verdict"]["krippendorff_alpha"]["value"] == pytest.approx(expected.value)
+    assert overall["n_items"] == 6 and overall["n_reviews"] == 12
+    assert len(report.result["pairs"]) == 1 and report.result["pairs"][0]["n_items"] == 6
+    # One item per QA type: per-type alpha is undefined, with a reason, never a number.
+    for block in report.result["by_type"].values():
+        assert block["verdict"]["krippendorff_alpha"]["value"] is None
+        assert block["verdict"]["krippendorff_alpha"]["undefined_reason"]
+    assert report.result["library_versions"]["scipy"] != "not installed"
+
+
+def test_report_pages_plots_and_downloads(double_reviewed, organizer, organizer_client):
+    response = organizer_client.post("/analytics/", {"action": "vetting_agreement"})
+    report = Report.objects.get()
+    assert response["Location"] == f"/analytics/reports/{report.pk}/"
+    page = organizer_client.get(response["Location"])
+    assert b"krippendorff_alpha" in page.content
+    png = organizer_client.get(f"/analytics/reports/{report.pk}/plots/verdict_alpha_by_type.png")
+    assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
+    svg = organizer_client.get(f"/analytics/reports/{report.pk}/plots/relevance_alpha_by_type.svg")
+    assert b"<svg" in svg.content
+    data = json.loads(organizer_client.get(f"/analytics/reports/{report.pk}/download.json").content)
+    assert data["overall"]["n_items"] == 6
+    csv_text = organizer_client.get(f"/analytics/reports/{report.pk}/download.csv").content.decode()
+    assert csv_text.splitlines()[0].startswith("section,statistic,value,ci_low,ci_high")
+    printable = organizer_client.get(f"/analytics/reports/{report.pk}/print/").content.decode()
+    assert "Methods" in printable and "Library versions" in printable and ".svg" in printable
+
+
+def test_reviewer_quality_report_lists_pace(double_reviewed, organizer):
+    report = report_request(kind="reviewer_quality", user=organizer)
+    report.refresh_from_db()
+    rows = report.result["reviewers"]
+    assert len(rows) == 2 and all(row["mean_seconds_per_review"] == 30.0 for row in rows)
