@@ -124,6 +124,9 @@ class StudyAnswer(models.Model):
         ordering = ["question_id", "id"]
         constraints = [models.UniqueConstraint(fields=["question", "system"], name="ranking_answer_unique_system")]
 
+    def __str__(self) -> str:
+        return f"answer {self.pk} of question {self.question_id}"
+
 
 class RankingTask(models.Model):
     """One ranker's work on one question: the stored shuffle, the lease, and (once submitted) the result."""
@@ -187,6 +190,9 @@ class AnswerJudgement(models.Model):
         ordering = ["task_id", "position"]
         constraints = [models.UniqueConstraint(fields=["task", "answer"], name="ranking_judgement_unique_answer")]
 
+    def __str__(self) -> str:
+        return f"{self.task_id} {self.slot}: rank {self.rank}, {self.tag}"
+
 
 class ReferenceFlag(models.Model):
     """A question whose reference answer the physicians judged poorly; may be sent back to vetting."""
@@ -200,3 +206,6 @@ class ReferenceFlag(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"reference flag on question {self.question_id}"

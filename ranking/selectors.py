@@ -11,9 +11,8 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.qa_types import QA_TYPE_LABELS, QAType
-from portal.errors import NotAllowed
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion, System
-from ranking.services.submissions import task_slots
+from ranking.services.submissions import TaskNotFound, task_slots
 
 
 def study_list() -> QuerySet[Study]:
@@ -28,7 +27,9 @@ def studies_for_ranker(*, ranker) -> list[dict]:
     """Open studies with this ranker's own progress (never anyone else's)."""
     mine = dict(
         RankingTask.objects.filter(ranker=ranker, status=RankingTask.Status.SUBMITTED)
-        .values("study_id").annotate(n=Count("pk")).values_list("study_id", "n")
+        .values("study_id")
+        .annotate(n=Count("pk"))
+        .values_list("study_id", "n")
     )
     return [
         {"study": study, "done": mine.get(study.pk, 0), "questions": study.n_questions}
@@ -66,18 +67,20 @@ def study_progress(*, study: Study) -> dict:
 
 def task_for_ranker(*, task_id, ranker) -> RankingTask:
     """The ranker's own task; someone else's (or none) is refused the same way, so ids cannot be probed."""
-    task = (
-        RankingTask.objects.select_related("study", "question__item").filter(pk=task_id, ranker_id=ranker.pk).first()
-    )
+    task = RankingTask.objects.select_related("study", "question__item").filter(pk=task_id, ranker_id=ranker.pk).first()
     if task is None:
-        raise NotAllowed("This is not your task.")
+        raise TaskNotFound("No such task among yours.")
     return task
 
 
 def _question_blinded(item) -> dict:
     """What the ranker may see of the item: the question and what the model was shown — never the gold answer."""
-    data = {"qa_type": item.qa_type, "type_label": QA_TYPE_LABELS.get(QAType(item.qa_type), item.qa_type),
-            "question": item.question, "lang": "zh" if item.benchmark == "promptcblue" else "en"}
+    data = {
+        "qa_type": item.qa_type,
+        "type_label": QA_TYPE_LABELS.get(QAType(item.qa_type), item.qa_type),
+        "question": item.question,
+        "lang": "zh" if item.benchmark == "promptcblue" else "en",
+    }
     if item.qa_type in (QAType.MULTIPLE_CHOICE, QAType.LIST, QAType.GENERIC) and item.options:
         data["options"] = list(item.options)
     if item.qa_type == QAType.SHORT_INVERSE:
@@ -97,8 +100,12 @@ def task_blinded(*, task: RankingTask) -> dict:
         "status": task.status,
         "lease_expires_at": task.lease_expires_at,
         "study": {
-            "name": study.name, "guidelines": study.guidelines, "tag_scale": list(study.tag_scale),
-            "ties_allowed": study.ties_allowed, "ask_hallucination": study.ask_hallucination, "ask_harm": study.ask_harm,
+            "name": study.name,
+            "guidelines": study.guidelines,
+            "tag_scale": list(study.tag_scale),
+            "ties_allowed": study.ties_allowed,
+            "ask_hallucination": study.ask_hallucination,
+            "ask_harm": study.ask_harm,
         },
         "question": _question_blinded(task.question.item),
         "answers": [{"slot": slot, "text": texts[pk]} for slot, pk in zip(task_slots(task), task.order, strict=True)],

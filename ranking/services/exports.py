@@ -18,8 +18,21 @@ from ranking.models import AnswerJudgement, RankingTask, Study
 FORMATS = ("csv", "parquet", "shroom")
 CONTENT_TYPES = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet", "shroom": "application/json"}
 COLUMNS = [
-    "study", "item_uid", "qa_type", "system", "is_reference", "ranker", "presented_position", "slot", "rank", "tag",
-    "hallucination", "hallucination_kind", "harm", "time_spent_ms", "submitted_at",
+    "study",
+    "item_uid",
+    "qa_type",
+    "system",
+    "is_reference",
+    "ranker",
+    "presented_position",
+    "slot",
+    "rank",
+    "tag",
+    "hallucination",
+    "hallucination_kind",
+    "harm",
+    "time_spent_ms",
+    "submitted_at",
 ]
 
 
@@ -78,8 +91,11 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
         answers.setdefault(
             j.answer_id,
             {
-                "study": study.name, "item_uid": j.answer.question.item.uid, "qa_type": j.answer.question.item.qa_type,
-                "system": j.answer.system.name, "is_reference": j.answer.system.is_reference,
+                "study": study.name,
+                "item_uid": j.answer.question.item.uid,
+                "qa_type": j.answer.question.item.qa_type,
+                "system": j.answer.system.name,
+                "is_reference": j.answer.system.is_reference,
                 "model_output_text": j.answer.text,
             },
         )
@@ -96,8 +112,13 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
         votes = labels[answer_id]
         share = sum(v["label"] == "Hallucination" for v in votes) / len(votes)
         records.append(
-            {**record, "annotations": votes, "label": "Hallucination" if share > 0.5 else "Not Hallucination",
-             "p(Hallucination)": round(share, 6), "n_annotators": len(votes)}
+            {
+                **record,
+                "annotations": votes,
+                "label": "Hallucination" if share > 0.5 else "Not Hallucination",
+                "p(Hallucination)": round(share, 6),
+                "n_annotators": len(votes),
+            }
         )
     return records
 

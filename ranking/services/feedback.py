@@ -21,6 +21,7 @@ from ranking.rules import bottom_half
 
 logger = logging.getLogger(__name__)
 DISPUTES_MODULE = "annotation.services.disputes"
+DISPUTE_CATEGORY = "other"  # the text says what the physicians found; an adjudicator re-categorises
 
 
 def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
@@ -29,7 +30,9 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
         return []
     worst = study.tag_scale[-1]
     n_answers = dict(
-        StudyAnswer.objects.filter(question__study=study).values("question_id").annotate(n=Count("id"))
+        StudyAnswer.objects.filter(question__study=study)
+        .values("question_id")
+        .annotate(n=Count("id"))
         .values_list("question_id", "n")
     )
     per_question: dict[int, list[tuple[int, str]]] = defaultdict(list)
@@ -62,21 +65,25 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
             elif flag.reasons != reasons:
                 ReferenceFlag.objects.filter(pk=flag.pk).update(reasons=reasons)
     return list(
-        ReferenceFlag.objects.filter(question__study=study).select_related("question__item").order_by("question__position")
+        ReferenceFlag.objects.filter(question__study=study)
+        .select_related("question__item")
+        .order_by("question__position")
     )
 
 
 def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
     """Send a flagged question to vetting as a dispute (once; a second call changes nothing).
 
-    Records an audit entry and marks the flag sent. The vetting Dispute model is not in this codebase yet: when
-    ``annotation.services.disputes.dispute_file`` exists it is called as
-    ``dispute_file(item=<QAItem>, user=<organizer>, reason=<text>, origin="ranking")`` and the returned object's pk
-    is kept in ``dispute_ref``.
+    Records an audit entry and marks the flag sent, in one transaction with filing the vetting dispute through
+    ``annotation.services.disputes.dispute_file`` (looked up at run time, so the ranking app still works where
+    vetting disputes are absent); the dispute's pk is kept in ``dispute_ref``. A refused dispute (a
+    :class:`DomainError`) leaves the flag unsent.
     """
     with transaction.atomic():
-        flag = ReferenceFlag.objects.select_for_update().select_related("question__item", "question__study").get(
-            pk=flag.pk
+        flag = (
+            ReferenceFlag.objects.select_for_update()
+            .select_related("question__item", "question__study")
+            .get(pk=flag.pk)
         )
         if flag.sent_at is not None:
             return flag
@@ -84,13 +91,16 @@ def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
         reason = f"Preference study {flag.question.study.name!r}: the reference answer was " + "; ".join(flag.reasons)
         dispute_file = _dispute_filer()
         if dispute_file is not None:
-            dispute = dispute_file(item=item, user=user, reason=reason, origin="ranking")
+            dispute = dispute_file(raised_by=user, category=DISPUTE_CATEGORY, text=reason, item=item)
             flag.dispute_ref = str(getattr(dispute, "pk", dispute) or "")
         flag.sent_at, flag.sent_by = timezone.now(), user
         flag.save(update_fields=["sent_at", "sent_by", "dispute_ref"])
         audit_record(
-            actor=user, obj=item, action="reference_sent_to_vetting", after={"reasons": flag.reasons,
-            "study": flag.question.study_id, "dispute": flag.dispute_ref or None}, note=reason,
+            actor=user,
+            obj=item,
+            action="reference_sent_to_vetting",
+            after={"reasons": flag.reasons, "study": flag.question.study_id, "dispute": flag.dispute_ref or None},
+            note=reason,
         )
     return flag
 

@@ -63,8 +63,12 @@ class OutputsImportResult:
 
     def as_dict(self) -> dict:
         return {
-            "system": self.system, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
-            "files": self.files, "by_type": self.by_type,
+            "system": self.system,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "files": self.files,
+            "by_type": self.by_type,
         }
 
 
@@ -113,15 +117,21 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
         uid = dataset.get("uid") or dataset.get("id")
         qa_type = file_type.value if file_type else str(dataset.get("type", ""))
         if not qa_type:
-            raise ImportProblem(display, "missing (and the file name does not say the type)", record=index, field="type")
+            raise ImportProblem(
+                display, "missing (and the file name does not say the type)", record=index, field="type"
+            )
         source = dataset.get("source") if isinstance(dataset.get("source"), dict) else {}
         prompt = prompts[index] if prompts is not None else record.get("prompt", "")
         parsed.append(
             ParsedOutput(
-                file=display, record=index, response_raw=responses[index],
+                file=display,
+                record=index,
+                response_raw=responses[index],
                 prompt=prompt if isinstance(prompt, str) else to_text(prompt),
-                uid=str(uid) if uid is not None else content_uid("cl", dataset), qa_type=qa_type,
-                question=str(dataset.get("question", "")), paragraph_id=str(source.get("paragraph_id", "")),
+                uid=str(uid) if uid is not None else content_uid("cl", dataset),
+                qa_type=qa_type,
+                question=str(dataset.get("question", "")),
+                paragraph_id=str(source.get("paragraph_id", "")),
             )
         )
     return parsed
@@ -150,14 +160,20 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
         prompt = record.get("prompt", "")
         parsed.append(
             ParsedOutput(
-                file=display, record=index, response_raw=record["response"], uid=str(uid), system=system.strip(),
+                file=display,
+                record=index,
+                response_raw=record["response"],
+                uid=str(uid),
+                system=system.strip(),
                 prompt=prompt if isinstance(prompt, str) else to_text(prompt),
             )
         )
     return parsed
 
 
-def outputs_parse(paths: list[Path], *, limits: Limits | None = None, displays: dict | None = None) -> list[ParsedOutput]:
+def outputs_parse(
+    paths: list[Path], *, limits: Limits | None = None, displays: dict | None = None
+) -> list[ParsedOutput]:
     """Read and validate every file (no database access); raise :class:`ImportProblem` on the first problem."""
     limits = limits or upload_limits()
     displays = displays or {}
@@ -195,10 +211,14 @@ def _match_items(parsed: list[ParsedOutput]) -> None:
         if len(candidates) == 1:
             p.item_id = candidates[0]
         elif len(candidates) > 1:
-            raise ImportProblem(p.file, f"matches {len(candidates)} items by question and paragraph_id", record=p.record)
+            raise ImportProblem(
+                p.file, f"matches {len(candidates)} items by question and paragraph_id", record=p.record
+            )
         else:
             what = f"item_uid {p.uid!r}" if not p.question else f"question {p.question[:80]!r} (uid {p.uid})"
-            raise ImportProblem(p.file, f"no item in the portal matches {what}; import the items first", record=p.record)
+            raise ImportProblem(
+                p.file, f"no item in the portal matches {what}; import the items first", record=p.record
+            )
 
 
 # --- the service ---------------------------------------------------------------------------------------------
@@ -227,8 +247,12 @@ def outputs_import(
     parsed = outputs_parse(paths, displays=displays)
     for p in parsed:
         if p.system and p.system != system_name:
-            raise ImportProblem(p.file, f"{p.system!r} is not the system being imported ({system_name!r})",
-                                record=p.record, field="system")
+            raise ImportProblem(
+                p.file,
+                f"{p.system!r} is not the system being imported ({system_name!r})",
+                record=p.record,
+                field="system",
+            )
     _match_items(parsed)
     seen: dict[int, ParsedOutput] = {}
     for p in parsed:
@@ -250,7 +274,9 @@ def outputs_import(
             result.by_type[qa_types[p.item_id]] = result.by_type.get(qa_types[p.item_id], 0) + 1
             current = existing.get(p.item_id)
             if current is None:
-                new.append(SystemOutput(system=system, item_id=p.item_id, response=text, raw=p.response_raw, prompt=prompt))
+                new.append(
+                    SystemOutput(system=system, item_id=p.item_id, response=text, raw=p.response_raw, prompt=prompt)
+                )
             elif current.response != text or current.raw != p.response_raw:
                 changed.append((current, current.response, p))
             else:
@@ -262,8 +288,14 @@ def outputs_import(
         for output, before, p in changed:
             output.response, output.raw, output.prompt = p.text, p.response_raw, p.prompt
             output.save(update_fields=["response", "raw", "prompt", "imported_at"])
-            audit_record(actor=user, obj=output, action="output_changed", before={"response": before},
-                         after={"response": output.response}, note=f"{p.file} record {p.record}")
+            audit_record(
+                actor=user,
+                obj=output,
+                action="output_changed",
+                before={"response": before},
+                after={"response": output.response},
+                note=f"{p.file} record {p.record}",
+            )
         if progress is not None:
             progress.advance(len(changed) + result.unchanged)
         result.created, result.updated = len(new), len(changed)
@@ -314,7 +346,7 @@ def reference_text(item: QAItem) -> str:
             return item.incorrect_explanation.strip()
         case QAType.MULTI_HOP_INVERSE:
             for line in item.incorrect_reasoning_step:
-                if "explanation" in line.lower():
+                if "Explanation" in line:  # case-sensitive, as the scorer reads it
                     return line.split(":", 1)[1].strip() if ":" in line else line.strip()
             return " ".join(item.incorrect_reasoning_step).strip()
         case _:
@@ -335,7 +367,13 @@ def reference_outputs_ensure(*, item_ids: list[int]) -> int:
     existing = dict(SystemOutput.objects.filter(system=system, item_id__in=item_ids).values_list("item_id", "response"))
     writes = []
     for item in QAItem.objects.filter(id__in=item_ids).only(
-        "id", "qa_type", "answer", "answer_list", "options", "correct_answer", "incorrect_explanation",
+        "id",
+        "qa_type",
+        "answer",
+        "answer_list",
+        "options",
+        "correct_answer",
+        "incorrect_explanation",
         "incorrect_reasoning_step",
     ):
         text = reference_text(item)
@@ -343,7 +381,9 @@ def reference_outputs_ensure(*, item_ids: list[int]) -> int:
             writes.append(SystemOutput(system=system, item_id=item.id, response=text, raw=None))
     for start in range(0, len(writes), _CHUNK):
         SystemOutput.objects.bulk_create(
-            writes[start : start + _CHUNK], update_conflicts=True, unique_fields=["system", "item"],
+            writes[start : start + _CHUNK],
+            update_conflicts=True,
+            unique_fields=["system", "item"],
             update_fields=["response", "imported_at"],
         )
     return len(writes)

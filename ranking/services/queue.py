@@ -12,6 +12,8 @@ lock a moment ago is visible to that statement, but not to the one that found th
 
 from __future__ import annotations
 
+import random
+import time
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -50,22 +52,29 @@ def task_next(*, study: Study, ranker, now=None) -> RankingTask | None:
         current = _resume(study=study, ranker=ranker, now=now, lease=lease)
         if current is not None:
             return current
-        for _ in range(50):  # each round either assigns, or finds every candidate full and looks further
+        for _ in range(200):  # each round assigns, or finds the candidates full / briefly locked and looks again
             taken_by_me = RankingTask.objects.filter(question=OuterRef("pk"), ranker=ranker)
             active = (
                 RankingTask.objects.filter(_active_q(now), question=OuterRef("pk"))
-                .order_by().values("question").annotate(n=Count("pk")).values("n")
+                .order_by()
+                .values("question")
+                .annotate(n=Count("pk"))
+                .values("n")
             )
-            candidates = list(
+            open_questions = (
                 StudyQuestion.objects.filter(study=study)
                 .filter(~Exists(taken_by_me))
                 .alias(active_n=Coalesce(Subquery(active), 0))
                 .filter(active_n__lt=study.overlap)
                 .order_by("position")
-                .select_for_update(skip_locked=True, of=("self",))[:_CANDIDATES]
             )
+            candidates = list(open_questions.select_for_update(skip_locked=True, of=("self",))[:_CANDIDATES])
             if not candidates:
-                return None
+                if not open_questions.exists():
+                    return None
+                # Every open question is locked by a ranker being served this instant: wait a moment, look again.
+                time.sleep(random.uniform(0.002, 0.01))
+                continue
             for question in candidates:
                 if question_active_count(question.pk, now) >= study.overlap:
                     continue
@@ -79,7 +88,8 @@ def _resume(*, study: Study, ranker, now, lease) -> RankingTask | None:
     """Give back the ranker's open task (renewing its lease) unless it ran out and the slot was taken meanwhile."""
     mine = (
         RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.LEASED)
-        .order_by("leased_at").first()
+        .order_by("leased_at")
+        .first()
     )
     if mine is None:
         return None
@@ -104,8 +114,13 @@ def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -
     try:
         with transaction.atomic():  # savepoint: the same ranker racing in two tabs hits the unique constraint
             return RankingTask.objects.create(
-                study=study, question=question, ranker=ranker, seed=seed, order=order,
-                lease_expires_at=now + lease, ask_unblinding=ask,
+                study=study,
+                question=question,
+                ranker=ranker,
+                seed=seed,
+                order=order,
+                lease_expires_at=now + lease,
+                ask_unblinding=ask,
             )
     except IntegrityError:
         return None
@@ -115,6 +130,4 @@ def task_release(*, task: RankingTask, ranker) -> None:
     """Hand a leased question back (the ranker skips it); it is never offered to this ranker again."""
     if task.ranker_id != ranker.pk:
         raise NotAllowed("This is not your task.")
-    RankingTask.objects.filter(pk=task.pk, status=RankingTask.Status.LEASED).update(
-        status=RankingTask.Status.RELEASED
-    )
+    RankingTask.objects.filter(pk=task.pk, status=RankingTask.Status.LEASED).update(status=RankingTask.Status.RELEASED)

@@ -26,7 +26,12 @@ class StudyCreateResult:
     excluded: int
 
     def as_dict(self) -> dict:
-        return {"study_id": self.study.pk, "name": self.study.name, "included": self.included, "excluded": self.excluded}
+        return {
+            "study_id": self.study.pk,
+            "name": self.study.name,
+            "included": self.included,
+            "excluded": self.excluded,
+        }
 
 
 def _systems_resolve(systems) -> list[System]:
@@ -96,8 +101,13 @@ def study_create(
     tag_scale = [t.strip() for t in (tag_scale or DEFAULT_TAG_SCALE)]
     chosen = _systems_resolve(systems)
     _check_options(
-        name=name, overlap=overlap, tag_scale=tag_scale, unblinding_rate=unblinding_rate,
-        include_reference=include_reference, n_answers=len(chosen) + int(include_reference), qa_types=qa_types,
+        name=name,
+        overlap=overlap,
+        tag_scale=tag_scale,
+        unblinding_rate=unblinding_rate,
+        include_reference=include_reference,
+        n_answers=len(chosen) + int(include_reference),
+        qa_types=qa_types,
     )
     if sample_size is not None and sample_size < 1:
         raise DomainError("the sample size must be at least 1 (or left empty for every item)")
@@ -120,11 +130,21 @@ def study_create(
         )
     with transaction.atomic():
         study = Study.objects.create(
-            name=name.strip(), release_id=release_id, seed=seed, include_reference=include_reference,
-            item_filter={"qa_types": qa_types, "sample_size": sample_size, "seed": seed}, overlap=overlap,
-            ties_allowed=ties_allowed, tag_scale=tag_scale, ask_hallucination=ask_hallucination, ask_harm=ask_harm,
-            unblinding_rate=unblinding_rate, guidelines=guidelines, lease_seconds=lease_seconds,
-            excluded_items=excluded, created_by=user if getattr(user, "pk", None) else None,
+            name=name.strip(),
+            release_id=release_id,
+            seed=seed,
+            include_reference=include_reference,
+            item_filter={"qa_types": qa_types, "sample_size": sample_size, "seed": seed},
+            overlap=overlap,
+            ties_allowed=ties_allowed,
+            tag_scale=tag_scale,
+            ask_hallucination=ask_hallucination,
+            ask_harm=ask_harm,
+            unblinding_rate=unblinding_rate,
+            guidelines=guidelines,
+            lease_seconds=lease_seconds,
+            excluded_items=excluded,
+            created_by=user if getattr(user, "pk", None) else None,
         )
         study.systems.set(chosen)
         answer_systems = list(chosen)
@@ -133,9 +153,16 @@ def study_create(
             answer_systems.append(reference_system())
         _questions_create(study=study, item_ids=picked, systems=answer_systems)
         audit_record(
-            actor=user, obj=study, action="study_created",
-            after={"included": len(picked), "excluded": excluded, "systems": [s.name for s in chosen],
-                   "include_reference": include_reference, "overlap": overlap},
+            actor=user,
+            obj=study,
+            action="study_created",
+            after={
+                "included": len(picked),
+                "excluded": excluded,
+                "systems": [s.name for s in chosen],
+                "include_reference": include_reference,
+                "overlap": overlap,
+            },
         )
     return StudyCreateResult(study=study, included=len(picked), excluded=excluded)
 
@@ -155,7 +182,9 @@ def _questions_create(*, study: Study, item_ids: list[int], systems: list[System
         StudyAnswer.objects.bulk_create(
             [
                 StudyAnswer(
-                    question=q, system=s, output=outputs[(s.pk, q.item_id)],
+                    question=q,
+                    system=s,
+                    output=outputs[(s.pk, q.item_id)],
                     text=clean_response(outputs[(s.pk, q.item_id)].response),
                 )
                 for q in questions

@@ -6,13 +6,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from portal.audit import audit_record
-from portal.errors import Conflict, DomainError, NotAllowed
+from portal.errors import Conflict, DomainError
 from ranking.models import AnswerJudgement, RankingTask, StudyAnswer, StudyQuestion
 from ranking.rules import UNBLINDING_NO_IDEA, FormRules, ranking_check
 from ranking.services.queue import question_active_count
 from ranking.shuffle import slot_letter
 
 MAX_TIME_MS = 24 * 3600 * 1000
+
+
+class TaskNotFound(DomainError):
+    """No such task for this ranker: the same answer whether it does not exist or is someone else's."""
+
+    http_status = 404
+    code = "not_found"
 
 
 class IncompleteRanking(DomainError):
@@ -30,8 +37,11 @@ def task_slots(task: RankingTask) -> list[str]:
 def task_rules(task: RankingTask) -> FormRules:
     study = task.study
     return FormRules(
-        tag_scale=tuple(study.tag_scale), ties_allowed=study.ties_allowed, ask_hallucination=study.ask_hallucination,
-        ask_harm=study.ask_harm, ask_unblinding=task.ask_unblinding,
+        tag_scale=tuple(study.tag_scale),
+        ties_allowed=study.ties_allowed,
+        ask_hallucination=study.ask_hallucination,
+        ask_harm=study.ask_harm,
+        ask_unblinding=task.ask_unblinding,
     )
 
 
@@ -55,7 +65,7 @@ def task_submit(
     now = now or timezone.now()
     probe = RankingTask.objects.filter(pk=task_id).values("question_id", "ranker_id").first()
     if probe is None or probe["ranker_id"] != ranker.pk:
-        raise NotAllowed("This is not your task.")  # same answer for "absent" and "someone else's": no probing
+        raise TaskNotFound("No such task among yours.")  # same answer for absent and someone else's: no probing
     with transaction.atomic():
         StudyQuestion.objects.select_for_update().get(pk=probe["question_id"])  # question, then task: see queue.py
         task = RankingTask.objects.select_for_update().select_related("study").get(pk=task_id)
@@ -73,7 +83,10 @@ def task_submit(
         )
         if problems:
             raise IncompleteRanking(problems)
-        if task.lease_expires_at <= now and question_active_count(task.question_id, now, exclude_task=task) >= task.study.overlap:
+        if (
+            task.lease_expires_at <= now
+            and question_active_count(task.question_id, now, exclude_task=task) >= task.study.overlap
+        ):
             task.status = RankingTask.Status.RELEASED
             task.save(update_fields=["status"])
             raise Conflict("Your time on this question ran out and it went to another ranker.", code="lease_expired")
@@ -81,8 +94,14 @@ def task_submit(
         AnswerJudgement.objects.bulk_create(
             [
                 AnswerJudgement(
-                    task=task, answer_id=slot_answer[j.slot], slot=j.slot, position=slots.index(j.slot) + 1,
-                    rank=j.rank, tag=j.tag, hallucination=j.hallucination, hallucination_kind=j.hallucination_kind,
+                    task=task,
+                    answer_id=slot_answer[j.slot],
+                    slot=j.slot,
+                    position=slots.index(j.slot) + 1,
+                    rank=j.rank,
+                    tag=j.tag,
+                    hallucination=j.hallucination,
+                    hallucination_kind=j.hallucination_kind,
                     harm=j.harm,
                 )
                 for j in parsed
@@ -101,12 +120,19 @@ def task_submit(
                 task.unblinding_correct = guessed.system.is_reference
         task.save(
             update_fields=[
-                "status", "submitted_at", "comment", "time_spent_ms", "idempotency_key", "unblinding_guess",
+                "status",
+                "submitted_at",
+                "comment",
+                "time_spent_ms",
+                "idempotency_key",
+                "unblinding_guess",
                 "unblinding_correct",
             ]
         )
         audit_record(
-            actor=ranker, obj=task, action="ranking_submitted",
+            actor=ranker,
+            obj=task,
+            action="ranking_submitted",
             after={"ranks": {j.slot: j.rank for j in parsed}, "tags": {j.slot: j.tag for j in parsed}},
         )
     return task

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from django import forms
+
+from annotation.forms import MultipleFileField
+from annotation.qa_types import QA_TYPE_LABELS
+from ranking.models import DEFAULT_TAG_SCALE, System
+from ranking.rules import HALLUCINATION_KINDS
+
+
+class StudyForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.filter(is_reference=False).order_by("name"), widget=forms.CheckboxSelectMultiple
+    )
+    qa_types = forms.MultipleChoiceField(
+        choices=[(t.value, label) for t, label in QA_TYPE_LABELS.items()],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every type.",
+    )
+    sample_size = forms.IntegerField(min_value=1, required=False, help_text="Empty: every eligible item.")
+    seed = forms.IntegerField(initial=0)
+    release_id = forms.IntegerField(required=False, help_text="Recorded only until frozen releases exist.")
+    include_reference = forms.BooleanField(initial=True, required=False)
+    overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
+    ties_allowed = forms.BooleanField(required=False)
+    tag_scale = forms.CharField(initial=", ".join(DEFAULT_TAG_SCALE), help_text="Best first, comma-separated.")
+    ask_hallucination = forms.BooleanField(
+        required=False, label="Ask about hallucinations (intrinsic / extrinsic / other)"
+    )
+    ask_harm = forms.BooleanField(required=False, label="Ask about potential patient harm")
+    unblinding_rate = forms.FloatField(
+        min_value=0, max_value=1, initial=0, help_text="Share of tasks asking which answer is the reference."
+    )
+    guidelines = forms.CharField(widget=forms.Textarea, required=False)
+
+    def clean_tag_scale(self):
+        return [t.strip() for t in self.cleaned_data["tag_scale"].split(",") if t.strip()]
+
+
+class OutputsImportForm(forms.Form):
+    system = forms.CharField(max_length=200, help_text="Created on first import; re-importing is idempotent.")
+    family = forms.CharField(max_length=100, required=False)
+    parameter_count = forms.IntegerField(min_value=1, required=False)
+    files = MultipleFileField(help_text="Harness output files (true_false.json … multi_hop_inverse.json) or .jsonl")
+
+
+def answers_from_post(post, slots: list[str]) -> dict:
+    """The ranking page's fields (rank_A, tag_A, hall_A, hallkind_A, harm_A …) as the service's ``answers``."""
+    answers = {}
+    for slot in slots:
+        kind = post.get(f"hallkind_{slot}", "")
+        answers[slot] = {
+            "rank": post.get(f"rank_{slot}", ""),
+            "tag": post.get(f"tag_{slot}", ""),
+            "hallucination": post.get(f"hall_{slot}") == "on",
+            "hallucination_kind": kind if kind in HALLUCINATION_KINDS else "",
+            "harm": post.get(f"harm_{slot}") == "on",
+        }
+    return answers

@@ -1,0 +1,30 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from portal.errors import DomainError
+from ranking.models import Study
+from ranking.services.exports import FORMATS, rankings_export
+
+
+class Command(BaseCommand):
+    help = "Export a study's rankings and tags (csv / parquet, one row per ranker × answer) or SHROOM-style JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="Study id or name.")
+        parser.add_argument("--format", choices=FORMATS, default="csv")
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument("--identities", action="store_true", help="E-mail addresses instead of pseudonyms.")
+
+    def handle(self, *args, **o):
+        key = o["study"]
+        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        study = study or Study.objects.filter(name=key).first()
+        if study is None:
+            raise CommandError(f"No study with id or name {key!r}.")
+        try:
+            data = rankings_export(study=study, fmt=o["format"], identities=o["identities"])
+        except DomainError as exc:
+            raise CommandError(str(exc)) from exc
+        o["out"].write_bytes(data)
+        self.stdout.write(self.style.SUCCESS(f"Wrote {len(data):,} bytes to {o['out']}."))

@@ -1,0 +1,156 @@
+"""API shapes. Ranker-facing serializers list their fields explicitly and carry slot letters and texts only."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotation.qa_types import QAType
+from ranking.models import DEFAULT_TAG_SCALE, ReferenceFlag, Study, System
+
+# --- rankers ----------------------------------------------------------------------------------------------------
+
+
+class BlindedQuestionSerializer(serializers.Serializer):
+    qa_type = serializers.CharField()
+    type_label = serializers.CharField()
+    question = serializers.CharField()
+    lang = serializers.CharField()
+    options = serializers.ListField(child=serializers.CharField(), required=False)
+    false_answer = serializers.CharField(required=False)
+    shown_answer = serializers.CharField(required=False)
+    reasoning = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class BlindedAnswerSerializer(serializers.Serializer):
+    slot = serializers.CharField()
+    text = serializers.CharField()
+
+
+class RankerStudyFormSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    guidelines = serializers.CharField()
+    tag_scale = serializers.ListField(child=serializers.CharField())
+    ties_allowed = serializers.BooleanField()
+    ask_hallucination = serializers.BooleanField()
+    ask_harm = serializers.BooleanField()
+
+
+class BlindedTaskSerializer(serializers.Serializer):
+    task = serializers.UUIDField()
+    status = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+    study = RankerStudyFormSerializer()
+    question = BlindedQuestionSerializer()
+    answers = BlindedAnswerSerializer(many=True)
+    ask_unblinding = serializers.BooleanField()
+
+
+class RankerStudySerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="study.pk")
+    name = serializers.CharField(source="study.name")
+    guidelines = serializers.CharField(source="study.guidelines")
+    questions = serializers.IntegerField()
+    done = serializers.IntegerField()
+
+
+class AnswerJudgementInSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(required=False, allow_null=True)
+    tag = serializers.CharField(required=False, allow_blank=True)
+    hallucination = serializers.BooleanField(required=False, allow_null=True)
+    hallucination_kind = serializers.CharField(required=False, allow_blank=True)
+    harm = serializers.BooleanField(required=False, allow_null=True)
+
+
+class SubmitSerializer(serializers.Serializer):
+    answers = serializers.DictField(child=AnswerJudgementInSerializer(), help_text="Keyed by slot letter: A, B, …")
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    idempotency_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    unblinding_guess = serializers.CharField(required=False, allow_blank=True, default="", max_length=2)
+
+
+class SubmitResultSerializer(serializers.Serializer):
+    task = serializers.UUIDField()
+    status = serializers.CharField()
+    submitted_at = serializers.DateTimeField()
+
+
+# --- organizers ---------------------------------------------------------------------------------------------------
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    n_outputs = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = System
+        fields = ["id", "name", "family", "parameter_count", "notes", "n_outputs"]
+        read_only_fields = fields
+
+
+class StudySerializer(serializers.ModelSerializer):
+    systems = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    n_questions = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "id",
+            "name",
+            "state",
+            "release_id",
+            "item_filter",
+            "seed",
+            "systems",
+            "include_reference",
+            "overlap",
+            "ties_allowed",
+            "tag_scale",
+            "ask_hallucination",
+            "ask_harm",
+            "unblinding_rate",
+            "guidelines",
+            "lease_seconds",
+            "excluded_items",
+            "n_questions",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class StudyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    systems = serializers.ListField(child=serializers.CharField(), min_length=1, help_text="System names or ids.")
+    qa_types = serializers.ListField(child=serializers.ChoiceField(choices=[t.value for t in QAType]), required=False)
+    sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    seed = serializers.IntegerField(required=False, default=0)
+    release_id = serializers.IntegerField(required=False, allow_null=True)
+    include_reference = serializers.BooleanField(required=False, default=True)
+    overlap = serializers.IntegerField(required=False, default=3, min_value=1)
+    ties_allowed = serializers.BooleanField(required=False, default=False)
+    tag_scale = serializers.ListField(
+        child=serializers.CharField(), required=False, default=lambda: list(DEFAULT_TAG_SCALE)
+    )
+    ask_hallucination = serializers.BooleanField(required=False, default=False)
+    ask_harm = serializers.BooleanField(required=False, default=False)
+    unblinding_rate = serializers.FloatField(required=False, default=0.0, min_value=0.0, max_value=1.0)
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    lease_seconds = serializers.IntegerField(required=False, default=1800, min_value=60)
+
+
+class StudyCreatedSerializer(serializers.Serializer):
+    study = StudySerializer()
+    included = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+
+
+class StudyStateSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=Study.State.choices)
+
+
+class ReferenceFlagSerializer(serializers.ModelSerializer):
+    item_uid = serializers.CharField(source="question.item.uid", read_only=True)
+
+    class Meta:
+        model = ReferenceFlag
+        fields = ["id", "item_uid", "reasons", "created_at", "sent_at", "dispute_ref"]
+        read_only_fields = fields

@@ -1,0 +1,263 @@
+"""HTML pages of the ranking app: the ranker's queue and ranking page, the organizer's study pages."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation.uploads import save_uploads
+from portal.errors import DomainError
+from portal.jobs import job_create, job_enqueue
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
+from ranking.models import ReferenceFlag, Study
+from ranking.rules import HALLUCINATION_KINDS
+from ranking.selectors import (
+    ranker_progress,
+    studies_for_ranker,
+    study_list,
+    study_progress,
+    system_list,
+    task_blinded,
+    task_for_ranker,
+)
+from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
+from ranking.services.feedback import reference_flag_send, reference_flags_detect
+from ranking.services.queue import task_next, task_release
+from ranking.services.studies import study_create, study_state_set
+from ranking.services.submissions import IncompleteRanking, task_slots, task_submit
+from ranking.tasks import import_outputs_task
+
+
+class RankingHomeView(RoleRequiredMixin, View):
+    required_roles = (Role.RANKER,)
+
+    def get(self, request):
+        return render(request, "ranking/home.html", {"studies": studies_for_ranker(ranker=request.user)})
+
+
+class RankingNextView(RoleRequiredMixin, View):
+    """Lease (or resume) the ranker's next question and go to it."""
+
+    required_roles = (Role.RANKER,)
+
+    def get(self, request, study_id):
+        study = get_object_or_404(Study, pk=study_id)
+        try:
+            task = task_next(study=study, ranker=request.user)
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return redirect("ranking_home")
+        if task is None:
+            return render(
+                request, "ranking/done.html", {"study": study, **ranker_progress(study=study, ranker=request.user)}
+            )
+        return redirect("ranking_task", task_id=task.pk)
+
+
+class RankingTaskView(RoleRequiredMixin, View):
+    required_roles = (Role.RANKER,)
+
+    def _context(self, request, task, problems=(), posted=None):
+        return {
+            "view": task_blinded(task=task),
+            "task_key": str(task.pk),
+            "idempotency_key": (posted or {}).get("idempotency_key") or uuid.uuid4().hex,
+            "hallucination_kinds": HALLUCINATION_KINDS,
+            "problems": problems,
+            "progress": ranker_progress(study=task.study, ranker=request.user),
+            "study_id": task.study_id,
+        }
+
+    def get(self, request, task_id):
+        task = self._task(request, task_id)
+        if task.status != task.Status.LEASED:
+            messages.info(request, "That question is finished; here is the next one.")
+            return redirect("ranking_next", study_id=task.study_id)
+        return render(request, "ranking/task.html", self._context(request, task))
+
+    def post(self, request, task_id):
+        task = self._task(request, task_id)
+        try:
+            task_submit(
+                task_id=task.pk,
+                ranker=request.user,
+                answers=answers_from_post(request.POST, task_slots(task)),
+                comment=request.POST.get("comment", ""),
+                time_spent_ms=_int_or_none(request.POST.get("time_spent_ms")),
+                idempotency_key=request.POST.get("idempotency_key", ""),
+                unblinding_guess=request.POST.get("unblinding_guess", ""),
+            )
+        except IncompleteRanking as exc:
+            return render(
+                request, "ranking/task.html", self._context(request, task, exc.problems, request.POST), status=400
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return redirect("ranking_next", study_id=task.study_id)
+        messages.success(request, "Ranking saved.")
+        return redirect("ranking_next", study_id=task.study_id)
+
+    @staticmethod
+    def _task(request, task_id):
+        try:
+            return task_for_ranker(task_id=task_id, ranker=request.user)
+        except DomainError as exc:
+            raise Http404("No such task.") from exc
+
+
+class RankingTaskSkipView(RoleRequiredMixin, View):
+    required_roles = (Role.RANKER,)
+
+    def post(self, request, task_id):
+        task = RankingTaskView._task(request, task_id)
+        task_release(task=task, ranker=request.user)
+        return redirect("ranking_next", study_id=task.study_id)
+
+
+# --- organizers ------------------------------------------------------------------------------------------------
+
+
+class StudyListView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(request, "ranking/study_list.html", {"studies": study_list(), "systems": system_list()})
+
+
+class OutputsImportView(RoleRequiredMixin, View):
+    """Upload one system's outputs; the import runs as a job (all-or-nothing) and its page shows the progress."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(request, "ranking/outputs_import.html", {"form": OutputsImportForm()})
+
+    def post(self, request):
+        form = OutputsImportForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return render(request, "ranking/outputs_import.html", {"form": form}, status=400)
+        try:
+            paths, displays = save_uploads(form.cleaned_data["files"])
+        except DomainError as exc:
+            form.add_error("files", str(exc))
+            return render(request, "ranking/outputs_import.html", {"form": form}, status=400)
+        data = form.cleaned_data
+        with transaction.atomic():
+            job = job_create(
+                kind="import_outputs",
+                params={
+                    "system": data["system"],
+                    "family": data["family"],
+                    "parameter_count": data["parameter_count"],
+                    "paths": [str(p) for p in paths],
+                    "displays": displays,
+                },
+                user=request.user,
+            )
+            job_enqueue(job, import_outputs_task)
+        return redirect("job", job_id=job.pk)
+
+
+class StudyCreateView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(request, "ranking/study_form.html", {"form": StudyForm()})
+
+    def post(self, request):
+        form = StudyForm(request.POST)
+        if not form.is_valid():
+            return render(request, "ranking/study_form.html", {"form": form}, status=400)
+        data = form.cleaned_data
+        try:
+            result = study_create(**{**data, "systems": list(data["systems"]), "user": request.user})
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+            return render(request, "ranking/study_form.html", {"form": form}, status=400)
+        messages.success(
+            request,
+            f"Study created with {result.included} question(s); {result.excluded} item(s) left out "
+            "because a chosen system had no output for them.",
+        )
+        return redirect("study_detail", study_id=result.study.pk)
+
+
+class StudyDetailView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, study_id):
+        study = get_object_or_404(Study, pk=study_id)
+        return render(
+            request,
+            "ranking/study_detail.html",
+            {
+                "study": study,
+                "progress": study_progress(study=study),
+                "flags": reference_flags_detect(study=study),
+                "systems": study.systems.all(),
+                "formats": FORMATS,
+            },
+        )
+
+
+class StudyStateView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def post(self, request, study_id):
+        study = get_object_or_404(Study, pk=study_id)
+        try:
+            study_state_set(study=study, state=request.POST.get("state", ""), user=request.user)
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        return redirect("study_detail", study_id=study.pk)
+
+
+class StudyExportView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, study_id, fmt):
+        study = get_object_or_404(Study, pk=study_id)
+        if fmt not in FORMATS:
+            raise Http404("Unknown export format.")
+        try:
+            data = rankings_export(
+                study=study, fmt=fmt, identities=request.GET.get("identities") == "1", user=request.user
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return redirect("study_detail", study_id=study.pk)
+        extension = {"csv": "csv", "parquet": "parquet", "shroom": "json"}[fmt]
+        response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-rankings-{fmt}.{extension}"'
+        return response
+
+
+class ReferenceFlagSendView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def post(self, request, study_id, flag_id):
+        flag = get_object_or_404(ReferenceFlag, pk=flag_id, question__study_id=study_id)
+        try:
+            flag = reference_flag_send(flag=flag, user=request.user)
+        except DomainError as exc:
+            messages.error(request, f"Not sent: {exc}")
+            return redirect("study_detail", study_id=study_id)
+        note = (
+            f" (dispute {flag.dispute_ref})" if flag.dispute_ref else " (recorded; vetting disputes are not wired yet)"
+        )
+        messages.success(request, f"Sent {flag.question.item.uid} to vetting{note}.")
+        return redirect("study_detail", study_id=study_id)
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
