@@ -95,7 +95,7 @@ def study_create(
 
     Items are sampled with ``seed`` (``sample_size`` None: all). The answers' texts are frozen into
     :class:`StudyAnswer` rows (``<think>`` blocks removed, as the scorer does), so later re-imports of outputs do
-    not change a running study. ``release_id`` is recorded only, until frozen releases exist (TODO).
+    not change a running study. ``release_id`` restricts the items to that frozen release.
     """
     qa_types = list(qa_types or [])
     tag_scale = [t.strip() for t in (tag_scale or DEFAULT_TAG_SCALE)]
@@ -114,7 +114,12 @@ def study_create(
     candidates = QAItem.objects.all()
     if qa_types:
         candidates = candidates.filter(qa_type__in=qa_types)
-    # TODO(releases): when release_id is set, restrict candidates to that frozen release's items.
+    if release_id is not None:
+        from annotation.models import Release, ReleaseItem
+
+        if not Release.objects.filter(pk=release_id).exists():
+            raise DomainError(f"no release with id {release_id}")
+        candidates = candidates.filter(pk__in=ReleaseItem.objects.filter(release_id=release_id).values("item_id"))
     ids = [s.pk for s in chosen]
     eligible = list(
         candidates.annotate(n=Count("system_outputs", filter=Q(system_outputs__system_id__in=ids)))

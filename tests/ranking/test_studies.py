@@ -115,3 +115,16 @@ def test_create_study_command(systems_with_outputs, capsys):
     with pytest.raises(CommandError, match="already exists"):
         call_command("create_study", "cmd study", "--system", SYSTEM_NAMES[0])
     assert QAItem.objects.count() == 35
+
+
+def test_study_from_a_frozen_release_uses_only_its_items(make_study, sample_items):
+    from annotation.models import QAItem
+    from annotation.services.releases import release_freeze
+
+    chosen = sample_items[:4]
+    QAItem.objects.filter(pk__in=[i.pk for i in chosen]).update(
+        status="verified", final_verdict="correct", final_relevance=5.0
+    )
+    release = release_freeze(name="for-study")
+    study = make_study(release_id=release.pk)
+    assert set(study.questions.values_list("item_id", flat=True)) == {i.pk for i in chosen}
