@@ -35,8 +35,14 @@ class Conflict(DomainError):
 
 
 def api_exception_handler(exc, context):
+    from django.db import DataError
+
     if isinstance(exc, DomainError):
         return Response({"detail": str(exc), "code": exc.code}, status=exc.http_status)
+    if isinstance(exc, DataError):
+        # A value PostgreSQL cannot store (out of range, NUL byte): the statement failed, nothing was written.
+        first_line = str(exc).splitlines()[0] if str(exc) else "invalid value"
+        return Response({"detail": f"Invalid value: {first_line}", "code": "invalid_value"}, status=400)
     response = exception_handler(exc, context)
     if response is None:
         return None
