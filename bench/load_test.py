@@ -1,0 +1,170 @@
+"""Load scenario: reviewers and rankers (locust, headless) against the production topology, then a check that
+every submitted judgement is in the database exactly once.
+
+Full run (DESIGN.md: 50 reviewers + 30 rankers for 5 minutes), serving with gunicorn itself:
+    .venv/bin/python bench/load_test.py --serve
+Against a stack already running (`make stack`; seeds the database named by DATABASE_URL):
+    DATABASE_URL=... .venv/bin/python bench/load_test.py --host http://127.0.0.1:8000
+Short form used by the test suite: --reviewers 10 --rankers 6 --duration 15s --items 700
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from _django import ROOT, setup_django
+from bench_import import make_dataset
+
+BIN = Path(sys.executable).parent
+
+
+def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import QAItem
+    from annotation.services.imports import items_import
+    from portal.services import person_admit
+    from ranking.services.outputs import outputs_import
+    from ranking.services.studies import study_create
+
+    folder = workdir / "items"
+    folder.mkdir()
+    make_dataset(folder, n_items)
+    items_import(paths=[folder])
+    tokens = {"reviewers": [], "rankers": []}
+    for role, count in (("reviewer", reviewers), ("ranker", rankers)):
+        for i in range(count):
+            user = person_admit(email=f"load-{role}-{i}@bench.portal", institution=None, roles=[role])
+            tokens[f"{role}s"].append(Token.objects.get_or_create(user=user)[0].key)
+    items = list(QAItem.objects.filter(qa_type__in=["short_answer", "multi_hop", "short_inverse"]))
+    for n, name in enumerate(("LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C")):
+        path = workdir / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"item_uid": i.uid, "system": name, "response": f"{i.answer[:200]} ({n})"}) + "\n" for i in items))
+        outputs_import(system_name=name, paths=[path])
+    study = study_create(name="load", systems=["LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C"], sample_size=min(1000, len(items)), seed=1, overlap=3).study
+    tokens["study_id"] = study.pk
+    return tokens
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve(workdir: Path) -> tuple[subprocess.Popen, str]:
+    from portal.dbtools import database_url
+
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url(), "PYTHONPATH": str(ROOT), "DEBUG": "0"}
+    proc = subprocess.Popen(
+        [str(BIN / "gunicorn"), "portal.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "3", "--threads", "4",
+         "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=(workdir / "gunicorn.log").open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    host = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{host}/health/", timeout=2).status == 200:
+                return proc, host
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit(f"gunicorn did not come up; see {workdir / 'gunicorn.log'}")
+
+
+def check_exactly_once(log_path: Path) -> dict:
+    from annotation.models import Review
+    from ranking.models import AnswerJudgement, RankingTask
+
+    entries = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    reviews = [int(e["key"]) for e in entries if e["kind"] == "review"]
+    tasks = [e["key"] for e in entries if e["kind"] == "ranking"]
+    stored_reviews = Review.objects.filter(comment="load test")
+    stored_tasks = RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED)
+    per_task = {str(t): n for t, n in _judgement_counts(AnswerJudgement)}
+    return {
+        "reviews_acknowledged": len(reviews),
+        "reviews_stored": stored_reviews.count(),
+        "reviews_missing": len(set(reviews) - set(stored_reviews.values_list("assignment_id", flat=True))),
+        "rankings_acknowledged": len(tasks),
+        "rankings_stored": stored_tasks.count(),
+        "rankings_missing": len(set(tasks) - {str(t) for t in stored_tasks.values_list("id", flat=True)}),
+        "rankings_with_wrong_judgement_count": sum(1 for t in tasks if per_task.get(t) != 4),
+        "duplicate_acknowledgements": (len(reviews) - len(set(reviews))) + (len(tasks) - len(set(tasks))),
+    }
+
+
+def _judgement_counts(model):
+    from django.db.models import Count
+
+    return model.objects.values_list("task_id").annotate(n=Count("id")).values_list("task_id", "n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reviewers", type=int, default=50)
+    parser.add_argument("--rankers", type=int, default=30)
+    parser.add_argument("--duration", default="5m")
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--think", type=float, default=1.0, help="mean seconds between a user's actions")
+    parser.add_argument("--host", default="")
+    parser.add_argument("--serve", action="store_true", help="start gunicorn (3 workers × 4 threads) on 127.0.0.1")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    args = parser.parse_args()
+    setup_django("portal_bench_load")
+    workdir = Path(tempfile.mkdtemp(prefix="portal-load-"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    users = seed(args.items, args.reviewers, args.rankers, workdir)
+    users_path, log_path = workdir / "users.json", workdir / "submitted.jsonl"
+    users_path.write_text(json.dumps(users))
+    server = None
+    host = args.host
+    if args.serve or not host:
+        server, host = serve(workdir)
+    try:
+        env = {**os.environ, "LOAD_USERS": str(users_path), "LOAD_LOG": str(log_path), "LOAD_THINK": str(args.think),
+               "LOAD_REVIEWERS": str(args.reviewers), "LOAD_RANKERS": str(args.rankers)}
+        total = args.reviewers + args.rankers
+        subprocess.run(
+            [str(BIN / "locust"), "-f", str(ROOT / "bench" / "load" / "locustfile.py"), "--headless", "-u", str(total),
+             "-r", str(max(1, total // 10)), "-t", args.duration, "--host", host, "--csv", str(args.out / "load"),
+             "--only-summary", "--loglevel", "WARNING"],
+            env=env, check=False,
+        )
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(20)
+    print_report(args, check_exactly_once(log_path))
+
+
+def print_report(args, check: dict) -> None:
+    rows = list(csv.DictReader((args.out / "load_stats.csv").open()))
+    print(f"\nLoad: {args.reviewers} reviewers + {args.rankers} rankers for {args.duration}, think time ~{args.think}s")
+    print("| endpoint | requests | failures | p50 ms | p95 ms | p99 ms | req/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {row['50%']} | {row['95%']} | {row['99%']} | {float(row['Requests/s']):.1f} |")
+    print("\nExactly-once check:", json.dumps(check))
+    ok = (check["reviews_missing"] == 0 and check["rankings_missing"] == 0 and check["duplicate_acknowledgements"] == 0
+          and check["reviews_stored"] == check["reviews_acknowledged"] and check["rankings_stored"] == check["rankings_acknowledged"]
+          and check["rankings_with_wrong_judgement_count"] == 0)
+    print("every acknowledged judgement stored exactly once:", "yes" if ok else "NO")
+    failures = sum(int(r["Failure Count"]) for r in rows if r["Name"] == "Aggregated")
+    sys.exit(0 if ok and failures == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
