@@ -21,3 +21,33 @@ class SourcePassageAdmin(admin.ModelAdmin):
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = ["name", "fmt", "items_created", "items_existing", "paused", "priority", "created_at"]
     list_editable = ["paused", "priority"]
+
+
+from annotation.models import Release, ReleaseItem  # noqa: E402
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Frozen data: viewable, never changed or deleted from the admin (the database refuses it too)."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Release)
+class ReleaseAdmin(ReadOnlyAdmin):
+    list_display = ["name", "version", "item_count", "checksum", "created_at"]
+
+
+@admin.register(ReleaseItem)
+class ReleaseItemAdmin(ReadOnlyAdmin):
+    list_display = ["release", "position", "uid", "qa_type", "final_verdict", "final_relevance"]
+    list_filter = ["release", "qa_type"]
+
+
+from annotation import admin_vetting  # noqa: E402,F401 - registers the vetting models

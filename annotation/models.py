@@ -94,6 +94,9 @@ class QAItem(models.Model):
             GinIndex(
                 name="qaitem_question_trgm", fields=["question"], opclasses=["gin_trgm_ops"]
             ),
+            # The review queue walks these in id order and stops at the first free item (annotation/services/queue.py).
+            models.Index(fields=["id"], condition=models.Q(status__in=["imported", "in_review"]), name="qaitem_primary_queue"),
+            models.Index(fields=["id"], condition=models.Q(status="in_second_review"), name="qaitem_second_queue"),
         ]
 
     def __str__(self) -> str:
@@ -111,3 +114,4 @@ class QAItem(models.Model):
 
 
 from annotation.vetting_models import *  # noqa: E402,F403 - registers the vetting models with the app
+from annotation.release_models import *  # noqa: E402,F403 - registers the release models with the app

@@ -39,3 +39,11 @@ def import_sources_task(job_id: str) -> None:
         return result
 
     job_run(job_id, work)
+
+
+@shared_task(acks_late=True)
+def assignments_expire_task() -> int:
+    """End expired review leases (safe to run any time; the queue also treats expired leases as free)."""
+    from annotation.services.queue import assignments_expire
+
+    return assignments_expire()

@@ -1,11 +1,26 @@
 from django.urls import path
 
-from annotation import api, views
+from annotation import api, api_review, views, views_review, views_vetting
 
 urlpatterns = [
     path("items/", views.ItemListView.as_view(), name="item_list"),
     path("items/<str:uid>/", views.ItemDetailView.as_view(), name="item_detail"),
     path("organize/import/", views.ImportView.as_view(), name="import"),
+    # vetting: reviewers
+    path("review/", views_review.ReviewNextView.as_view(), name="review_next"),
+    path("review/<int:pk>/", views_review.ReviewAssignmentView.as_view(), name="review_assignment"),
+    path("review/<int:pk>/dispute/", views_review.ReviewDisputeView.as_view(), name="review_dispute"),
+    path("review/<int:pk>/feedback/", views_review.ReviewFeedbackView.as_view(), name="review_feedback"),
+    path("disputes/", views_review.DisputeListView.as_view(), name="dispute_list"),
+    path("disputes/<int:pk>/", views_review.DisputeDetailView.as_view(), name="dispute_detail"),
+    # vetting: adjudicators
+    path("adjudicate/", views_review.AdjudicationQueueView.as_view(), name="adjudication_queue"),
+    path("adjudicate/<str:uid>/", views_review.AdjudicationItemView.as_view(), name="adjudication_item"),
+    # vetting: organizers
+    path("organize/vetting/", views_vetting.VettingDashboardView.as_view(), name="vetting_dashboard"),
+    path("organize/vetting/progress/", views_vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),
+    path("organize/vetting/batches/<int:pk>/", views_vetting.BatchUpdateView.as_view(), name="vetting_batch"),
+    path("organize/vetting/gold/", views_vetting.GoldMarkView.as_view(), name="vetting_gold"),
 ]
 
 api_urlpatterns = [
@@ -13,4 +28,20 @@ api_urlpatterns = [
     path("items/<str:uid>/", api.ItemDetailApi.as_view(), name="api_item_detail"),
     path("imports/", api.ImportCreateApi.as_view(), name="api_import"),
     path("jobs/<uuid:job_id>/", api.JobDetailApi.as_view(), name="api_job"),
+    # vetting
+    path("review/next/", api_review.ReviewNextApi.as_view(), name="api_review_next"),
+    path("review/progress/", api_review.ReviewProgressApi.as_view(), name="api_review_progress"),
+    path("review/assignments/<int:pk>/review/", api_review.ReviewSubmitApi.as_view(), name="api_review_submit"),
+    path("review/assignments/<int:pk>/dispute/", api_review.ReviewDisputeApi.as_view(), name="api_review_dispute"),
+    path("review/assignments/<int:pk>/feedback/", api_review.ReviewFeedbackApi.as_view(), name="api_review_feedback"),
+    path("disputes/", api_review.DisputeListApi.as_view(), name="api_dispute_list"),
+    path("disputes/<int:pk>/", api_review.DisputeDetailApi.as_view(), name="api_dispute_detail"),
+    path("disputes/<int:pk>/comments/", api_review.DisputeCommentApi.as_view(), name="api_dispute_comment"),
+    path("disputes/<int:pk>/reject/", api_review.DisputeRejectApi.as_view(), name="api_dispute_reject"),
+    path("adjudication/", api_review.AdjudicationQueueApi.as_view(), name="api_adjudication_queue"),
+    path("adjudication/<str:uid>/", api_review.AdjudicationItemApi.as_view(), name="api_adjudication_item"),
+    path("vetting/progress/", api_review.VettingProgressApi.as_view(), name="api_vetting_progress"),
+    path("vetting/config/", api_review.VettingConfigApi.as_view(), name="api_vetting_config"),
+    path("batches/<int:pk>/", api_review.BatchUpdateApi.as_view(), name="api_batch_update"),
+    path("gold/", api_review.GoldListApi.as_view(), name="api_gold"),
 ]

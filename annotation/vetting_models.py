@@ -16,8 +16,15 @@ from django.db.models import Q
 from annotation.workflow import Stage, Verdict
 
 __all__ = [
-    "VettingConfig", "Assignment", "Review", "GoldItem", "GoldAnswer", "Dispute", "DisputeComment",
-    "FeedbackNote", "Adjudication",
+    "VettingConfig",
+    "Assignment",
+    "Review",
+    "GoldItem",
+    "GoldAnswer",
+    "Dispute",
+    "DisputeComment",
+    "FeedbackNote",
+    "Adjudication",
 ]
 
 RELEVANCE_CHOICES = [(i, str(i)) for i in range(1, 6)]
@@ -32,7 +39,9 @@ class VettingConfig(models.Model):
 
     seed = models.CharField(max_length=64, default=_new_seed, help_text="Seed of the second-review draw.")
     second_share = models.FloatField(default=0.45, help_text="Share of items drawn for an independent second review.")
-    relevance_gap = models.PositiveSmallIntegerField(default=2, help_text="Relevance difference that needs adjudication.")
+    relevance_gap = models.PositiveSmallIntegerField(
+        default=2, help_text="Relevance difference that needs adjudication."
+    )
     gold_rate = models.FloatField(default=0.05, help_text="Share of 'next' requests answered with a gold item.")
     gold_min_accuracy = models.FloatField(default=0.8, help_text="Reviewers below this gold accuracy are flagged.")
     gold_min_answers = models.PositiveSmallIntegerField(default=5, help_text="Gold answers needed before flagging.")
@@ -139,6 +148,9 @@ class GoldAnswer(models.Model):
     active_seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"gold answer {self.pk} ({'right' if self.is_correct else 'wrong'})"
+
 
 class Dispute(models.Model):
     """A formal objection to an item; holds the item until resolved."""
@@ -156,7 +168,9 @@ class Dispute(models.Model):
         REJECTED = "rejected"
 
     item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="disputes")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="disputes")
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="disputes"
+    )
     raised_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="disputes_raised")
     category = models.CharField(max_length=20, choices=Category.choices)
     text = models.TextField()
@@ -187,6 +201,9 @@ class DisputeComment(models.Model):
     class Meta:
         ordering = ["created_at"]
 
+    def __str__(self) -> str:
+        return f"comment {self.pk} on dispute {self.dispute_id}"
+
 
 class FeedbackNote(models.Model):
     """An informal note on an item (typo, unclear wording); holds the item until closed."""
@@ -196,7 +213,9 @@ class FeedbackNote(models.Model):
         CLOSED = "closed"
 
     item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="feedback_notes")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback")
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
+    )
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="feedback_notes")
     text = models.TextField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
@@ -209,6 +228,9 @@ class FeedbackNote(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"feedback {self.pk} on {self.item_id} ({self.status})"
 
 
 class Adjudication(models.Model):
@@ -223,3 +245,6 @@ class Adjudication(models.Model):
 
     class Meta:
         ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"adjudication {self.pk} of {self.item_id}: {self.verdict}"

@@ -13,13 +13,17 @@ Run: .venv/bin/python bench/bench_stats.py [--resamples 1000] [--markdown docs/b
 Target: under 10 s wall time for the statistics on a 2-core machine.
 """
 
+# ruff: noqa: E402  (the clock starts before the imports so the process wall time includes them)
 from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()
 
 import argparse
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,16 +31,16 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.stats.agreement import (  # noqa: E402
+from analytics.stats.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
     percent_agreement,
 )
-from analytics.stats.correlation import pairwise_accuracy, segment_tau_b, system_correlation  # noqa: E402
-from analytics.stats.leaderboard import bradley_terry_leaderboard  # noqa: E402
-from analytics.stats.rankings import kendall_w, mean_pairwise_tau_b  # noqa: E402
-from analytics.stats.ratings import prepare_ratings  # noqa: E402
+from analytics.stats.correlation import pairwise_accuracy, segment_tau_b, system_correlation
+from analytics.stats.leaderboard import bradley_terry_leaderboard
+from analytics.stats.rankings import kendall_w, mean_pairwise_tau_b
+from analytics.stats.ratings import prepare_ratings
 
 QA_TYPES = [
     "true_false",
@@ -125,6 +129,7 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, help="also write the printed report to this Markdown file")
     args = parser.parse_args()
     b = args.resamples
+    load = os.getloadavg()
     rng = np.random.default_rng(SEED)
     t0 = time.perf_counter()
     vetting = make_vetting(args.items, rng)
@@ -154,7 +159,8 @@ def main() -> None:
             c = cohen_kappa(tab, n_resamples=b, seed=SEED)
             p = percent_agreement(tab, n_resamples=b, seed=SEED)
             lines.append(
-                f"verdict   {name:<18} alpha_nominal {fmt(a)} | fleiss {fmt(f)} | cohen {fmt(c)} | raw {fmt(p)}"
+                f"verdict   {name:<18} alpha_nominal {fmt(a)} | fleiss {fmt(f)} | cohen {fmt(c)} | "
+                f"raw {fmt(p)}"
             )
     with timed("agreement: relevance (6 statistics x 8 groups)"):
         for name, df in groups:
@@ -166,8 +172,8 @@ def main() -> None:
             cq = cohen_kappa(tab, weights="quadratic", n_resamples=b, seed=SEED)
             p = percent_agreement(tab, n_resamples=b, seed=SEED)
             lines.append(
-                f"relevance {name:<18} alpha_ordinal {fmt(ao)} | alpha_interval {fmt(ai)} | fleiss {fmt(f)} | "
-                f"cohen {fmt(c)} | cohen_quadratic {fmt(cq)} | raw {fmt(p)}"
+                f"relevance {name:<18} alpha_ordinal {fmt(ao)} | alpha_interval {fmt(ai)} | "
+                f"fleiss {fmt(f)} | cohen {fmt(c)} | cohen_quadratic {fmt(cq)} | raw {fmt(p)}"
             )
     rank_cols = rankings[["item", "annotator", "answer", "rank"]]
     with timed("rankings: Kendall's W"):
@@ -193,30 +199,34 @@ def main() -> None:
         board = bradley_terry_leaderboard(rankings, n_resamples=b, seed=SEED)
     for s in board.standings:
         lines.append(
-            f"bt        {s.system:<10} strength {s.strength:+.3f} [{s.strength_ci[0]:+.3f}, {s.strength_ci[1]:+.3f}]"
+            f"bt        {s.system:<10} strength {s.strength:+.3f} "
+            f"[{s.strength_ci[0]:+.3f}, {s.strength_ci[1]:+.3f}]"
             f" | win_rate {s.win_rate:.3f} | mean_rank {s.mean_rank:.3f}"
         )
     total = time.perf_counter() - start
 
     header = [
         f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-        f"numpy {np.__version__}, pandas {pd.__version__}",
-        f"data: {args.items} double-reviewed items ({len(vetting)} ratings), {args.questions} questions x 8 answers "
-        f"x 3 rankers ({len(rankings)} rank rows), {len(METRICS)} metrics; generated in {t_data:.2f} s",
+        f"numpy {np.__version__}, pandas {pd.__version__}; load average at start "
+        + ", ".join(f"{x:.2f}" for x in load),
+        f"data: {args.items} double-reviewed items ({len(vetting)} ratings), "
+        f"{args.questions} questions x 8 answers x 3 rankers ({len(rankings)} rank rows), {len(METRICS)} metrics; generated in {t_data:.2f} s",
         f"bootstrap resamples per statistic: {b}",
     ]
     timing = [f"{part:<52} {sec:7.2f} s" for part, sec in timings.items()]
     timing.append(f"{'TOTAL (statistics, excluding data generation)':<52} {total:7.2f} s")
+    process = time.perf_counter() - _T0
+    timing.append(f"{'process wall time (imports + data + statistics)':<52} {process:7.2f} s")
     report = "\n".join(header + ["", "figures:"] + lines + ["", "timings:"] + timing)
     print(report)
     if args.markdown:
         cmd = "python bench/bench_stats.py" + (f" --resamples {b}" if b != 1000 else "")
         args.markdown.write_text(
             "# Statistics benchmark\n\n"
-            "Produced by `bench/bench_stats.py` (this file is written by the script itself; do not edit by hand).\n"
+            "Written by `bench/bench_stats.py` itself (do not edit by hand).\n"
             f"Reproduce: `.venv/bin/{cmd} --markdown docs/benchmarks-stats.md`\n\n"
             "Synthetic data (seeded); the figures show the statistics run end to end, not real results.\n"
-            "Target: all statistics with 1,000 bootstrap resamples each in under 10 s on a 2-core machine.\n\n"
+            "Target: all statistics, 1,000 bootstrap resamples each, under 10 s on a 2-core machine.\n\n"
             "```\n" + report + "\n```\n"
         )
 

@@ -32,18 +32,26 @@ def item_adjudicate(
     with transaction.atomic():
         locked = QAItem.objects.select_for_update().get(pk=item.pk)
         if locked.status not in ADJUDICABLE:
-            raise Conflict(f"item {locked.uid} is {locked.status}, not waiting for adjudication", code="not_adjudicable")
+            raise Conflict(
+                f"item {locked.uid} is {locked.status}, not waiting for adjudication", code="not_adjudicable"
+            )
         if locked.reviews.filter(reviewer=adjudicator).exists():
             raise NotAllowed("You reviewed this item; another adjudicator must decide it.")
         adjudication = Adjudication.objects.create(
             item=locked, adjudicator=adjudicator, verdict=verdict, relevance=relevance, reason=reason.strip()
         )
-        audit_record(actor=adjudicator, obj=adjudication, action="adjudication_created",
-                     after={"item": locked.uid, "verdict": verdict, "relevance": relevance, "reason": adjudication.reason})
+        audit_record(
+            actor=adjudicator,
+            obj=adjudication,
+            action="adjudication_created",
+            after={"item": locked.uid, "verdict": verdict, "relevance": relevance, "reason": adjudication.reason},
+        )
         for dispute in locked.disputes.filter(status=Dispute.Status.OPEN):
             dispute_close(dispute=dispute, resolver=adjudicator, outcome=dispute_outcome, note=reason)
         for note in locked.feedback_notes.filter(status=FeedbackNote.Status.OPEN):
             feedback_close(note=note, actor=adjudicator, response=reason, release=False)
         route = Route(adjudication_action(verdict), verdict, float(relevance), "adjudication")
-        item_transition(item=item, action=route.action, actor=adjudicator, route=route, note=f"adjudication {adjudication.pk}")
+        item_transition(
+            item=item, action=route.action, actor=adjudicator, route=route, note=f"adjudication {adjudication.pk}"
+        )
     return adjudication

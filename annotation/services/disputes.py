@@ -64,8 +64,16 @@ def _quote(item: QAItem, quote_text: str, start: int | None, end: int | None) ->
 
 
 def dispute_file(
-    *, raised_by, category: str, text: str, item: QAItem | None = None, assignment_id: int | None = None,
-    idempotency_key=None, quote_text: str = "", quote_start: int | None = None, quote_end: int | None = None,
+    *,
+    raised_by,
+    category: str,
+    text: str,
+    item: QAItem | None = None,
+    assignment_id: int | None = None,
+    idempotency_key=None,
+    quote_text: str = "",
+    quote_start: int | None = None,
+    quote_end: int | None = None,
 ) -> Dispute:
     """File a formal dispute. A reviewer files it instead of a review on their lease (the lease ends);
     adjudicators and organizers may dispute any item. The item is held until the dispute is resolved."""
@@ -82,11 +90,21 @@ def dispute_file(
             raise NotAllowed("Reviewers file disputes from their review page.")
         quote, start, end = _quote(item, quote_text, quote_start, quote_end)
         dispute = Dispute.objects.create(
-            item=item, assignment=assignment, raised_by=raised_by, category=category, text=text.strip(),
-            quote_text=quote, quote_start=start, quote_end=end,
+            item=item,
+            assignment=assignment,
+            raised_by=raised_by,
+            category=category,
+            text=text.strip(),
+            quote_text=quote,
+            quote_start=start,
+            quote_end=end,
         )
-        audit_record(actor=raised_by, obj=dispute, action="dispute_filed",
-                     after={"item": item.uid, "category": category, "text": dispute.text, "quote": quote})
+        audit_record(
+            actor=raised_by,
+            obj=dispute,
+            action="dispute_filed",
+            after={"item": item.uid, "category": category, "text": dispute.text, "quote": quote},
+        )
         item_hold(item=item, actor=raised_by, note=f"dispute {dispute.pk}")
     return dispute
 
@@ -98,7 +116,9 @@ def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeCommen
     if not (text or "").strip():
         raise DomainError("the comment is empty", code="empty_text")
     comment = DisputeComment.objects.create(dispute=dispute, author=author, text=text.strip())
-    audit_record(actor=author, obj=dispute, action="dispute_commented", after={"comment": comment.pk, "text": comment.text})
+    audit_record(
+        actor=author, obj=dispute, action="dispute_commented", after={"comment": comment.pk, "text": comment.text}
+    )
     return comment
 
 
@@ -115,8 +135,13 @@ def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -
     locked.status, locked.resolver, locked.resolved_at = outcome, resolver, timezone.now()
     locked.resolution_note = note.strip()
     locked.save(update_fields=["status", "resolver", "resolved_at", "resolution_note"])
-    audit_record(actor=resolver, obj=locked, action="dispute_resolved", before=before,
-                 after={"status": outcome, "note": locked.resolution_note})
+    audit_record(
+        actor=resolver,
+        obj=locked,
+        action="dispute_resolved",
+        before=before,
+        after={"status": outcome, "note": locked.resolution_note},
+    )
     return locked
 
 
@@ -132,8 +157,9 @@ def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
     return closed
 
 
-def feedback_file(*, author, text: str, item: QAItem | None = None, assignment_id: int | None = None,
-                  idempotency_key=None) -> FeedbackNote:
+def feedback_file(
+    *, author, text: str, item: QAItem | None = None, assignment_id: int | None = None, idempotency_key=None
+) -> FeedbackNote:
     """Leave a feedback note instead of a review (the lease ends); the item is held until it is closed."""
     if not (text or "").strip():
         raise DomainError("the feedback note is empty", code="empty_text")
@@ -161,8 +187,13 @@ def feedback_close(*, note: FeedbackNote, actor, response: str = "", release: bo
         locked.status, locked.closed_by, locked.closed_at = FeedbackNote.Status.CLOSED, actor, timezone.now()
         locked.response = response.strip()
         locked.save(update_fields=["status", "closed_by", "closed_at", "response"])
-        audit_record(actor=actor, obj=locked, action="feedback_closed", before={"status": "open"},
-                     after={"status": "closed", "response": locked.response})
+        audit_record(
+            actor=actor,
+            obj=locked,
+            action="feedback_closed",
+            before={"status": "open"},
+            after={"status": "closed", "response": locked.response},
+        )
         if release:
             item_release_if_clear(item=locked.item, actor=actor, note=f"feedback {locked.pk} closed")
     return locked

@@ -18,15 +18,26 @@ def gold_mark(*, item: QAItem, expected_verdict: str, by, planted_error: bool = 
     with transaction.atomic():
         locked = QAItem.objects.select_for_update().get(pk=item.pk)
         if locked.status not in (ItemStatus.IMPORTED,) or locked.reviews.exists():
-            raise Conflict(f"item {locked.uid} is already in review ({locked.status}); pick an unreviewed item",
-                           code="already_reviewed")
+            raise Conflict(
+                f"item {locked.uid} is already in review ({locked.status}); pick an unreviewed item",
+                code="already_reviewed",
+            )
         gold, created = GoldItem.objects.update_or_create(
             item=locked,
-            defaults={"expected_verdict": expected_verdict, "planted_error": planted_error, "note": note, "active": True,
-                      "created_by": by},
+            defaults={
+                "expected_verdict": expected_verdict,
+                "planted_error": planted_error,
+                "note": note,
+                "active": True,
+                "created_by": by,
+            },
         )
-        audit_record(actor=by, obj=locked, action="gold_marked" if created else "gold_updated",
-                     after={"expected_verdict": expected_verdict, "planted_error": planted_error})
+        audit_record(
+            actor=by,
+            obj=locked,
+            action="gold_marked" if created else "gold_updated",
+            after={"expected_verdict": expected_verdict, "planted_error": planted_error},
+        )
     return gold
 
 

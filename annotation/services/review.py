@@ -8,8 +8,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, VettingConfig
-from annotation.services.transitions import item_transition
-from annotation.workflow import ItemStatus, Stage, Verdict, route_after_primary, route_after_secondary, second_review_selected
+from annotation.services.transitions import LOCK_FIELDS, item_transition
+from annotation.workflow import (
+    ItemStatus,
+    Stage,
+    Verdict,
+    route_after_primary,
+    route_after_secondary,
+    second_review_selected,
+)
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 
@@ -65,7 +72,9 @@ def review_submit(
     if active_seconds is not None:
         active_seconds = max(0.0, min(float(active_seconds), 24 * 3600.0))
     with transaction.atomic():
-        assignment = assignment_lock_own(assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key)
+        assignment = assignment_lock_own(
+            assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key
+        )
         if assignment.status == Assignment.Status.SUBMITTED:
             existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
             return existing.objects.get(assignment=assignment)  # a retried or double POST: stored once
@@ -83,17 +92,26 @@ def review_submit(
         if assignment.stage == Stage.GOLD:
             gold = assignment.item.gold
             answer = GoldAnswer.objects.create(
-                assignment=assignment, gold=gold, reviewer=reviewer, is_correct=verdict == gold.expected_verdict, **fields
+                assignment=assignment,
+                gold=gold,
+                reviewer=reviewer,
+                is_correct=verdict == gold.expected_verdict,
+                **fields,
             )
             audit_record(actor=reviewer, obj=answer, action="gold_answer_created", after={"verdict": verdict})
             return answer
-        item = QAItem.objects.select_for_update().get(pk=assignment.item_id)
+        item = QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=assignment.item_id)
         if item.status != _STAGE_STATUS[assignment.stage]:
-            raise Conflict(f"The item is now {item.get_status_display().lower()}; your review was not stored.",
-                           code="item_moved")
-        review = Review.objects.create(assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields)
+            raise Conflict(
+                f"The item is now {item.get_status_display().lower()}; your review was not stored.", code="item_moved"
+            )
+        review = Review.objects.create(
+            assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
+        )
         audit_record(
-            actor=reviewer, obj=review, action="review_created",
+            actor=reviewer,
+            obj=review,
+            action="review_created",
             after={"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance},
         )
         _route(item=item, review=review, actor=reviewer)
@@ -103,12 +121,19 @@ def review_submit(
 def _route(*, item: QAItem, review: Review, actor) -> None:
     config = VettingConfig.load()
     if review.stage == Stage.PRIMARY:
-        item_transition(item=item, action="submit_primary", actor=actor, note=f"review {review.pk}")
         selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
-        QAItem.objects.filter(pk=item.pk).update(second_review=selected)
-        item.second_review = selected
+        item_transition(
+            item=item,
+            action="submit_primary",
+            actor=actor,
+            note=f"review {review.pk}",
+            row_locked=True,
+            fields={"second_review": selected},
+        )
         route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=selected)
-        item_transition(item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}")
+        item_transition(
+            item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}", row_locked=True
+        )
         return
     first = Review.objects.get(item=item, stage=Stage.PRIMARY)
     routes = route_after_secondary(
@@ -117,4 +142,6 @@ def _route(*, item: QAItem, review: Review, actor) -> None:
         relevance_gap=config.relevance_gap,
     )
     for route in routes:
-        item_transition(item=item, action=route.action, actor=actor, route=route, note=f"review {review.pk}")
+        item_transition(
+            item=item, action=route.action, actor=actor, route=route, note=f"review {review.pk}", row_locked=True
+        )

@@ -31,8 +31,13 @@ def vetting_config_update(*, by, **changes) -> VettingConfig:
             setattr(config, name, value)
         config.updated_by = by
         config.save()
-        audit_record(actor=by, obj=config, action="vetting_config_changed", before=before,
-                     after={f: getattr(config, f) for f in _FIELDS})
+        audit_record(
+            actor=by,
+            obj=config,
+            action="vetting_config_changed",
+            before=before,
+            after={f: getattr(config, f) for f in _FIELDS},
+        )
     return config
 
 
@@ -44,6 +49,11 @@ def batch_update(*, batch: ImportBatch, by, paused: bool | None = None, priority
     if priority is not None:
         batch.priority = int(priority)
     batch.save(update_fields=["paused", "priority"])
-    audit_record(actor=by, obj=batch, action="batch_updated", before=before,
-                 after={"paused": batch.paused, "priority": batch.priority})
+    audit_record(
+        actor=by,
+        obj=batch,
+        action="batch_updated",
+        before=before,
+        after={"paused": batch.paused, "priority": batch.priority},
+    )
     return batch

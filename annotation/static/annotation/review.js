@@ -1,0 +1,103 @@
+// Review page: keyboard shortcuts, a draft kept in localStorage per assignment, and active-time measurement.
+(function () {
+  "use strict";
+  const root = document.getElementById("review-root");
+  if (!root) return;
+  const draftKey = "review-draft:" + root.dataset.assignment + ":" + root.dataset.key;
+  const reviewForm = document.getElementById("review-form");
+  const disputePanel = document.getElementById("dispute-panel");
+  const feedbackPanel = document.getElementById("feedback-panel");
+  const fields = {
+    comment: document.getElementById("id_comment"),
+    category: document.getElementById("id_category"),
+    disputeText: document.getElementById("id_text"),
+    quote: document.getElementById("id_quote_text"),
+    feedback: document.getElementById("id_feedback_text"),
+  };
+
+  // --- draft: survives a reload, dropped once a form is sent -------------------------------------------
+  let active = 0;
+  function checked(name) {
+    const el = reviewForm.querySelector("input[name=" + name + "]:checked");
+    return el ? el.value : "";
+  }
+  function saveDraft() {
+    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), active: active };
+    for (const [k, el] of Object.entries(fields)) if (el) draft[k] = el.value;
+    try { localStorage.setItem(draftKey, JSON.stringify(draft)); } catch (e) { /* storage full or off */ }
+  }
+  function restoreDraft() {
+    let draft = null;
+    try { draft = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { draft = null; }
+    if (!draft) return;
+    for (const name of ["verdict", "relevance"]) {
+      const el = draft[name] && reviewForm.querySelector("input[name=" + name + "][value='" + draft[name] + "']");
+      if (el && !checked(name)) el.checked = true;
+    }
+    for (const [k, el] of Object.entries(fields)) if (el && draft[k] && !el.value) el.value = draft[k];
+    if (draft.disputeText || draft.quote) disputePanel.open = true;
+    if (draft.feedback) feedbackPanel.open = true;
+    active = Number(draft.active) || 0;
+  }
+  restoreDraft();
+  document.addEventListener("input", saveDraft);
+  document.addEventListener("change", saveDraft);
+
+  // --- active time: seconds with the page visible and some input in the last 60 s ------------------------
+  let lastInput = Date.now();
+  for (const ev of ["keydown", "mousemove", "mousedown", "scroll", "touchstart"]) {
+    document.addEventListener(ev, () => { lastInput = Date.now(); }, { passive: true });
+  }
+  setInterval(() => {
+    if (document.visibilityState === "visible" && Date.now() - lastInput < 60000) {
+      active += 1;
+      if (active % 5 === 0) saveDraft();
+    }
+  }, 1000);
+
+  let sending = false;
+  for (const form of document.querySelectorAll("form[data-kind]")) {
+    form.addEventListener("submit", (e) => {
+      if (sending) { e.preventDefault(); return; }  // a double press sends once (the server is idempotent too)
+      sending = true;
+      const seconds = reviewForm.querySelector("input[name=active_seconds]");
+      if (seconds) seconds.value = String(active);
+      try { localStorage.removeItem(draftKey); } catch (err) { /* ignore */ }
+    });
+  }
+
+  // --- keyboard ------------------------------------------------------------------------------------------
+  function setRadio(name, value) {
+    const el = reviewForm.querySelector("input[name=" + name + "][value='" + value + "']");
+    if (el) { el.checked = true; el.dispatchEvent(new Event("change", { bubbles: true })); }
+  }
+  function typing(t) {
+    if (!t || !t.tagName) return false;
+    if (t.tagName === "TEXTAREA" || t.tagName === "SELECT") return true;
+    return t.tagName === "INPUT" && !["radio", "checkbox", "submit", "button"].includes(t.type);
+  }
+  function submit(form) { if (form) form.requestSubmit(); }
+  const verdictKeys = { c: "correct", i: "incorrect", u: "cannot_tell" };
+
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      submit((t && t.form) || reviewForm);
+      return;
+    }
+    if (e.key === "Escape") { if (document.activeElement) document.activeElement.blur(); return; }
+    if (typing(t) || e.ctrlKey || e.metaKey || e.altKey) return;
+    const key = e.key.toLowerCase();
+    if (verdictKeys[key]) { e.preventDefault(); setRadio("verdict", verdictKeys[key]); }
+    else if (/^[1-5]$/.test(key)) { e.preventDefault(); setRadio("relevance", key); }
+    else if (e.key === "Enter") { e.preventDefault(); submit((t && t.form) || reviewForm); }
+    else if (key === "e") { e.preventDefault(); fields.comment.focus(); }
+    else if (key === "d") { e.preventDefault(); disputePanel.open = true; fields.category.focus(); }
+    else if (key === "f") { e.preventDefault(); feedbackPanel.open = true; fields.feedback.focus(); }
+    else if (key === "q") {
+      const sel = String(window.getSelection() || "").trim();
+      if (sel) { e.preventDefault(); disputePanel.open = true; fields.quote.value = sel; saveDraft(); fields.disputeText.focus(); }
+    }
+  });
+})();

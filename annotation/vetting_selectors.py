@@ -1,0 +1,205 @@
+"""Read-side queries of the vetting workflow (pages and API call these; releases read the open-issue filter)."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import timedelta
+
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import (
+    Adjudication,
+    Assignment,
+    Dispute,
+    FeedbackNote,
+    GoldAnswer,
+    ImportBatch,
+    QAItem,
+    Review,
+    VettingConfig,
+)
+from annotation.workflow import ItemStatus, Stage, Verdict
+from portal.roles import can_adjudicate, can_organize
+
+
+def open_issue_q(prefix: str = "") -> Q:
+    """``Q`` true for items with an open dispute or feedback note (``prefix`` for related lookups)."""
+    disputes = Dispute.objects.filter(item=OuterRef(f"{prefix}pk"), status=Dispute.Status.OPEN)
+    notes = FeedbackNote.objects.filter(item=OuterRef(f"{prefix}pk"), status=FeedbackNote.Status.OPEN)
+    return Q(Exists(disputes)) | Q(Exists(notes))
+
+
+def item_has_open_issue(item: QAItem) -> bool:
+    """True while the item has an open dispute or open feedback note (it is then held, never released)."""
+    return (
+        Dispute.objects.filter(item=item, status=Dispute.Status.OPEN).exists()
+        or FeedbackNote.objects.filter(item=item, status=FeedbackNote.Status.OPEN).exists()
+    )
+
+
+def items_without_open_issue(items: QuerySet[QAItem] | None = None) -> QuerySet[QAItem]:
+    return (items if items is not None else QAItem.objects.all()).exclude(open_issue_q())
+
+
+def items_release_eligible(*, relevance: float = 5) -> QuerySet[QAItem]:
+    """The default release selection: verified, final verdict correct, final GP relevance ``relevance`` (5),
+    no open feedback or dispute, not a gold item."""
+    items = QAItem.objects.filter(
+        status=ItemStatus.VERIFIED, final_verdict=Verdict.CORRECT, final_relevance=relevance, gold__isnull=True
+    )
+    return items_without_open_issue(items)
+
+
+def reviews_visible_to(user, item: QAItem) -> QuerySet[Review]:
+    """Blinding: reviewers see only their own review of an item; adjudicators and organizers see all."""
+    reviews = Review.objects.filter(item=item).select_related("reviewer")
+    if can_adjudicate(user) or can_organize(user):
+        return reviews
+    return reviews.filter(reviewer=user)
+
+
+def disputes_visible_to(user) -> QuerySet[Dispute]:
+    disputes = Dispute.objects.select_related("item", "raised_by", "resolver").prefetch_related("comments__author")
+    if can_adjudicate(user) or can_organize(user):
+        return disputes
+    return disputes.filter(raised_by=user)
+
+
+def adjudication_queue() -> QuerySet[QAItem]:
+    """Items an adjudicator should decide: disagreements / unclear items, and held items with open issues."""
+    return (
+        QAItem.objects.filter(Q(status=ItemStatus.IN_ADJUDICATION) | (Q(status=ItemStatus.HELD) & open_issue_q()))
+        .annotate(
+            open_disputes=Count("disputes", filter=Q(disputes__status=Dispute.Status.OPEN), distinct=True),
+            open_feedback=Count(
+                "feedback_notes", filter=Q(feedback_notes__status=FeedbackNote.Status.OPEN), distinct=True
+            ),
+        )
+        .select_related("batch")
+        .order_by("-batch__priority", "id")
+    )
+
+
+def reviewer_progress(user) -> dict:
+    """The reviewer's own counts and pace (gold answers included: to the reviewer they are ordinary items)."""
+    now = timezone.now()
+    day_ago, week_ago = now - timedelta(days=1), now - timedelta(days=7)
+    reviews = Review.objects.filter(reviewer=user)
+    golds = GoldAnswer.objects.filter(reviewer=user)
+    seconds = list(reviews.values_list("server_seconds", flat=True)[:500]) + list(
+        golds.values_list("server_seconds", flat=True)[:100]
+    )
+    return {
+        "total": reviews.count() + golds.count(),
+        "last_24h": reviews.filter(created_at__gte=day_ago).count() + golds.filter(created_at__gte=day_ago).count(),
+        "last_7d": reviews.filter(created_at__gte=week_ago).count() + golds.filter(created_at__gte=week_ago).count(),
+        "median_seconds": round(statistics.median(seconds), 1) if seconds else None,
+        "disputes_open": Dispute.objects.filter(raised_by=user, status=Dispute.Status.OPEN).count(),
+        "disputes_resolved": Dispute.objects.filter(raised_by=user).exclude(status=Dispute.Status.OPEN).count(),
+    }
+
+
+def _count_map(rows, key: str) -> dict:
+    out: dict = {}
+    for row in rows:
+        out.setdefault(row[key], {})[row["status"]] = row["n"]
+    return out
+
+
+def dispute_resolution_hours() -> dict:
+    resolved = Dispute.objects.exclude(resolved_at=None).annotate(took=F("resolved_at") - F("created_at"))
+    hours = [r.took.total_seconds() / 3600 for r in resolved.only("created_at", "resolved_at")]
+    return {
+        "resolved": len(hours),
+        "mean_hours": round(statistics.fmean(hours), 2) if hours else None,
+        "median_hours": round(statistics.median(hours), 2) if hours else None,
+    }
+
+
+def reviewer_quality() -> list[dict]:
+    """Per reviewer: real reviews, gold accuracy (flagged below the threshold), adjudication overturn rate."""
+    config = VettingConfig.load()
+    people: dict[int, dict] = {}
+
+    def row(pk, email):
+        return people.setdefault(
+            pk,
+            {
+                "reviewer_id": pk,
+                "email": email,
+                "reviews": 0,
+                "primary": 0,
+                "secondary": 0,
+                "gold_answers": 0,
+                "gold_correct": 0,
+                "adjudicated": 0,
+                "overturned": 0,
+            },
+        )
+
+    for r in Review.objects.values("reviewer_id", "reviewer__email", "stage").annotate(n=Count("id")):
+        entry = row(r["reviewer_id"], r["reviewer__email"])
+        entry["reviews"] += r["n"]
+        entry[r["stage"]] += r["n"]
+    for g in GoldAnswer.objects.values("reviewer_id", "reviewer__email").annotate(
+        n=Count("id"), ok=Count("id", filter=Q(is_correct=True))
+    ):
+        entry = row(g["reviewer_id"], g["reviewer__email"])
+        entry["gold_answers"], entry["gold_correct"] = g["n"], g["ok"]
+    adjudicated = Review.objects.filter(item__final_source="adjudication")
+    for a in adjudicated.values("reviewer_id", "reviewer__email").annotate(
+        n=Count("id"), over=Count("id", filter=~Q(verdict=F("item__final_verdict")))
+    ):
+        entry = row(a["reviewer_id"], a["reviewer__email"])
+        entry["adjudicated"], entry["overturned"] = a["n"], a["over"]
+    for entry in people.values():
+        answers = entry["gold_answers"]
+        entry["gold_accuracy"] = round(entry["gold_correct"] / answers, 3) if answers else None
+        entry["flagged"] = answers >= config.gold_min_answers and entry["gold_accuracy"] < config.gold_min_accuracy
+        entry["overturn_rate"] = round(entry["overturned"] / entry["adjudicated"], 3) if entry["adjudicated"] else None
+    return sorted(people.values(), key=lambda e: e["email"])
+
+
+def vetting_progress() -> dict:
+    """Organizer overview: items by status per batch and type, work per stage, double-review share, issues."""
+    now = timezone.now()
+    statuses = [s.value for s in ItemStatus]
+    real = QAItem.objects.filter(gold__isnull=True)
+    by_batch = _count_map(real.values("batch_id", "status").annotate(n=Count("id")), "batch_id")
+    batches = [
+        {
+            "id": b.pk,
+            "name": b.name,
+            "paused": b.paused,
+            "priority": b.priority,
+            "counts": by_batch.get(b.pk, {}),
+            "total": sum(by_batch.get(b.pk, {}).values()),
+            "cells": [by_batch.get(b.pk, {}).get(s, 0) for s in statuses],
+        }
+        for b in ImportBatch.objects.order_by("-priority", "-created_at")
+    ]
+    by_type = _count_map(real.values("qa_type", "status").annotate(n=Count("id")), "qa_type")
+    primary_done = Review.objects.filter(stage=Stage.PRIMARY).count()
+    drawn = real.filter(second_review=True).count()
+    return {
+        "statuses": statuses,
+        "batches": batches,
+        "types": [
+            {"qa_type": t, "counts": c, "total": sum(c.values()), "cells": [c.get(s, 0) for s in statuses]}
+            for t, c in sorted(by_type.items())
+        ],
+        "stages": {
+            "primary_reviews": primary_done,
+            "secondary_reviews": Review.objects.filter(stage=Stage.SECONDARY).count(),
+            "adjudications": Adjudication.objects.count(),
+            "live_leases": Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__gt=now).count(),
+        },
+        "double_review_share": round(drawn / primary_done, 3) if primary_done else None,
+        "second_share_target": VettingConfig.load().second_share,
+        "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
+        "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
+        "dispute_resolution": dispute_resolution_hours(),
+        "people": reviewer_quality(),
+        "avg_review_seconds": Review.objects.aggregate(v=Avg("server_seconds"))["v"],
+    }

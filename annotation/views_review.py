@@ -1,0 +1,284 @@
+"""Reviewer and adjudicator pages: the review queue, the review page, disputes, adjudication.
+
+Views validate input with a form and call one service; the rules live in ``annotation/services``.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+
+from annotation.forms_review import (
+    AdjudicationForm,
+    CommentForm,
+    DisputeForm,
+    FeedbackForm,
+    NextForm,
+    ReviewForm,
+)
+from annotation.models import Assignment, Dispute, QAItem
+from annotation.services.adjudication import item_adjudicate
+from annotation.services.disputes import (
+    dispute_comment_add,
+    dispute_file,
+    dispute_reject,
+    feedback_close,
+    feedback_file,
+)
+from annotation.services.queue import assignment_current, assignment_next
+from annotation.services.review import review_submit
+from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, reviewer_progress, reviews_visible_to
+from annotation.workflow import RELEVANCE_SCALE
+from portal.audit import audit_history
+from portal.errors import DomainError
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+
+
+def _go_next(request, qa_type: str = ""):
+    """Take the next lease and open it, or go back to the start page when the queue is empty."""
+    assignment = assignment_next(reviewer=request.user, qa_type=qa_type)
+    if assignment is None:
+        messages.info(request, "No items are waiting for you right now. Thank you!")
+        return redirect(f"{reverse('review_next')}?done=1")
+    url = reverse("review_assignment", args=[assignment.pk])
+    return redirect(f"{url}?qa_type={qa_type}" if qa_type else url)
+
+
+class ReviewNextView(RoleRequiredMixin, View):
+    """The reviewer's start page (own progress, type filter); POST takes the next item."""
+
+    required_roles = (Role.REVIEWER,)
+
+    def get(self, request):
+        return render(
+            request,
+            "annotation/review_start.html",
+            {
+                "form": NextForm(request.GET or None),
+                "progress": reviewer_progress(request.user),
+                "current": assignment_current(reviewer=request.user),
+                "done": "done" in request.GET,
+            },
+        )
+
+    def post(self, request):
+        form = NextForm(request.POST)
+        qa_type = form.cleaned_data["qa_type"] if form.is_valid() else ""
+        return _go_next(request, qa_type)
+
+
+class ReviewAssignmentView(RoleRequiredMixin, View):
+    """The review page of one lease. Blind: nothing of any other review of the item is rendered."""
+
+    required_roles = (Role.REVIEWER,)
+
+    def _assignment(self, request, pk) -> Assignment:
+        assignment = get_object_or_404(
+            Assignment.objects.select_related("item", "item__passage"), pk=pk, reviewer=request.user
+        )
+        return assignment
+
+    def _render(self, request, assignment, *, form=None, dispute_form=None, feedback_form=None, status=200):
+        qa_type = request.GET.get("qa_type") or request.POST.get("qa_type", "")
+        initial = {"idempotency_key": assignment.idempotency_key, "qa_type": qa_type}
+        return render(
+            request,
+            "annotation/review.html",
+            {
+                "assignment": assignment,
+                "item": assignment.item,
+                "relevance_scale": RELEVANCE_SCALE,
+                "form": form or ReviewForm(initial=initial),
+                "dispute_form": dispute_form or DisputeForm(initial=initial),
+                "feedback_form": feedback_form or FeedbackForm(initial=initial),
+                "progress": reviewer_progress(request.user),
+            },
+            status=status,
+        )
+
+    def get(self, request, pk):
+        assignment = self._assignment(request, pk)
+        if assignment.status != Assignment.Status.ACTIVE:
+            messages.info(request, "That item is done; here is your queue.")
+            return redirect("review_next")
+        return self._render(request, assignment)
+
+    def post(self, request, pk):
+        assignment = self._assignment(request, pk)
+        form = ReviewForm(request.POST)
+        if not form.is_valid():
+            return self._render(request, assignment, form=form, status=400)
+        data = form.cleaned_data
+        try:
+            review_submit(
+                assignment_id=assignment.pk,
+                reviewer=request.user,
+                idempotency_key=data["idempotency_key"],
+                verdict=data["verdict"],
+                relevance=data["relevance"],
+                comment=data["comment"],
+                active_seconds=data["active_seconds"],
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, assignment, form=form, status=exc.http_status)
+        messages.success(request, "Review saved.")
+        return _go_next(request, data["qa_type"])
+
+
+class ReviewDisputeView(ReviewAssignmentView):
+    """File a formal dispute instead of a review (ends the lease, holds the item)."""
+
+    def get(self, request, pk):
+        return redirect("review_assignment", pk=pk)
+
+    def post(self, request, pk):
+        assignment = self._assignment(request, pk)
+        form = DisputeForm(request.POST)
+        if not form.is_valid():
+            return self._render(request, assignment, dispute_form=form, status=400)
+        data = form.cleaned_data
+        try:
+            dispute_file(
+                raised_by=request.user,
+                assignment_id=assignment.pk,
+                idempotency_key=data["idempotency_key"],
+                category=data["category"],
+                text=data["text"],
+                quote_text=data["quote_text"],
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, assignment, dispute_form=form, status=exc.http_status)
+        messages.success(request, "Dispute filed. You will see its outcome under “My disputes”.")
+        return _go_next(request, data["qa_type"])
+
+
+class ReviewFeedbackView(ReviewAssignmentView):
+    """Leave a feedback note instead of a review (ends the lease, holds the item)."""
+
+    def get(self, request, pk):
+        return redirect("review_assignment", pk=pk)
+
+    def post(self, request, pk):
+        assignment = self._assignment(request, pk)
+        form = FeedbackForm(request.POST)
+        if not form.is_valid():
+            return self._render(request, assignment, feedback_form=form, status=400)
+        data = form.cleaned_data
+        try:
+            feedback_file(
+                author=request.user,
+                assignment_id=assignment.pk,
+                idempotency_key=data["idempotency_key"],
+                text=data["text"],
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, assignment, feedback_form=form, status=exc.http_status)
+        messages.success(request, "Feedback saved.")
+        return _go_next(request, data["qa_type"])
+
+
+class DisputeListView(RoleRequiredMixin, View):
+    """Reviewers: their own disputes and outcomes. Adjudicators and organizers: all disputes."""
+
+    required_roles = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)
+
+    def get(self, request):
+        disputes = disputes_visible_to(request.user)
+        status = request.GET.get("status", "")
+        if status in Dispute.Status.values:
+            disputes = disputes.filter(status=status)
+        return render(request, "annotation/dispute_list.html", {"disputes": disputes[:500], "status": status})
+
+
+class DisputeDetailView(RoleRequiredMixin, View):
+    required_roles = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)
+
+    def _dispute(self, request, pk) -> Dispute:
+        dispute = disputes_visible_to(request.user).filter(pk=pk).first()
+        if dispute is None:
+            raise Http404("No such dispute")
+        return dispute
+
+    def get(self, request, pk):
+        return render(
+            request, "annotation/dispute_detail.html", {"dispute": self._dispute(request, pk), "form": CommentForm()}
+        )
+
+    def post(self, request, pk):
+        dispute = self._dispute(request, pk)
+        form = CommentForm(request.POST)
+        if form.is_valid():
+            try:
+                dispute_comment_add(dispute=dispute, author=request.user, text=form.cleaned_data["text"])
+                return redirect("dispute_detail", pk=pk)
+            except DomainError as exc:
+                messages.error(request, str(exc))
+        return render(request, "annotation/dispute_detail.html", {"dispute": dispute, "form": form}, status=400)
+
+
+class AdjudicationQueueView(RoleRequiredMixin, View):
+    required_roles = (Role.ADJUDICATOR,)
+
+    def get(self, request):
+        return render(request, "annotation/adjudication_queue.html", {"items": adjudication_queue()[:200]})
+
+
+class AdjudicationItemView(RoleRequiredMixin, View):
+    """All reviews side by side (un-blinded: adjudicators only), open issues, and the final judgement form."""
+
+    required_roles = (Role.ADJUDICATOR,)
+
+    def _render(self, request, item, form=None, status=200):
+        return render(
+            request,
+            "annotation/adjudication_item.html",
+            {
+                "item": item,
+                "reviews": reviews_visible_to(request.user, item),
+                "disputes": item.disputes.select_related("raised_by").prefetch_related("comments__author"),
+                "feedback": item.feedback_notes.select_related("author"),
+                "adjudications": item.adjudications.all(),
+                "form": form or AdjudicationForm(),
+                "relevance_scale": RELEVANCE_SCALE,
+                "history": audit_history(item),
+            },
+            status=status,
+        )
+
+    def get(self, request, uid):
+        return self._render(request, get_object_or_404(QAItem.objects.select_related("passage", "batch"), uid=uid))
+
+    def post(self, request, uid):
+        item = get_object_or_404(QAItem, uid=uid)
+        try:
+            if request.POST.get("action") == "reject_issues":
+                for dispute in item.disputes.filter(status=Dispute.Status.OPEN):
+                    dispute_reject(dispute=dispute, resolver=request.user, note=request.POST.get("note", ""))
+                for note in item.feedback_notes.filter(status="open"):
+                    feedback_close(note=note, actor=request.user, response=request.POST.get("note", ""))
+                messages.success(request, "Open issues closed; the item went back to where it was.")
+                return redirect("adjudication_queue")
+            form = AdjudicationForm(request.POST)
+            if not form.is_valid():
+                return self._render(request, item, form, status=400)
+            data = form.cleaned_data
+            item_adjudicate(
+                item=item,
+                adjudicator=request.user,
+                verdict=data["verdict"],
+                relevance=data["relevance"],
+                reason=data["reason"],
+                dispute_outcome=data["dispute_outcome"] or "upheld",
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, item, AdjudicationForm(request.POST), status=exc.http_status)
+        messages.success(request, f"Final judgement recorded for {item.uid}.")
+        return redirect("adjudication_queue")

@@ -1,0 +1,106 @@
+"""Organizer pages of the vetting workflow: progress (HTMX-polled), settings, batch pause / priority, gold items."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation.forms_review import BatchForm, GoldForm, VettingConfigForm
+from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
+from annotation.services.gold import gold_mark, gold_unmark
+from annotation.services.vetting_config import batch_update, vetting_config_update
+from annotation.vetting_selectors import vetting_progress
+from portal.errors import DomainError
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+
+
+class VettingDashboardView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def _render(self, request, config_form=None, gold_form=None, status=200):
+        config = VettingConfig.load()
+        initial = {f: getattr(config, f) for f in VettingConfigForm.base_fields}
+        return render(
+            request,
+            "annotation/vetting_dashboard.html",
+            {
+                "config": config,
+                "config_form": config_form or VettingConfigForm(initial=initial),
+                "gold_form": gold_form or GoldForm(),
+                "progress": vetting_progress(),
+                "golds": GoldItem.objects.select_related("item").order_by("-created_at")[:100],
+            },
+            status=status,
+        )
+
+    def get(self, request):
+        return self._render(request)
+
+    def post(self, request):
+        form = VettingConfigForm(request.POST)
+        if not form.is_valid():
+            return self._render(request, config_form=form, status=400)
+        try:
+            vetting_config_update(by=request.user, **form.cleaned_data)
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, config_form=form, status=exc.http_status)
+        messages.success(request, "Vetting settings saved.")
+        return redirect("vetting_dashboard")
+
+
+class VettingProgressPartialView(RoleRequiredMixin, View):
+    """The progress tables alone, polled by the dashboard every few seconds."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(request, "annotation/_vetting_progress.html", {"progress": vetting_progress()})
+
+
+class BatchUpdateView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def post(self, request, pk):
+        batch = get_object_or_404(ImportBatch, pk=pk)
+        form = BatchForm(request.POST)
+        if form.is_valid():
+            batch_update(
+                batch=batch, by=request.user, paused=form.cleaned_data["paused"], priority=form.cleaned_data["priority"]
+            )
+            messages.success(request, f"Batch {batch.name} saved.")
+        else:
+            messages.error(request, "Priority must be a whole number.")
+        return redirect("vetting_dashboard")
+
+
+class GoldMarkView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def post(self, request):
+        if "deactivate" in request.POST:
+            gold = get_object_or_404(GoldItem, pk=request.POST["deactivate"])
+            gold_unmark(gold=gold, by=request.user)
+            messages.success(request, f"Gold item {gold.item.uid} no longer handed out.")
+            return redirect("vetting_dashboard")
+        form = GoldForm(request.POST)
+        if form.is_valid():
+            item = QAItem.objects.filter(uid=form.cleaned_data["uid"].strip()).first()
+            if item is None:
+                form.add_error("uid", "No item with this uid.")
+            else:
+                try:
+                    gold_mark(
+                        item=item,
+                        expected_verdict=form.cleaned_data["expected_verdict"],
+                        by=request.user,
+                        planted_error=form.cleaned_data["planted_error"],
+                        note=form.cleaned_data["note"],
+                    )
+                    messages.success(request, f"{item.uid} is now a gold item.")
+                    return redirect("vetting_dashboard")
+                except DomainError as exc:
+                    form.add_error(None, str(exc))
+        return VettingDashboardView()._render(request, gold_form=form, status=400)

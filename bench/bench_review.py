@@ -1,0 +1,241 @@
+"""50 concurrent simulated reviewers against a running portal (gunicorn on 127.0.0.1) over 20,000 fresh items.
+
+Each simulated reviewer loops: POST /api/review/next/ then POST .../review/ (token auth, keep-alive HTTP/1.1).
+Reports p50 / p95 latency of "next" and "submit", requests/s, errors, and checks the database afterwards for
+double assignments and lost submissions.
+
+Run: .venv/bin/python bench/bench_review.py [--items 20000] [--reviewers 50] [--seconds 30] [--workers 4] [--think 2]
+
+``--think`` is each simulated reviewer's pause (uniform 0.5-1.5 x the value, in seconds) before "next" and before
+"submit". With ``--think 0`` the 50 clients fire back to back and the run measures saturation throughput: latency
+is then queueing time (Little's law: 50 clients / throughput), not service time.
+Targets (DESIGN.md §7): "next" p95 < 30 ms with zero double assignments; submit p95 < 50 ms, zero lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _django import ROOT, setup_django
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def prepare(n_items: int, n_reviewers: int) -> list[str]:
+    """Import the items, create reviewers with API tokens; returns the tokens."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_import import make_dataset
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import VettingConfig
+    from annotation.services.imports import items_import
+    from portal.services import person_admit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        make_dataset(Path(tmp), n_items)
+        result = items_import(paths=[Path(tmp)])
+    print(f"imported {result.created} items")
+    # Fresh planner statistics, as autovacuum would have within a minute of the import: with none, PostgreSQL
+    # guesses the 20,000 new rows are a handful and sorts them all instead of walking the queue index.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    config = VettingConfig.load()
+    config.gold_rate = 0.0
+    config.second_share = 0.45
+    config.save()
+    tokens = []
+    for i in range(n_reviewers):
+        user = person_admit(email=f"bench-reviewer-{i}@bench.portal", institution=None, roles=["reviewer"])
+        tokens.append(Token.objects.get_or_create(user=user)[0].key)
+    return tokens
+
+
+def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+    env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "gunicorn"),
+        "portal.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--worker-class",
+        "gthread",
+        "--log-level",
+        "warning",
+        "--keep-alive",
+        "30",
+    ]
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/health/")
+            if conn.getresponse().status < 500:
+                return server
+        except OSError:
+            time.sleep(0.3)
+    server.terminate()
+    raise SystemExit("gunicorn did not start")
+
+
+class Reviewer(threading.Thread):
+    def __init__(self, token: str, port: int, stop_at: float, barrier: threading.Barrier, think: float):
+        super().__init__(daemon=True)
+        self.token, self.port, self.stop_at, self.barrier, self.think = token, port, stop_at, barrier, think
+        self.next_ms: list[float] = []
+        self.submit_ms: list[float] = []
+        self.errors: list[str] = []
+        self.submitted: list[int] = []
+        self.rng = random.Random(token)
+
+    def _post(self, conn, path: str, body: dict) -> tuple[int, bytes, float]:
+        started = time.perf_counter()
+        conn.request(
+            "POST",
+            path,
+            body=json.dumps(body),
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
+        )
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, data, (time.perf_counter() - started) * 1000
+
+    def _pause(self):
+        if self.think > 0:
+            time.sleep(self.think * self.rng.uniform(0.5, 1.5))
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        self.barrier.wait()
+        while time.time() < self.stop_at:
+            try:
+                self._pause()
+                status, data, ms = self._post(conn, "/api/review/next/", {})
+                self.next_ms.append(ms)
+                if status == 204:
+                    break
+                if status != 200:
+                    self.errors.append(f"next {status} {data[:200]!r}")
+                    continue
+                lease = json.loads(data)
+                verdict = self.rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0]
+                body = {
+                    "idempotency_key": lease["idempotency_key"],
+                    "verdict": verdict,
+                    "relevance": self.rng.choice([3, 4, 5, 5, 5]),
+                    "comment": "bench",
+                    "active_seconds": 10,
+                }
+                self._pause()
+                status, data, ms = self._post(conn, f"/api/review/assignments/{lease['id']}/review/", body)
+                self.submit_ms.append(ms)
+                if status != 201:
+                    self.errors.append(f"submit {status} {data[:200]!r}")
+                else:
+                    self.submitted.append(lease["id"])
+            except (OSError, http.client.HTTPException) as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.close()
+
+
+def check_database(submitted: list[int]) -> dict:
+    from django.db.models import Count, F
+
+    from annotation.models import Assignment, Review
+
+    live_or_done = Assignment.objects.filter(status__in=["active", "submitted"]).exclude(stage="gold")
+    doubles = live_or_done.values("item_id", "stage").annotate(n=Count("id")).filter(n__gt=1).count()
+    same_person = (
+        Review.objects.filter(stage="secondary")
+        .filter(item__reviews__stage="primary", item__reviews__reviewer=F("reviewer"))
+        .count()
+    )
+    stored = set(Review.objects.filter(assignment_id__in=submitted).values_list("assignment_id", flat=True))
+    return {
+        "double_assignments": doubles,
+        "secondary_same_as_primary": same_person,
+        "lost_submissions": len(set(submitted) - stored),
+        "reviews_in_db": Review.objects.count(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--reviewers", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--think", type=float, default=0.0, help="seconds a reviewer pauses before each request")
+    args = parser.parse_args()
+    setup_django("portal_bench_review")
+    from django.db import connection
+
+    tokens = prepare(args.items, args.reviewers)
+    connection.close()
+    port = _free_port()
+    server = start_server(port, args.workers, args.threads)
+    try:
+        barrier = threading.Barrier(len(tokens))
+        stop_at = time.time() + args.seconds
+        clients = [Reviewer(t, port, stop_at, barrier, args.think) for t in tokens]
+        started = time.perf_counter()
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join(args.seconds + 60)
+        elapsed = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(30)
+    next_ms = [m for c in clients for m in c.next_ms]
+    submit_ms = [m for c in clients for m in c.submit_ms]
+    errors = [e for c in clients for e in c.errors]
+    submitted = [a for c in clients for a in c.submitted]
+    db = check_database(submitted)
+    total = len(next_ms) + len(submit_ms)
+    print(
+        f"reviewers: {len(tokens)}  gunicorn: {args.workers} workers x {args.threads} threads  "
+        f"think: {args.think} s  run: {elapsed:.1f} s  cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}"
+    )
+    print(f"next item:  n={len(next_ms)}  p50={_percentile(next_ms, 50):.1f} ms  p95={_percentile(next_ms, 95):.1f} ms")
+    print(
+        f"submit:     n={len(submit_ms)}  p50={_percentile(submit_ms, 50):.1f} ms  p95={_percentile(submit_ms, 95):.1f} ms"
+    )
+    print(f"requests/s: {total / elapsed:.1f}   reviews/s: {len(submitted) / elapsed:.1f}")
+    print(f"errors:     {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))
+    print(f"database:   {db}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""Benchmark the ClinIQLink metric: batched scoring against the public scorer's per-pair encoding.
+
+Default mode: a synthetic submission of N items per QA type (default 200), built with a seeded RNG from the
+texts of fixtures/cliniqlink-sample (answers, reasoning steps, explanations, questions), with responses of
+realistic length per type (short ≈ 1–2 sentences, short inverse and multi-hop inverse ≈ 2–4 sentences, multi-hop
+≈ a final answer plus 3–6 reasoning steps). Gold texts beyond the five sample items of a type are replaced by
+pool text of similar length, so every item has its own reference (as in a real submission). It reports
+
+* the whole-job time of ``score_submission`` (all 7 types, one encoder pass, BLEU/ROUGE/METEOR included) for a
+  first system with cold caches, and for a second system's answers to the same questions (references and
+  tokens cached, as when several systems of one release are scored by one worker);
+* per open type: the batched semantic score cold and warm, the BLEU/ROUGE/METEOR time, and the public
+  scorer's per-pair path (:mod:`analytics.metrics.naive`: six model calls per pair, no cache) timed on the
+  first ``--naive-pairs`` pairs and extrapolated per pair to all N; the speed-ups and the largest difference
+  between the two paths on those pairs;
+* per closed type: items/s; and the process's peak resident memory.
+
+``--answers 40000`` instead scores a submission of 40,000 open-ended answers (10,000 per open type, full
+pipeline) and reports the wall time and the peak resident memory (target < 2 GB); no naive run.
+
+Run:  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/bench_scoring.py [--items 200]
+      [--naive-pairs 20] [--answers 40000] [--markdown FILE]
+"""
+
+# ruff: noqa: E402  (the clock starts before the imports so the process wall time includes them)
+from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()
+
+import argparse
+import copy
+import json
+import os
+import platform
+import random
+import resource
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analytics.metrics import Encoder, TextMetrics, score_submission
+from analytics.metrics.closed import score_list, score_multiple_choice, score_true_false
+from analytics.metrics.naive import naive_semantic
+from analytics.metrics.normalise import clean_response
+from analytics.metrics.open_ended import OPEN_TYPES, prepare_items
+from analytics.metrics.resources import stopwords
+from analytics.metrics.scorer import idf_corpus
+from analytics.metrics.semantic import SemanticScorer, build_idf, paragraph_baseline
+
+SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"
+FILES = {"true_false": "TF.json", "multiple_choice": "MC.json", "list": "list.json", "short": "short.json",
+         "short_inverse": "short_inverse.json", "multi_hop": "multi_hop.json",
+         "multi_hop_inverse": "multi_hop_inverse.json"}  # fmt: skip
+SEED = 20250607
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+# -- synthetic submission -------------------------------------------------------------------------------------------
+def _sentences(sample: dict[str, list[dict]]) -> list[str]:
+    texts = []
+    for items in sample.values():
+        for it in items:
+            texts += [it.get("question", ""), str(it.get("answer", "")), it.get("incorrect_explanation", "")]
+            texts += list(it.get("reasoning", [])) + [str(x) for x in it.get("incorrect_reasoning_step", [])]
+    return [t for t in texts if isinstance(t, str) and len(t.split()) > 3]
+
+
+def _sentence(rng: random.Random, pool: list[str], words: tuple[int, int]) -> str:
+    source = rng.choice(pool).split()
+    n = min(len(source), rng.randint(*words))
+    start = rng.randrange(len(source) - n + 1)
+    return " ".join(source[start : start + n]).rstrip(".") + "."
+
+
+def _response(qa_type: str, gold: dict, rng: random.Random, pool: list[str]) -> str:
+    def some(k: tuple[int, int], words=(8, 25)) -> str:
+        return " ".join(_sentence(rng, pool, words) for _ in range(rng.randint(*k)))
+
+    if qa_type == "true_false":
+        return rng.choice(["True", "False", "True", "False. The statement confuses cause and effect."])
+    if qa_type == "multiple_choice":
+        return rng.choice(gold["options"] + ["B"])
+    if qa_type == "list":
+        return ", ".join(rng.sample(gold["options"], rng.randint(1, min(4, len(gold["options"])))))
+    if qa_type == "short":
+        answer = str(gold["answer"])
+        return rng.choice([answer, "Final Answer: " + answer, some((1, 2)), answer + " " + some((1, 1))])
+    if qa_type == "short_inverse":
+        return "Incorrect Explanation: " + some((2, 4))
+    if qa_type == "multi_hop":
+        steps = " ".join(f"Step {k}: {_sentence(rng, pool, (15, 40))}" for k in range(1, rng.randint(4, 7)))
+        return f"Final Answer: {some((1, 1))}\n\nReasoning: {steps}"
+    return f"Incorrect Reasoning Step: Step {rng.randint(1, 5)}\nIncorrect Reasoning Explanation: {some((2, 4))}"
+
+
+def _like(text: str, rng: random.Random, pool: list[str]) -> str:
+    """Pool text of about the length of ``text``, so every item has its own gold (no free de-duplication)."""
+    target, out = len(text.split()), []
+    while sum(len(x.split()) for x in out) < target:
+        out.append(_sentence(rng, pool, (8, max(9, min(40, target)))))
+    return " ".join(out)
+
+
+def _vary_gold(qa_type: str, item: dict, rng: random.Random, pool: list[str]) -> None:
+    if qa_type in ("short", "multi_hop", "short_inverse", "multi_hop_inverse"):
+        item["answer"] = _like(str(item["answer"]), rng, pool)
+    if qa_type == "short_inverse":
+        item["incorrect_explanation"] = _like(item["incorrect_explanation"], rng, pool)
+    if qa_type == "multi_hop_inverse":
+        step, expl = item["incorrect_reasoning_step"][:2]
+        item["incorrect_reasoning_step"] = [step, "- Explanation: " + _like(expl, rng, pool)]
+
+
+def build_submission(per_type: dict[str, int], seed: int = SEED, response_seed: int | None = None):
+    """Inputs and responses; ``response_seed`` draws other responses to the same inputs (a second system)."""
+    sample = {t: json.loads((SAMPLE / f).read_text()) for t, f in FILES.items()}
+    pool = _sentences(sample)
+    rng = random.Random(seed)
+    answer_rng = random.Random(response_seed) if response_seed is not None else rng
+    inputs, responses = {}, {}
+    for qa_type, n in per_type.items():
+        items, resp = [], []
+        for i in range(n):
+            item = copy.deepcopy(sample[qa_type][i % len(sample[qa_type])])
+            item["source"] = {**item.get("source", {}), "paragraph_id": f"bench-{qa_type}-{i}"}
+            if i >= len(sample[qa_type]):
+                _vary_gold(qa_type, item, rng, pool)
+            items.append(item)
+            resp.append(_response(qa_type, item, answer_rng, pool))
+        inputs[qa_type], responses[qa_type] = items, resp
+    return inputs, responses
+
+
+# -- modes ------------------------------------------------------------------------------------------------------------
+def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str]) -> None:
+    inputs, responses = build_submission({t: args.items for t in FILES})
+    _, second = build_submission({t: args.items for t in FILES}, response_seed=SEED + 1)
+    n_open = sum(len(responses[t]) for t in OPEN_TYPES)
+    n_items = sum(map(len, inputs.values()))
+    encoder.clear_caches()
+    jobs = []
+    for label, resp in (("first system, cold caches", responses), ("second system, same questions", second)):
+        t = time.perf_counter()
+        result = score_submission(inputs, resp, seed=0, encoder=encoder, text_metrics=text_metrics)
+        jobs.append(time.perf_counter() - t)
+        out.append(f"Whole job ({label}): {n_items} items ({n_open} open-ended), score_submission "
+                   f"{jobs[-1]:.1f} s incl. BLEU/ROUGE/METEOR and the 100-answer baseline; "
+                   f"overall_effectiveness {result.summary['overall_effectiveness']:.4f}")  # fmt: skip
+
+    corpus = idf_corpus(inputs)
+    idf = build_idf(corpus, encoder.tokenize)
+    baseline = paragraph_baseline(corpus, encoder, seed=0).value
+    stop = stopwords(198)
+    out.append("")
+    out.append(
+        "Semantic score per open type (BLEU/ROUGE/METEOR timed separately): batched cold = token and text "
+        "caches cleared first; batched warm = a second system's answers to the same questions (references "
+        "and tokens cached); per-pair = the public path, timed on the first pairs and extrapolated per pair."
+    )
+    out.append("")
+    out.append("| type | pairs | batched cold s | warm s | text metrics s | per-pair s/pair (n) | per-pair s "
+               "(extrapolated) | speed-up cold | speed-up warm | max abs diff |")  # fmt: skip
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    totals = {"cold": 0.0, "warm": 0.0, "naive": 0.0}
+    for qa_type in OPEN_TYPES:
+        pairs = _pairs(qa_type, inputs, responses)
+        encoder.clear_caches()
+        t = time.perf_counter()
+        fast = SemanticScorer(encoder, idf, stop, baseline).score_pairs(pairs)
+        cold_s = time.perf_counter() - t
+        t = time.perf_counter()
+        SemanticScorer(encoder, idf, stop, baseline).score_pairs(_pairs(qa_type, inputs, second))
+        warm_s = time.perf_counter() - t
+        t = time.perf_counter()
+        for expected, prediction in pairs:
+            text_metrics.score(expected, prediction)
+        text_s = time.perf_counter() - t
+        k = min(args.naive_pairs, len(pairs))
+        t = time.perf_counter()
+        naive = [naive_semantic(encoder, e, p, idf, stop, baseline) for e, p in pairs[:k]]
+        per_pair = (time.perf_counter() - t) / k
+        diff = max(abs(getattr(a, f) - getattr(b, f)) for a, b in zip(naive, fast[:k], strict=True)
+                   for f in ("semantic", "word", "sentence", "paragraph"))  # fmt: skip
+        naive_s = per_pair * len(pairs)
+        totals["cold"], totals["warm"], totals["naive"] = (
+            totals["cold"] + cold_s, totals["warm"] + warm_s, totals["naive"] + naive_s)  # fmt: skip
+        out.append(f"| {qa_type} | {len(pairs)} | {cold_s:.2f} | {warm_s:.2f} | {text_s:.2f} | {per_pair:.3f} "
+                   f"({k}) | {naive_s:.1f} | {naive_s / cold_s:.1f}x | {naive_s / warm_s:.1f}x | {diff:.1e} |")  # fmt: skip
+    out.append(f"| all open types | {n_open} | {totals['cold']:.1f} | {totals['warm']:.1f} | | | "
+               f"{totals['naive']:.1f} | {totals['naive'] / totals['cold']:.1f}x | "
+               f"{totals['naive'] / totals['warm']:.1f}x | |")  # fmt: skip
+    out.append("")
+    out.append("| closed type | items | items/s |")
+    out.append("|---|---|---|")
+    for qa_type, fn in (("true_false", score_true_false), ("multiple_choice", score_multiple_choice),
+                        ("list", score_list)):  # fmt: skip
+        cleaned = [clean_response(r) for r in responses[qa_type]]
+        t = time.perf_counter()
+        fn(inputs[qa_type], cleaned)
+        out.append(f"| {qa_type} | {len(cleaned)} | {len(cleaned) / (time.perf_counter() - t):.0f} |")
+
+
+def _pairs(qa_type: str, inputs: dict, responses: dict) -> list[tuple[str, str]]:
+    items = prepare_items(qa_type, inputs[qa_type], [clean_response(r) for r in responses[qa_type]])
+    return [(it.expected, it.prediction) for it in items if not it.question_echo]
+
+
+def run_answers(args, encoder: Encoder, text_metrics: TextMetrics | None, out: list[str]) -> None:
+    per = args.answers // len(OPEN_TYPES)
+    inputs, responses = build_submission({t: per for t in OPEN_TYPES})
+    rss_before = peak_rss_mb()
+    encoder.clear_caches()
+    done = {"n": 0}
+
+    def progress(stage: str, n: int, total: int) -> None:
+        if stage == "semantic" and n - done["n"] >= 4096 or n == total:
+            done["n"] = n
+            print(f"  {stage}: {n}/{total} pairs, {time.perf_counter() - t:.0f} s, peak RSS {peak_rss_mb():.0f} "
+                  f"MiB", file=sys.stderr, flush=True)  # fmt: skip
+
+    t = time.perf_counter()
+    result = score_submission(inputs, responses, seed=0, encoder=encoder, text_metrics=text_metrics,
+                              progress=progress)  # fmt: skip
+    el = time.perf_counter() - t
+    n = sum(len(v) for v in responses.values())
+    out.append(f"{n} open-ended answers ({per} per open type), full pipeline"
+               f"{'' if text_metrics else ' without BLEU/ROUGE/METEOR'}: {el:.0f} s ({n / el:.1f} answers/s); "
+               f"peak RSS before scoring {rss_before:.0f} MiB, after {peak_rss_mb():.0f} MiB (target < 2048 MiB); "
+               f"distinct tokens encoded {encoder.cached_tokens}; "
+               f"baseline {result.run['baseline']:.4f} ({result.run['baseline_source']})")  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200, help="items per QA type (default 200)")
+    parser.add_argument("--naive-pairs", type=int, default=20, help="pairs per open type for the naive path")
+    parser.add_argument("--answers", type=int, default=0, help="score this many open answers instead (memory)")
+    parser.add_argument("--no-text-metrics", action="store_true", help="--answers mode: semantic score only")
+    parser.add_argument("--markdown", help="append the report to this file")
+    args = parser.parse_args()
+
+    t = time.perf_counter()
+    encoder = Encoder()
+    text_metrics = None if (args.answers and args.no_text_metrics) else TextMetrics()
+    load_s = time.perf_counter() - t
+    out = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; imports {t - _T0:.1f} s, model + "
+           f"NLTK data load {load_s:.1f} s"]  # fmt: skip
+    if text_metrics and text_metrics.reasons:
+        out.append(f"Text metrics unavailable: {text_metrics.reasons}")
+    if args.answers:
+        run_answers(args, encoder, text_metrics, out)
+    else:
+        run_default(args, encoder, text_metrics, out)
+    out.append(f"Peak RSS of the process: {peak_rss_mb():.0f} MiB; total wall time {time.perf_counter() - _T0:.0f} s")
+    report = "\n".join(out)
+    print(report)
+    if args.markdown:
+        with open(args.markdown, "a", encoding="utf-8") as fh:
+            fh.write(f"\n```\n$ {' '.join(sys.argv)}\n```\n\n{report}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The review queue: one item per "next", leases, no repeats, pause / priority / type filters, expiry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, ImportBatch, QAItem
+from annotation.services.queue import assignment_next, assignments_expire
+from annotation.workflow import ItemStatus, Stage
+
+pytestmark = pytest.mark.django_db
+
+
+def test_next_hands_out_one_item_and_marks_it_in_review(sample_items, config, reviewer):
+    assignment = assignment_next(reviewer=reviewer)
+    assert assignment.stage == Stage.PRIMARY
+    assert assignment.item == sample_items[0]
+    assert QAItem.objects.get(pk=assignment.item.pk).status == ItemStatus.IN_REVIEW
+    assert Assignment.objects.count() == 1
+
+
+def test_reviewer_holding_a_lease_gets_the_same_item_back(sample_items, config, reviewer):
+    first = assignment_next(reviewer=reviewer)
+    again = assignment_next(reviewer=reviewer)
+    assert again.pk == first.pk and Assignment.objects.count() == 1
+
+
+def test_two_reviewers_get_different_items(sample_items, config, make_user):
+    a = assignment_next(reviewer=make_user("reviewer"))
+    b = assignment_next(reviewer=make_user("reviewer"))
+    assert a.item_id != b.item_id
+
+
+def test_queue_refuses_people_without_the_reviewer_role(sample_items, config, organizer):
+    from portal.errors import NotAllowed
+
+    with pytest.raises(NotAllowed):
+        assignment_next(reviewer=organizer)
+
+
+def test_paused_batches_are_skipped_and_higher_priority_comes_first(sample_items, config, make_user):
+    from annotation.services.imports import items_import
+    from tests.annotation.conftest import ROOT
+
+    first_batch = ImportBatch.objects.get()
+    items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
+    second_batch = ImportBatch.objects.exclude(pk=first_batch.pk).get()
+    second_batch.priority = 5
+    second_batch.save()
+    assert assignment_next(reviewer=make_user("reviewer")).item.batch_id == second_batch.pk
+    second_batch.paused = True
+    second_batch.save()
+    assert assignment_next(reviewer=make_user("reviewer")).item.batch_id == first_batch.pk
+    first_batch.paused = True
+    first_batch.save()
+    assert assignment_next(reviewer=make_user("reviewer")) is None
+
+
+def test_queue_filters_by_qa_type(sample_items, config, reviewer):
+    assignment = assignment_next(reviewer=reviewer, qa_type="multi_hop")
+    assert assignment.item.qa_type == "multi_hop"
+
+
+def test_expired_lease_returns_the_item_to_the_queue_for_someone_else(sample_items, config, make_user):
+    alice, bob = make_user("reviewer"), make_user("reviewer")
+    first = assignment_next(reviewer=alice, qa_type="true_false")
+    later = timezone.now() + timedelta(seconds=1801)
+    taken = assignment_next(reviewer=bob, qa_type="true_false", now=later)
+    assert taken.item_id == first.item_id
+    first.refresh_from_db()
+    assert first.status == Assignment.Status.RELEASED
+
+
+def test_expired_lease_is_not_handed_back_to_its_holder(sample_items, config, reviewer):
+    first = assignment_next(reviewer=reviewer, qa_type="true_false")
+    later = timezone.now() + timedelta(seconds=1801)
+    second = assignment_next(reviewer=reviewer, qa_type="true_false", now=later)
+    assert second.item_id != first.item_id
+
+
+def test_sweeper_puts_abandoned_items_back_to_imported(sample_items, config, reviewer):
+    first = assignment_next(reviewer=reviewer)
+    assert assignments_expire(now=timezone.now() + timedelta(hours=1)) == 1
+    assert QAItem.objects.get(pk=first.item_id).status == ItemStatus.IMPORTED
+
+
+def test_a_reviewer_never_gets_the_same_item_twice(sample_items, config, reviewer, review):
+    seen = set()
+    while (assignment := assignment_next(reviewer=reviewer)) is not None:
+        assert assignment.item_id not in seen
+        seen.add(assignment.item_id)
+        review(assignment, "correct", 5)
+    assert len(seen) == len(sample_items)
+
+
+def test_secondary_review_goes_to_someone_other_than_the_primary(sample_items, config, make_user, review):
+    config.second_share = 1.0
+    config.save()
+    alice, bob = make_user("reviewer"), make_user("reviewer")
+    primary = assignment_next(reviewer=alice)
+    review(primary, "correct", 5)
+    assert QAItem.objects.get(pk=primary.item_id).status == ItemStatus.IN_SECOND_REVIEW
+    nxt = assignment_next(reviewer=alice)
+    assert nxt.item_id != primary.item_id  # alice cannot second-review her own item
+    second = assignment_next(reviewer=bob)
+    assert second.item_id == primary.item_id and second.stage == Stage.SECONDARY
+    carol = make_user("reviewer")
+    assert assignment_next(reviewer=carol).item_id not in (primary.item_id,)  # one secondary reviewer only
