@@ -193,6 +193,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two unrelated "kind" fields (report kind, import kind) get distinct enum names in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "ReportKindEnum": "analytics.models.Report.Kind",
+        "ImportKindEnum": ["items", "sources"],
+    },
 }
 
 # --- Background jobs: Celery --------------------------------------------------------------------------------
@@ -205,6 +210,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_BACKEND = None
+# Periodic work (run by the worker started with --beat): abandoned review leases go back to the queue.
+CELERY_BEAT_SCHEDULE = {
+    "expire-review-leases": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 
 # --- Files, uploads ------------------------------------------------------------------------------------------

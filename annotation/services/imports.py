@@ -136,6 +136,11 @@ def items_import(
             )
         elif progress is not None:
             progress.advance(len(parsed))
+    if len(new_items) >= 1000:
+        # Fresh planner statistics at once: without them the queue's "next item" query sorts the whole table
+        # until autovacuum catches up (measured: ~100 ms instead of 0.1 ms right after a 20,000-item import).
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_qaitem")
     return ImportResult(
         batch_id=batch.pk if batch else None,
         created=len(new_items),
