@@ -56,6 +56,9 @@ class AnswerScore(models.Model):
         ordering = ["run", "qa_type", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "item"], name="answer_score_once_per_run")]
 
+    def __str__(self) -> str:
+        return f"run {self.run_id} · {self.qa_type} #{self.index}"
+
     @property
     def headline(self) -> float | None:
         """The number the task's leaderboard uses for this answer: semantic, correctness, or list F1."""

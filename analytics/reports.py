@@ -12,7 +12,14 @@ from importlib.metadata import PackageNotFoundError, version
 import pandas as pd
 from django.utils import timezone
 
-from analytics.selectors import RELEVANCE_SCALE, SCORE_METRICS, VERDICT_SCALE, study_rankings, study_scores, vetting_ratings
+from analytics.selectors import (
+    RELEVANCE_SCALE,
+    SCORE_METRICS,
+    VERDICT_SCALE,
+    study_rankings,
+    study_scores,
+    vetting_ratings,
+)
 from analytics.stats import agreement, correlation, leaderboard, rankings
 from portal.models import User
 

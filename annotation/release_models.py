@@ -53,3 +53,6 @@ class ReleaseItem(models.Model):
             models.UniqueConstraint(fields=["release", "position"], name="release_item_position_unique"),
             models.UniqueConstraint(fields=["release", "item"], name="release_item_once"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.release_id}#{self.position} {self.uid}"

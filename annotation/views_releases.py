@@ -13,12 +13,18 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views import View
 
+from annotation.models import Release
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS
 from annotation.services.releases import (
-    EXPORT_FORMATS, REPORT_COLUMNS, SelectionRule, composition_report, release_export, release_freeze, release_get,
+    EXPORT_FORMATS,
+    REPORT_COLUMNS,
+    SelectionRule,
+    composition_report,
+    release_export,
+    release_freeze,
+    release_get,
     report_rows,
 )
-from annotation.models import Release
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role

@@ -29,7 +29,7 @@ from pathlib import Path
 from _django import ROOT, setup_django
 
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_review import _free_port, _percentile, start_server  # noqa: E402
+from _server import free_port, percentile, start_server  # noqa: E402
 
 N_SYSTEMS = 7
 
@@ -201,7 +201,7 @@ def main() -> None:
 
     study_id, credentials = prepare(args.questions, args.rankers)
     connection.close()
-    port = _free_port()
+    port = free_port()
     server = start_server(port, args.workers, args.threads)
     try:
         barrier = threading.Barrier(len(credentials))
@@ -227,7 +227,7 @@ def main() -> None:
     for name, label in (("next", "next task"), ("page", "ranking page"), ("submit", "submit")):
         values = series[name]
         print(
-            f"{label:13s} n={len(values)}  p50={_percentile(values, 50):.1f} ms  p95={_percentile(values, 95):.1f} ms"
+            f"{label:13s} n={len(values)}  p50={percentile(values, 50):.1f} ms  p95={percentile(values, 95):.1f} ms"
         )
     print(f"rankings/s:   {len(submitted) / elapsed:.1f}")
     print(f"errors:       {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))

@@ -19,9 +19,6 @@ import http.client
 import json
 import os
 import random
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,18 +26,7 @@ import time
 from pathlib import Path
 
 from _django import ROOT, setup_django
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+from _server import free_port, percentile, start_server
 
 
 def prepare(n_items: int, n_reviewers: int) -> list[str]:
@@ -72,38 +58,6 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
         user = person_admit(email=f"bench-reviewer-{i}@bench.portal", institution=None, roles=["reviewer"])
         tokens.append(Token.objects.get_or_create(user=user)[0].key)
     return tokens
-
-
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
-    env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
-    cmd = [
-        str(ROOT / ".venv" / "bin" / "gunicorn"),
-        "portal.wsgi:application",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--worker-class",
-        "gthread",
-        "--log-level",
-        "warning",
-        "--keep-alive",
-        "30",
-    ]
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/health/")
-            if conn.getresponse().status < 500:
-                return server
-        except OSError:
-            time.sleep(0.3)
-    server.terminate()
-    raise SystemExit("gunicorn did not start")
 
 
 class Reviewer(threading.Thread):
@@ -203,7 +157,7 @@ def main() -> None:
 
     tokens = prepare(args.items, args.reviewers)
     connection.close()
-    port = _free_port()
+    port = free_port()
     server = start_server(port, args.workers, args.threads)
     try:
         barrier = threading.Barrier(len(tokens))
@@ -228,9 +182,9 @@ def main() -> None:
         f"reviewers: {len(tokens)}  gunicorn: {args.workers} workers x {args.threads} threads  "
         f"think: {args.think} s  run: {elapsed:.1f} s  cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}"
     )
-    print(f"next item:  n={len(next_ms)}  p50={_percentile(next_ms, 50):.1f} ms  p95={_percentile(next_ms, 95):.1f} ms")
+    print(f"next item:  n={len(next_ms)}  p50={percentile(next_ms, 50):.1f} ms  p95={percentile(next_ms, 95):.1f} ms")
     print(
-        f"submit:     n={len(submit_ms)}  p50={_percentile(submit_ms, 50):.1f} ms  p95={_percentile(submit_ms, 95):.1f} ms"
+        f"submit:     n={len(submit_ms)}  p50={percentile(submit_ms, 50):.1f} ms  p95={percentile(submit_ms, 95):.1f} ms"
     )
     print(f"requests/s: {total / elapsed:.1f}   reviews/s: {len(submitted) / elapsed:.1f}")
     print(f"errors:     {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))

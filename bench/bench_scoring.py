@@ -10,8 +10,8 @@ pool text of similar length, so every item has its own reference (as in a real s
   first system with cold caches, and for a second system's answers to the same questions (references and
   tokens cached, as when several systems of one release are scored by one worker);
 * per open type: the batched semantic score cold and warm, the BLEU/ROUGE/METEOR time, and the public
-  scorer's per-pair path (:mod:`analytics.metrics.naive`: six model calls per pair, no cache) timed on the
-  first ``--naive-pairs`` pairs and extrapolated per pair to all N; the speed-ups and the largest difference
+  scorer's per-pair path (:mod:`analytics.metrics.naive`: six model calls per pair, no cache) timed on
+  ``--naive-pairs`` evenly spaced pairs and extrapolated per pair to all N; the speed-ups and the largest difference
   between the two paths on those pairs;
 * per closed type: items/s; and the process's peak resident memory.
 
@@ -163,7 +163,7 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
     out.append(
         "Semantic score per open type (BLEU/ROUGE/METEOR timed separately): batched cold = token and text "
         "caches cleared first; batched warm = a second system's answers to the same questions (references "
-        "and tokens cached); per-pair = the public path, timed on the first pairs and extrapolated per pair."
+        "and tokens cached); per-pair = the public path, timed on evenly spaced pairs and extrapolated per pair."
     )
     out.append("")
     out.append("| type | pairs | batched cold s | warm s | text metrics s | per-pair s/pair (n) | per-pair s "
@@ -183,11 +183,12 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         for expected, prediction in pairs:
             text_metrics.score(expected, prediction)
         text_s = time.perf_counter() - t
-        k = min(args.naive_pairs, len(pairs))
+        chosen = list(range(0, len(pairs), max(1, len(pairs) // args.naive_pairs)))[: args.naive_pairs]
+        k = len(chosen)
         t = time.perf_counter()
-        naive = [naive_semantic(encoder, e, p, idf, stop, baseline) for e, p in pairs[:k]]
+        naive = [naive_semantic(encoder, *pairs[i], idf, stop, baseline) for i in chosen]
         per_pair = (time.perf_counter() - t) / k
-        diff = max(abs(getattr(a, f) - getattr(b, f)) for a, b in zip(naive, fast[:k], strict=True)
+        diff = max(abs(getattr(a, f) - getattr(fast[i], f)) for a, i in zip(naive, chosen, strict=True)
                    for f in ("semantic", "word", "sentence", "paragraph"))  # fmt: skip
         naive_s = per_pair * len(pairs)
         totals["cold"], totals["warm"], totals["naive"] = (

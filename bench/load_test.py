@@ -14,16 +14,13 @@ import argparse
 import csv
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 from _django import ROOT, setup_django
+from _server import free_port, start_server
 from bench_import import make_dataset
 
 BIN = Path(sys.executable).parent
@@ -57,31 +54,9 @@ def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
     return tokens
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def serve(workdir: Path) -> tuple[subprocess.Popen, str]:
-    from portal.dbtools import database_url
-
+def serve() -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url(), "PYTHONPATH": str(ROOT), "DEBUG": "0"}
-    proc = subprocess.Popen(
-        [str(BIN / "gunicorn"), "portal.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "3", "--threads", "4",
-         "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=(workdir / "gunicorn.log").open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    host = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{host}/health/", timeout=2).status == 200:
-                return proc, host
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit(f"gunicorn did not come up; see {workdir / 'gunicorn.log'}")
+    return start_server(port, workers=3, threads=4), f"http://127.0.0.1:{port}"
 
 
 def check_exactly_once(log_path: Path) -> dict:
@@ -132,7 +107,7 @@ def main() -> None:
     server = None
     host = args.host
     if args.serve or not host:
-        server, host = serve(workdir)
+        server, host = serve()
     try:
         env = {**os.environ, "LOAD_USERS": str(users_path), "LOAD_LOG": str(log_path), "LOAD_THINK": str(args.think),
                "LOAD_REVIEWERS": str(args.reviewers), "LOAD_RANKERS": str(args.rankers)}
@@ -145,7 +120,7 @@ def main() -> None:
         )
     finally:
         if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
+            server.terminate()  # gunicorn's master stops its workers on SIGTERM
             server.wait(20)
     print_report(args, check_exactly_once(log_path))
 

@@ -2,8 +2,8 @@
 
 Public API::
 
-    encoder = Encoder()                      # load all-MiniLM-L6-v2 once per process (offline)
-    text = TextMetrics()                     # BLEU / ROUGE / METEOR with the offline NLTK data, once
+    encoder = shared_encoder()               # all-MiniLM-L6-v2, loaded once per process (offline)
+    text = shared_text_metrics()             # BLEU / ROUGE / METEOR with the offline NLTK data, once
     sub = load_submission_dir(path)          # harness folder → inputs/responses per type (checked)
     result = score_submission(sub.inputs, sub.responses, profile="cliniqlink-2025", seed=0,
                               encoder=encoder, text_metrics=text)
@@ -15,11 +15,11 @@ Public API::
 See ``METRIC.md`` for the algorithm; :mod:`.profiles` lists every reproduced quirk with its section.
 """
 
-from .encoder import Encoder
+from .encoder import Encoder, shared_encoder
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from .scorer import QA_TYPES, SubmissionScore, score_submission
 from .submission import Problem, Submission, SubmissionError, load_submission_dir
-from .text_metrics import TextMetrics
+from .text_metrics import TextMetrics, shared_text_metrics
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -35,4 +35,6 @@ __all__ = [
     "get_profile",
     "load_submission_dir",
     "score_submission",
+    "shared_encoder",
+    "shared_text_metrics",
 ]

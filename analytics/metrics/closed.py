@@ -61,7 +61,7 @@ def score_true_false(inputs: Sequence[dict], responses: Sequence[str]) -> TypeRe
     trailing text only sets ``malformed``. Anything else is invalid and wrong. ``accuracy = correct / N``.
     """
     items, correct, invalid = [], 0, 0
-    for index, (gold, response) in enumerate(zip(inputs, responses)):
+    for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
         expected = str(gold.get("answer", "")).strip().lower()
         raw = to_text(response).strip()
         match = _TF_RE.match(raw)
@@ -101,7 +101,7 @@ def score_multiple_choice(inputs: Sequence[dict], responses: Sequence[str]) -> T
     items = []
     counts = Counter()
     overall = full = combined = 0
-    for index, (gold, response) in enumerate(zip(inputs, responses)):
+    for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
         options = {option_label(i): o for i, o in enumerate(gold.get("options", []))}
         gold_raw = str(gold.get("correct_answer", "")).strip()
         gold_text = options.get(gold_raw.upper(), gold_raw)
@@ -183,7 +183,7 @@ def label_macro_micro(expected_sets: list[set[str]], predicted_sets: list[set[st
 def ir_metrics(predicted: list[list[str]], gold: list[list[str]], k: int = 5) -> dict[str, float]:
     """MAP, MRR and P@k on the predicted order (reported by the public scorer, not used in any headline)."""
     aps, rrs, pks = [], [], []
-    for preds, golds in zip(predicted, gold):
+    for preds, golds in zip(predicted, gold, strict=True):
         gold_set = set(golds)
         hits, precisions = 0, []
         for i, p in enumerate(preds):
@@ -245,11 +245,11 @@ def score_list(inputs: Sequence[dict], responses: Sequence[str], *, macro: str =
     notes: list[str] = []
     counts = Counter()
     invalid = 0
-    for index, (gold, response) in enumerate(zip(inputs, responses)):
+    for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
         record: dict[str, Any] = {"index": index, "paragraph_id": paragraph_id(gold)}
         try:
             record.update(_score_list_item(gold, response))
-        except Exception as exc:  # the public scorer prints the error and drops the item
+        except Exception as exc:  # noqa: BLE001 - the public scorer prints any error and drops the item
             record.update(skipped=True, error=f"{type(exc).__name__}: {exc}", precision=None, recall=None, f1=None)
             notes.append(f"list item {index} skipped: {record['error']}")
             items.append(record)

@@ -4,8 +4,11 @@ The public scorer calls ``SentenceTransformer.encode`` for every token of every 
 pair's two texts. The token embeddings it uses are *not contextual*: each WordPiece string is encoded on its
 own as the one-word sentence ``[CLS] piece [SEP]``, mean-pooled and L2-normalised, so a token's vector depends
 on the token string alone. :class:`Encoder` therefore encodes each distinct token string once per process
-(a dictionary cache) and each distinct text once per batch, in large batches. The numbers are those of the
-per-pair path up to float noise of batch padding (~1e-7); ``tests/analytics/metrics/test_encoder.py`` checks it.
+(a dictionary cache) and each distinct text once per batch, in large batches. It also keeps the embeddings of
+the last ``text_cache_size`` texts (LRU), so the references shared by several systems' submissions are encoded
+once.
+The numbers are those of the per-pair path up to float noise of batch padding (~1e-7);
+``tests/analytics/metrics/test_semantic_model.py`` checks it.
 
 Load one :class:`Encoder` per process (Celery worker, CLI run, bench) and pass it to every scoring call.
 """
@@ -13,8 +16,10 @@ Load one :class:`Encoder` per process (Celery worker, CLI run, bench) and pass i
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +51,9 @@ class Encoder:
         model_path: str | os.PathLike | None = None,
         *,
         device: str = "cpu",
-        batch_size: int = 64,
-        token_batch_size: int = 512,
+        batch_size: int = 16,
+        token_batch_size: int = 256,
+        text_cache_size: int = 20_000,
     ) -> None:
         self.model_path: Path = resolve_model_path(model_path)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -63,6 +69,8 @@ class Encoder:
         self.token_batch_size = token_batch_size
         self.stats = EncoderStats()
         self._token_cache: dict[str, np.ndarray] = {}
+        self.text_cache_size = text_cache_size
+        self._text_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._sha256: str | None = None
 
     # -- identity ------------------------------------------------------------------------------------------
@@ -82,9 +90,7 @@ class Encoder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         self.stats.encode_calls += 1
-        vectors = self.model.encode(
-            list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
+        vectors = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:
@@ -95,17 +101,24 @@ class Encoder:
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Sentence embeddings (mean-pooled, L2-normalised, truncated at 256 pieces) of ``texts``, in order.
 
-        Each distinct text is encoded once; all of them go through the model in batches of ``batch_size``.
+        Each distinct text is encoded once, in batches of ``batch_size``; the last ``text_cache_size`` texts are
+        kept, so the references shared by several submissions of one release are encoded once.
         """
-        index: dict[str, int] = {}
-        unique: list[str] = []
-        for text in texts:
-            if text not in index:
-                index[text] = len(unique)
-                unique.append(text)
-        self.stats.texts_encoded += len(unique)
-        vectors = self._encode(unique, self.batch_size)
-        return vectors[[index[t] for t in texts]] if texts else vectors
+        missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
+        self.stats.texts_encoded += len(missing)
+        fresh = dict(zip(missing, self._encode(missing, self.batch_size), strict=True))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, text in enumerate(texts):
+            vector = fresh.get(text)
+            if vector is None:
+                vector = self._text_cache[text]
+                self._text_cache.move_to_end(text)
+            out[i] = vector
+        for text, vector in fresh.items():
+            self._text_cache[text] = vector
+        while len(self._text_cache) > self.text_cache_size:
+            self._text_cache.popitem(last=False)
+        return out
 
     # -- non-contextual token vectors (cliniqlink-2025 word layer) ---------------------------------------------
     def prime_tokens(self, tokens: Iterable[str]) -> None:
@@ -115,7 +128,7 @@ class Encoder:
             return
         self.stats.token_strings_encoded += len(missing)
         vectors = self._encode(missing, self.token_batch_size)
-        for token, vector in zip(missing, vectors):
+        for token, vector in zip(missing, vectors, strict=True):
             self._token_cache[token] = vector
 
     def token_matrix(self, tokens: Sequence[str]) -> np.ndarray:
@@ -131,6 +144,11 @@ class Encoder:
 
     def clear_token_cache(self) -> None:
         self._token_cache.clear()
+
+    def clear_caches(self) -> None:
+        """Forget every cached token and text vector (the next run starts cold)."""
+        self._token_cache.clear()
+        self._text_cache.clear()
 
     # -- contextual token states (paper profile word layer) -----------------------------------------------------
     def contextual_tokens(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
@@ -154,7 +172,7 @@ class Encoder:
             states = []
         special = set(self.tokenizer.all_special_tokens)
         by_text: dict[str, tuple[list[str], np.ndarray]] = {}
-        for text, state in zip(unique, states):
+        for text, state in zip(unique, states, strict=True):
             ids = self.tokenizer(text, truncation=True, max_length=self.max_seq_length)["input_ids"]
             pieces = self.tokenizer.convert_ids_to_tokens(ids)
             matrix = state.detach().cpu().numpy().astype(np.float32)[: len(pieces)]
@@ -164,3 +182,9 @@ class Encoder:
             matrix = matrix / np.where(norms == 0, 1.0, norms)
             by_text[text] = ([pieces[i] for i in keep], matrix)
         return [by_text[t] for t in texts]
+
+
+@cache
+def shared_encoder(model_path: str | None = None, device: str = "cpu") -> Encoder:
+    """One :class:`Encoder` per process and (model path, device): for Celery workers and other long-lived callers."""
+    return Encoder(model_path, device=device)

@@ -27,9 +27,7 @@ OPEN_TYPES = ("short", "short_inverse", "multi_hop", "multi_hop_inverse")
 _GOLD_STEP_LINE_RE = re.compile(r"\bStep\b.*?(\d+)", flags=re.IGNORECASE)
 _GOLD_EXPL_LINE_RE = re.compile(r"Explanation", flags=re.IGNORECASE)
 _STEP_NUMBER_RE = re.compile(r"step\s*([0-9]+)", flags=re.IGNORECASE)
-_PRED_STEP_RE = re.compile(
-    r"(?:incorrect reasoning step\s*[:\-]?\s*|step\s*[:\-]?\s*)(\d+)", flags=re.IGNORECASE
-)
+_PRED_STEP_RE = re.compile(r"(?:incorrect reasoning step\s*[:\-]?\s*|step\s*[:\-]?\s*)(\d+)", flags=re.IGNORECASE)
 _PRED_EXPL_SPLIT_RE = re.compile(r"(?:incorrect reasoning explanation|explanation)\s*[:\-]?", flags=re.IGNORECASE)
 _SHORT_INVERSE_HEADER_RE = re.compile(r"^incorrect explanation:\s*", flags=re.IGNORECASE)
 
@@ -87,7 +85,7 @@ def predicted_explanation(response: str) -> str:
 def prepare_items(qa_type: str, inputs: Sequence[dict], responses: Sequence[str]) -> list[OpenItem]:
     """Build the compared strings of every item of ``qa_type`` (responses already cleaned, §3)."""
     items = []
-    for index, (gold, response) in enumerate(zip(inputs, responses)):
+    for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
         pid = paragraph_id(gold)
         if qa_type == "multi_hop_inverse":
             raw = to_text(response).strip()

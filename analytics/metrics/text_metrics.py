@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,9 @@ class TextMetrics:
         if self._wordnet is not None:
             out["meteor"] = float(meteor_score([ref], hyp, wordnet=self._wordnet))
         return out
+
+
+@cache
+def shared_text_metrics(nltk_data_dir: str | None = None) -> TextMetrics:
+    """One :class:`TextMetrics` per process and NLTK data directory (WordNet loads in a few seconds)."""
+    return TextMetrics(nltk_data_dir)

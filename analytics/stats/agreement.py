@@ -6,9 +6,9 @@ Input: a long DataFrame with columns ``item``, ``annotator``, ``value`` (missing
 (:mod:`analytics.stats.bootstrap`).
 
 Common rules: an item counts only if it has at least two ratings ("pairable"). The chance-corrected
-coefficients (alpha, Fleiss, Cohen) are undefined with one rater, with fewer than two pairable items, and when
-the expected disagreement is zero (every rating has the same value). Raw agreement is a plain proportion and is
-reported for a single item too (without an interval).
+coefficients (alpha, Fleiss, Cohen) are undefined with one rater, with fewer than two pairable items, and
+when the expected disagreement is zero (every rating has the same value). Raw agreement is a plain
+proportion and is reported for a single item too (without an interval).
 
 Alpha is computed here from the coincidence matrix (Krippendorff 2011), not with the GPL-3.0 ``krippendorff``
 package, which the tests use as an independent cross-check only.
@@ -26,8 +26,8 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
-from .results import StatResult, finite_or_none, undefined
 from .ratings import RatingTable, prepare_ratings
+from .results import StatResult, finite_or_none, undefined
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -51,7 +51,9 @@ def _pairable(table: RatingTable) -> tuple[np.ndarray, np.ndarray, int]:
 def _degenerate(name: str, table: RatingTable, n_items: int, n_raters: int) -> StatResult | None:
     n_all_raters = len(table.rater_labels)
     if n_all_raters < 2:
-        return undefined(name, f"only {n_all_raters} rater(s): agreement needs at least two", n_raters=n_all_raters)
+        return undefined(
+            name, f"only {n_all_raters} rater(s): agreement needs at least two", n_raters=n_all_raters
+        )
     if n_items == 0:
         return undefined(name, "no item has ratings from two or more raters", n_raters=n_raters)
     if n_items < 2:
@@ -86,7 +88,7 @@ def _delta2(level: str, n_c: np.ndarray, positions: np.ndarray) -> np.ndarray:
             return np.where(s == 0, 0.0, (d / np.where(s == 0, 1.0, s)) ** 2)
     if level == "ordinal":
         cum = np.cumsum(n_c, axis=-1)
-        # for c <= k: sum_{g=c}^{k} n_g - (n_c+n_k)/2 = cum_k - cum_c + (n_c - n_k)/2 ; antisymmetric otherwise
+        # c <= k: sum_{g=c}^{k} n_g - (n_c+n_k)/2 = cum_k - cum_c + (n_c - n_k)/2; antisymmetric for c > k
         g = cum[..., None, :] - cum[..., :, None] + (n_c[..., :, None] - n_c[..., None, :]) / 2.0
         return g**2
     raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
@@ -158,7 +160,7 @@ def krippendorff_alpha(
     notes = tuple(
         n
         for n in (
-            table.order_note() if level == "ordinal" else None,
+            table.order_note() if level in ("ordinal", "interval") else None,
             table.distance_note() if level == "interval" else None,
         )
         if n
@@ -174,7 +176,9 @@ def krippendorff_alpha(
     res = StatResult(name, value, n_items=len(counts), n_raters=n_raters, notes=notes)
     if n_resamples <= 0:
         return res
-    return with_interval(res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed))
+    return with_interval(
+        res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
+    )
 
 
 # --------------------------------------------------------------------------------------------- Fleiss
@@ -227,7 +231,11 @@ def fleiss_kappa(
     p_cat = agg.sum(axis=0) / agg.sum()
     if np.isclose((p_cat**2).sum(), 1.0, rtol=0, atol=1e-15):
         return undefined(
-            name, "all ratings fall in one category: P_e = 1", n_items=len(counts), n_raters=n_raters, notes=notes
+            name,
+            "all ratings fall in one category: P_e = 1",
+            n_items=len(counts),
+            n_raters=n_raters,
+            notes=notes,
         )
     value = finite_or_none(sm_fleiss_kappa(agg, method="fleiss"))
     res = StatResult(name, value, n_items=len(counts), n_raters=n_raters, notes=notes)
@@ -246,7 +254,9 @@ def fleiss_kappa(
             kappa = (p_bar - p_e) / (1.0 - p_e)
         return np.where(1.0 - p_e > 1e-15, kappa, np.nan)
 
-    return with_interval(res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed))
+    return with_interval(
+        res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
+    )
 
 
 # --------------------------------------------------------------------------------------------- Cohen
@@ -271,7 +281,7 @@ def cohen_kappa(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> StatResult:
-    """Cohen's kappa (Cohen 1960), optionally weighted (Cohen 1968), via ``sklearn.metrics.cohen_kappa_score``.
+    """Cohen's kappa (Cohen 1960), optionally weighted (Cohen 1968), via sklearn's ``cohen_kappa_score``.
 
     kappa = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij, E = outer(row marginals, column marginals) / n, with
     w = 1 - I (plain), |i - j| (linear) or (i - j)^2 (quadratic) on the scale *positions* i, j. The full scale
@@ -284,7 +294,8 @@ def cohen_kappa(
     if n_all != 2:
         return undefined(
             name,
-            f"Cohen's kappa needs exactly two raters, found {n_all} (use Fleiss' kappa or Krippendorff's alpha)",
+            f"Cohen's kappa needs exactly two raters, found {n_all} "
+            "(use Fleiss' kappa or Krippendorff's alpha)",
             n_raters=n_all,
         )
     k = table.n_categories
@@ -323,7 +334,9 @@ def cohen_kappa(
     res = StatResult(name, value, n_items=len(y1), n_raters=2, notes=notes)
     if n_resamples <= 0 or value is None:
         return res
-    return with_interval(res, bootstrap_sums(onehot, stat, n_resamples=n_resamples, seed=seed))
+    return with_interval(
+        res, bootstrap_sums(onehot, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
+    )
 
 
 # --------------------------------------------------------------------------------------------- raw
@@ -338,9 +351,9 @@ def percent_agreement(
 ) -> StatResult:
     """Raw pairwise agreement, a *proportion* in [0, 1] (not chance-corrected).
 
-    For each pairable item u with m_u ratings, P_u = sum_c n_uc (n_uc - 1) / (m_u (m_u - 1)) is the share of
-    ordered rater pairs that agree (Fleiss 1971's P_i, allowing unequal m_u); the value is the mean of P_u over
-    pairable items, each item weighted equally. Defined for a single item (no interval then).
+    For each pairable item u with m_u ratings, P_u = sum_c n_uc (n_uc - 1) / (m_u (m_u - 1)) is the share
+    of ordered rater pairs that agree (Fleiss 1971's P_i, allowing unequal m_u); the value is the mean of P_u
+    over pairable items, each item weighted equally. Defined for a single item (no interval then).
     """
     name = "percent_agreement"
     table = _table(ratings, values)
@@ -383,5 +396,6 @@ def agreement_summary(
             "cohen_kappa_quadratic", "quadratic weights need an ordered scale; the level is nominal"
         )
     else:
-        out["cohen_kappa_quadratic"] = cohen_kappa(table, weights="quadratic", **kw)
+        quad = cohen_kappa(table, weights="quadratic", **kw)
+        out["cohen_kappa_quadratic"] = quad.with_notes(table.order_note() or "")
     return out

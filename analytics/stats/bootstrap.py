@@ -46,7 +46,9 @@ def _cached_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
-def resample_counts(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+def resample_counts(
+    n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> np.ndarray:
     """``(n_resamples, n_units)`` matrix: row ``b`` says how often each unit is drawn in resample ``b``.
 
     Each row sums to ``n_units`` (a resample has as many units as the data). Read-only, cached per
@@ -105,15 +107,15 @@ def bootstrap_sums(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = CI_LEVEL,
-    min_distinct: int = 2,
+    min_distinct: int = 1,
 ) -> BootstrapOutcome:
     """Bootstrap a statistic that depends on the data only through column sums of per-unit contributions.
 
     ``contributions`` is ``(n_units, k)``; ``statistic`` maps a ``(B, k)`` array of resampled sums to ``(B,)``
     (or ``(B, s)``) values, NaN where undefined. Applying ``statistic`` to ``contributions.sum(0)[None]``
     must give the point estimate; each module's tests check that against the reference library.
-    A resample drawing fewer than ``min_distinct`` distinct units is undefined (NaN), mirroring the rule that
-    agreement on a single item is undefined.
+    With ``min_distinct=2`` a resample drawing a single distinct unit is undefined (NaN), mirroring the rule
+    that chance-corrected agreement on a single item is undefined; the default (1) is the plain bootstrap.
     """
     x = np.asarray(contributions, dtype=np.float64)
     if x.ndim == 1:
@@ -134,9 +136,9 @@ def bootstrap_units(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = CI_LEVEL,
-    min_distinct: int = 2,
+    min_distinct: int = 1,
 ) -> BootstrapOutcome:
-    """General form: ``statistic`` receives the ``(B, n_units)`` count matrix itself (for non-additive cases)."""
+    """General form: ``statistic`` gets the ``(B, n_units)`` count matrix itself (non-additive cases)."""
     counts = resample_counts(n_units, n_resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
         samples = np.asarray(statistic(counts), dtype=float)

@@ -38,7 +38,8 @@ def read_csv(path: str | Path, required: Sequence[str]) -> pd.DataFrame:
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise StatsInputError(
-            f"{path}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; found {list(df.columns)}"
+            f"{path}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; "
+            f"found {list(df.columns)}"
         )
     for col in df.columns:
         df[col] = df[col].astype(str).str.strip()
@@ -130,7 +131,8 @@ def agreement_report(
         for pos, (v, orig) in enumerate(zip(data, raw, strict=True)):
             if v not in allowed:
                 raise StatsInputError(
-                    f"{_where(path, int(raw.index[pos]), 'value')}: {orig!r} is not on the scale {list(values)}"
+                    f"{_where(path, int(raw.index[pos]), 'value')}: {orig!r} is not on the scale "
+                    f"{list(values)}"
                 )
     else:
         nums = [_to_float(v) for v in raw]
@@ -139,7 +141,13 @@ def agreement_report(
     res = agreement_summary(ratings, level=level, values=scale, n_resamples=n_resamples, seed=seed)
     out: dict = {"level": level}
     notes: list[str] = []
-    for key in ("krippendorff_alpha", "fleiss_kappa", "cohen_kappa", "cohen_kappa_quadratic", "percent_agreement"):
+    for key in (
+        "krippendorff_alpha",
+        "fleiss_kappa",
+        "cohen_kappa",
+        "cohen_kappa_quadratic",
+        "percent_agreement",
+    ):
         _fig(res[key], key, out, notes)
     out["n_items"] = res["percent_agreement"].n_items
     out["n_annotators"] = int(df.loc[df["value"] != "", "annotator"].nunique())
@@ -179,9 +187,7 @@ def ranking_agreement_report(
     notes: list[str] = []
     _fig(w.pooled, "kendall_w", out, notes)
     per = w.per_item
-    out["kendall_w_per_item"] = {
-        str(k): (None if pd.isna(v) else float(v)) for k, v in per["value"].items()
-    }
+    out["kendall_w_per_item"] = {str(k): (None if pd.isna(v) else float(v)) for k, v in per["value"].items()}
     for item, why in per["undefined_reason"].dropna().items():
         notes.append(f"kendall_w_per_item[{item}]: undefined: {why}")
     _fig(tau.pooled, "mean_pairwise_tau_b", out, notes)
@@ -213,12 +219,19 @@ def metric_correlation_report(
     _fig(seg, "segment_tau_b", out, notes)
     _fig(_wrap(where, pairwise_accuracy, ranks, scores, **kw), "pairwise_accuracy", out, notes)
     for method in ("pearson", "spearman"):
-        _fig(_wrap(where, system_correlation, ranks, scores, method=method, **kw), f"system_{method}", out, notes)
+        _fig(
+            _wrap(where, system_correlation, ranks, scores, method=method, **kw),
+            f"system_{method}",
+            out,
+            notes,
+        )
         bt = _wrap(where, system_correlation, ranks, scores, method=method, human="bradley_terry", **kw)
         _fig(bt, f"system_{method}_bt", out, notes)
     board = _wrap(rankings_path, bradley_terry_leaderboard, ranks, **kw)
     out["bradley_terry"] = {str(s.system): s.strength for s in board.standings}
-    out["bradley_terry_ci"] = {str(s.system): list(s.strength_ci) if s.strength_ci else None for s in board.standings}
+    out["bradley_terry_ci"] = {
+        str(s.system): list(s.strength_ci) if s.strength_ci else None for s in board.standings
+    }
     out["win_rate"] = {str(s.system): s.win_rate for s in board.standings}
     if board.undefined_reason:
         notes.append(f"bradley_terry: undefined: {board.undefined_reason}")

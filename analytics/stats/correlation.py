@@ -4,7 +4,8 @@ Inputs: rankings ``item, annotator, answer, rank, system`` (rank 1 = best) and s
 (higher = better). Systems in ``exclude`` (the reference answer, which scores itself 1.0) are dropped *before*
 re-ranking each ranker's ranking with average ties. The human consensus of a question is the mean rank of
 each system over its rankers; because rank 1 is best, ranks are **negated** before being set against scores.
-Only (question, system) cells with both a human rank and a score are used; a note counts the rest.
+Only (question, system) cells with both a human rank and a score are used; a note counts the rest. No
+complete ranking block is required here: a system's mean rank is over the rankers who ranked it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import pandas as pd
 from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
-from .leaderboard import DEFAULT_BT_ALPHA, bradley_terry, bradley_terry_resampled, system_rank_frame, win_contributions
+from .leaderboard import (
+    DEFAULT_BT_ALPHA,
+    bradley_terry,
+    bradley_terry_resampled,
+    system_rank_frame,
+    win_contributions,
+)
 from .results import StatResult, undefined
 
 
@@ -48,7 +55,11 @@ def joined_cells(
     frame = system_rank_frame(rankings, exclude)
     sc = validate_scores(scores)
     sc = sc[~sc["system"].isin(exclude)]
-    cells = frame.groupby(["item", "system"], sort=True)["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
+    cells = (
+        frame.groupby(["item", "system"], sort=True)["rank"]
+        .agg(rank_sum="sum", n_rankers="size")
+        .reset_index()
+    )
     cells = cells.merge(sc, on=["item", "system"], how="outer", indicator=True)
     notes = []
     no_score = int((cells["_merge"] == "left_only").sum())
@@ -83,8 +94,8 @@ def segment_tau_b(
 ) -> tuple[StatResult, pd.Series]:
     """Per-question Kendall tau-b between −(mean human rank) and metric score, averaged over questions.
 
-    tau_b from ``scipy.stats.kendalltau(variant="b")`` (Kendall 1945); undefined for a question with fewer than
-    two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling the
+    tau_b from ``scipy.stats.kendalltau(variant="b")`` (Kendall 1945); undefined for a question with fewer
+    than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling the
     questions with a defined tau) and the per-question Series (NaN where undefined).
     """
     cells, used, notes = joined_cells(rankings, scores, exclude)
@@ -110,11 +121,19 @@ def segment_tau_b(
     if (~ok).any():
         notes += (f"{int((~ok).sum())} question(s) with tau-b undefined (ties or < 2 systems) left out",)
     vals = taus[ok]
-    res = StatResult("segment_tau_b", float(vals.mean()), n_items=len(vals), n_raters=n_raters, notes=notes,
-                     n_systems=n_sys)
+    res = StatResult(
+        "segment_tau_b",
+        float(vals.mean()),
+        n_items=len(vals),
+        n_raters=n_raters,
+        notes=notes,
+        n_systems=n_sys,
+    )
     if n_resamples > 0:
         k = len(vals)
-        res = with_interval(res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed))
+        res = with_interval(
+            res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed)
+        )
     return res, per_item
 
 
@@ -145,19 +164,29 @@ def pairwise_accuracy(
     correct = (human == metric).astype(float)
     n_raters = int(used["annotator"].nunique())
     if len(p) == 0:
-        return undefined("pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters,
-                         notes=notes)
-    per_item = pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
+        return undefined(
+            "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
+        )
+    per_item = (
+        pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
+    )
     tied = int((human == 0).sum())
     if tied:
         notes += (f"{tied} of {len(p)} pairs are human ties (counted correct only if the metric ties too)",)
-    res = StatResult("pairwise_accuracy", float(correct.mean()), n_items=len(per_item), n_raters=n_raters,
-                     notes=notes, n_systems=int(cells["system"].nunique()))
+    res = StatResult(
+        "pairwise_accuracy",
+        float(correct.mean()),
+        n_items=len(per_item),
+        n_raters=n_raters,
+        notes=notes,
+        n_systems=int(cells["system"].nunique()),
+    )
     if n_resamples <= 0:
         return res
     contrib = per_item[["c", "n"]].to_numpy(dtype=float)
-    return with_interval(res, bootstrap_sums(contrib, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples,
-                                             seed=seed))
+    return with_interval(
+        res, bootstrap_sums(contrib, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed)
+    )
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -193,8 +222,14 @@ def system_correlation(
     items = pd.unique(cells["item"])
     n_raters = int(used["annotator"].nunique())
     if len(systems) < 3:
-        return undefined(name, f"{len(systems)} system(s): a system-level correlation needs at least three",
-                         n_items=len(items), n_raters=n_raters, notes=notes, n_systems=len(systems))
+        return undefined(
+            name,
+            f"{len(systems)} system(s): a system-level correlation needs at least three",
+            n_items=len(items),
+            n_raters=n_raters,
+            notes=notes,
+            n_systems=len(systems),
+        )
     s, q = len(systems), len(items)
     qi = pd.Index(items).get_indexer(cells["item"])
     si = pd.Index(systems).get_indexer(cells["system"])
@@ -217,8 +252,14 @@ def system_correlation(
     h = point_bt if point_bt is not None else -sums[0] / sums[1]
     m = sums[2] / sums[3]
     if not (np.isfinite(h).all() and np.ptp(h) > 0 and np.ptp(m) > 0):
-        return undefined(name, "human or metric scores are constant (or Bradley-Terry failed) across systems",
-                         n_items=q, n_raters=n_raters, notes=notes, n_systems=s)
+        return undefined(
+            name,
+            "human or metric scores are constant (or Bradley-Terry failed) across systems",
+            n_items=q,
+            n_raters=n_raters,
+            notes=notes,
+            n_systems=s,
+        )
     fn = pearsonr if method == "pearson" else spearmanr
     res = StatResult(name, float(fn(h, m).statistic), n_items=q, n_raters=n_raters, notes=notes, n_systems=s)
     if n_resamples <= 0 or q < 2:

@@ -79,7 +79,7 @@ def rank_vs_metric_scatter(
     title: str = "",
     fmt: Fmt = "png",
 ) -> bytes:
-    """Scatter of each system's (or answer's) human score against its metric score; points optionally named."""
+    """Scatter of each system's (or answer's) human score against its metric score; optional point labels."""
     fig = Figure(figsize=(4.5, 4.0))
     ax = fig.add_subplot()
     h = np.asarray(human, dtype=float)
@@ -98,7 +98,9 @@ def rank_vs_metric_scatter(
     return _render(fig, fmt)
 
 
-def leaderboard_chart(board: Leaderboard, *, title: str = "Bradley-Terry strength", fmt: Fmt = "png") -> bytes:
+def leaderboard_chart(
+    board: Leaderboard, *, title: str = "Bradley-Terry strength", fmt: Fmt = "png"
+) -> bytes:
     """Systems top to bottom by strength, with 95 % interval bars (log-scale strengths, mean 0)."""
     rows = [s for s in board.standings if s.strength is not None]
     fig = Figure(figsize=(5.0, max(2.0, 0.35 * len(rows) + 1)))

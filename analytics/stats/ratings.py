@@ -3,9 +3,9 @@
 The scale decides both the *order* (for ordinal statistics and weighted kappa) and the *distances* (interval
 and ratio levels):
 
-* ``values`` given: that ordered list is the full scale, unused points included (they matter for the index-based
-  weights of Cohen's weighted kappa and for interval distances on string scales). A rating outside the scale is
-  an error.
+* ``values`` given: that ordered list is the full scale, unused points included (they matter for the
+  index-based weights of Cohen's weighted kappa and for interval distances on string scales). A rating
+  outside the scale is an error.
 * ``values`` omitted: the observed values; numbers sort numerically, anything else as strings
   lexicographically (a note says so, since e.g. ``bad < good < okay`` is rarely the intended order).
 
@@ -119,9 +119,7 @@ def prepare_ratings(
             lookup = {v: i for i, v in enumerate(scale)}
             codes = np.fromiter((lookup[v] for v in as_str), dtype=np.int64, count=len(raw))
 
-    positions = (
-        np.array([float(v) for v in scale]) if numeric else np.arange(len(scale), dtype=np.float64)
-    )
+    positions = np.array([float(v) for v in scale]) if numeric else np.arange(len(scale), dtype=np.float64)
     item_idx, item_labels = pd.factorize(df[item_col], sort=False)
     rater_idx, rater_labels = pd.factorize(df[rater_col], sort=True)
     return RatingTable(

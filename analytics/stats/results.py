@@ -22,7 +22,8 @@ class StatResult:
     ``ci_low``/``ci_high`` are a percentile bootstrap interval (resampling items or questions, see
     :mod:`analytics.stats.bootstrap`); they are ``None`` when the value is undefined, when fewer than two
     items were used, or when no bootstrap was asked for. ``n_resamples_defined`` counts the resamples in
-    which the statistic was defined; the interval is taken over those only (a note says so when some were not).
+    which the statistic was defined; the interval is taken over those only (a note says so when some were
+    not).
     """
 
     name: str

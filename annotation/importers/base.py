@@ -114,3 +114,19 @@ def require_str_list(record: dict, name: str, display: str, index: int, *, min_l
     if len(value) < min_len:
         raise ImportProblem(display, f"must have at least {min_len} entries", record=index, field=name)
     return value
+
+
+def iter_jsonl(path: Path, limits: Limits, display: str):
+    """``(record index, object)`` for each non-blank line of a JSONL file, with the shared checks: record limit,
+    well-formed JSON, nesting depth, and each line an object."""
+    for index, line in enumerate(line for line in read_text(path, limits, display).splitlines() if line.strip()):
+        if index >= limits.max_records:
+            raise ImportProblem(display, f"more than {limits.max_records:,} records")
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportProblem(display, f"malformed JSON: {exc.msg} (column {exc.colno})", record=index) from exc
+        check_depth(record, limits.max_depth, display)
+        if not isinstance(record, dict):
+            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+        yield index, record

@@ -3,27 +3,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, ParsedItem, check_depth, read_text, require_str
+from annotation.importers.base import ImportProblem, Limits, ParsedItem, iter_jsonl, require_str
 from annotation.qa_types import QAType
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedItem]:
     display = display or path.name
-    text = read_text(path, limits, display)
-    items: list[ParsedItem] = []
-    for index, line in enumerate(line for line in text.splitlines() if line.strip()):
-        if index >= limits.max_records:
-            raise ImportProblem(display, f"more than {limits.max_records:,} records")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportProblem(display, f"malformed JSON: {exc.msg} (column {exc.colno})", record=index) from exc
-        check_depth(record, limits.max_depth, display)
-        items.append(parse_record(record, display, index))
-    return items
+    return [parse_record(record, display, index) for index, record in iter_jsonl(path, limits, display)]
 
 
 def parse_record(record, display: str, index: int) -> ParsedItem:

@@ -14,8 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 
-from annotation.importers import ImportProblem, ParsedItem
-from annotation.importers import cliniqlink, promptcblue, sources
+from annotation.importers import ImportProblem, ParsedItem, cliniqlink, promptcblue, sources
 from annotation.importers.base import Limits
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES

@@ -84,7 +84,7 @@ class Ranker(HttpUser):
         ranks = list(range(1, len(slots) + 1))
         random.shuffle(ranks)
         tags = task_data["study"]["tag_scale"]
-        body = {"answers": {slot: {"rank": rank, "tag": random.choice(tags)} for slot, rank in zip(slots, ranks)},
+        body = {"answers": {slot: {"rank": rank, "tag": random.choice(tags)} for slot, rank in zip(slots, ranks, strict=True)},
                 "idempotency_key": str(uuid.uuid4()), "time_spent_ms": 30000}
         with self.client.post(f"/api/ranking/tasks/{task_id}/submit/", json=body, name="ranking submit",
                               catch_response=True) as response:

@@ -15,14 +15,13 @@ changes nothing; a changed response is updated and the change audited.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
 
 from analytics.metrics.normalise import to_text
-from annotation.importers.base import ImportProblem, Limits, check_depth, content_uid, load_json, read_text
+from annotation.importers.base import ImportProblem, Limits, content_uid, iter_jsonl, load_json
 from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
 from annotation.services.imports import upload_limits
@@ -139,16 +138,7 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
 
 def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]:
     parsed = []
-    for index, line in enumerate(line for line in read_text(path, limits, display).splitlines() if line.strip()):
-        if index >= limits.max_records:
-            raise ImportProblem(display, f"more than {limits.max_records:,} records")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportProblem(display, f"malformed JSON: {exc.msg} (column {exc.colno})", record=index) from exc
-        check_depth(record, limits.max_depth, display)
-        if not isinstance(record, dict):
-            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+    for index, record in iter_jsonl(path, limits, display):
         uid = record.get("item_uid")
         if not isinstance(uid, str | int) or not str(uid).strip():
             raise ImportProblem(display, "missing or not a string", record=index, field="item_uid")

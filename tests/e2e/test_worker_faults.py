@@ -13,7 +13,6 @@ from analytics.tasks import scoring_task
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from portal.jobs import job_create
-from portal.models import Job
 from ranking.models import System
 from ranking.services.outputs import outputs_import
 

@@ -17,7 +17,9 @@ PROD_ENV = {"PORTAL_PROFILE": "production", "SECRET_KEY": "x" * 60 + "-not-a-rea
 
 
 def _manage(*args: str, env: dict) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "PORTAL_PROFILE"}}
+    # DJANGO_ALLOW_ASYNC_UNSAFE is set for the browser tests in this process; a deployment never has it.
+    unset = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "PORTAL_PROFILE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
     )

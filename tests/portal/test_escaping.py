@@ -64,7 +64,7 @@ def test_admin_escapes(hostile_item, client, organizer):
     organizer.is_superuser = True
     organizer.save()
     client.force_login(organizer)
-    html = client.get(f"/admin/annotation/qaitem/?q=Which").content.decode()
+    html = client.get("/admin/annotation/qaitem/?q=Which").content.decode()
     assert hostile_item.uid in html
     _assert_escaped(html)
 

@@ -12,8 +12,8 @@ from analytics.stats.cli import StatsInputError, agreement_report, format_text, 
 class Command(BaseCommand):
     help = (
         "Inter-rater agreement for a long CSV with columns item,annotator,value (empty value = missing): "
-        "Krippendorff's alpha, Fleiss' kappa, raw pairwise agreement, and Cohen's kappa (plain and quadratic) "
-        "when there are exactly two annotators. Bootstrap 95% intervals resample items."
+        "Krippendorff's alpha, Fleiss' kappa, raw pairwise agreement, and Cohen's kappa (plain and "
+        "quadratic) when there are exactly two annotators. Bootstrap 95% intervals resample items."
     )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False

@@ -23,6 +23,7 @@ from analytics.stats.agreement import (
     percent_agreement,
 )
 from analytics.stats.bootstrap import percentile_interval, resample_counts
+from analytics.stats.results import per_group, results_to_frame
 
 NA = np.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers x 12 units, 1-5.
@@ -107,7 +108,9 @@ def test_string_scale_with_unused_point_gives_interval_positions():
     res = krippendorff_alpha(df, level="interval", values=list("abcdef"), n_resamples=0)
     # positions on the full scale: a=0, b=1, d=3, e=4, f=5
     coded = [[{1: 0, 2: 1, 3: 3, 4: 4, 5: 5}.get(v, np.nan) for v in row] for row in K2011]
-    assert res.value == pytest.approx(kd.alpha(reliability_data=coded, level_of_measurement="interval"), abs=1e-12)
+    assert res.value == pytest.approx(
+        kd.alpha(reliability_data=coded, level_of_measurement="interval"), abs=1e-12
+    )
     # ordinal alpha ignores the unused point (its marginal n_g is 0) and equals the 1..5 result
     ordinal = krippendorff_alpha(df, level="ordinal", values=list("abcdef"), n_resamples=0).value
     assert round(ordinal, 3) == 0.815
@@ -169,7 +172,7 @@ def test_raw_agreement_is_defined_for_identical_ratings_and_one_item():
 
 # ------------------------------------------------------------------------------------------- Fleiss
 
-# Fleiss (1971) style table from Wikipedia "Fleiss' kappa" worked example: 10 subjects x 14 raters, 5 categories.
+# Wikipedia "Fleiss' kappa" worked example (Fleiss 1971 layout): 10 subjects x 14 raters, 5 categories.
 WIKI_FLEISS = np.array(
     [
         [0, 0, 0, 0, 14],
@@ -318,3 +321,18 @@ def test_summary_keys_and_quadratic_undefined_for_nominal():
     }
     assert out["cohen_kappa_quadratic"].value is None
     assert out["percent_agreement"].value == pytest.approx(2 / 3)
+
+
+def test_per_group_gives_one_result_per_qa_type():
+    df = pairs_to_long([(1, 1), (2, 2), (1, 2), (1, 1), (2, 2), (2, 2)])
+    df["qa_type"] = df["item"].map(lambda i: "tf" if i < 3 else "list")
+    out = per_group(df.drop(columns="qa_type"), "item", percent_agreement, n_resamples=0)
+    assert len(out) == 6
+    by_type = per_group(df, "qa_type", cohen_kappa, n_resamples=0)
+    assert set(by_type) == {"tf", "list"}
+    # "list" items 3-5 agree perfectly on 1, 2, 2: p_o = 1, p_e = (1*1 + 2*2)/9 -> kappa 1
+    assert by_type["list"].value == pytest.approx(1.0)
+    # "tf" items 0-2: (1,1) (2,2) (1,2): p_o 2/3; A 1:2 2:1, B 1:1 2:2 -> p_e 4/9 -> (2/3-4/9)/(5/9) = 0.4
+    assert by_type["tf"].value == pytest.approx(0.4, abs=1e-14)
+    table = results_to_frame(by_type)
+    assert list(table.index) == ["list", "tf"] and "undefined_reason" in table.columns

@@ -39,9 +39,11 @@ def test_percentile_interval_ignores_undefined_resamples():
 
 
 def test_resamples_with_a_single_distinct_unit_are_undefined():
-    out = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1)
+    out = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1, min_distinct=2)
     counts = resample_counts(2, 400, seed=1)
     single = (counts > 0).sum(axis=1) < 2
     assert single.any()
     assert np.isnan(out.samples[single]).all() and np.isfinite(out.samples[~single]).all()
     assert out.n_defined[0] == (~single).sum()
+    plain = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1)
+    assert np.isfinite(plain.samples).all()

@@ -6,7 +6,12 @@ import pandas as pd
 import pytest
 
 from analytics.stats.leaderboard import bradley_terry_leaderboard
-from analytics.stats.plots import agreement_bar_chart, leaderboard_chart, rank_vs_metric_scatter, score_boxplots
+from analytics.stats.plots import (
+    agreement_bar_chart,
+    leaderboard_chart,
+    rank_vs_metric_scatter,
+    score_boxplots,
+)
 from analytics.stats.results import StatResult, undefined
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -35,8 +40,14 @@ def test_scatter():
 
 
 def test_leaderboard_chart():
-    rows = [("q1", "r", "q1-a", 1, "a"), ("q1", "r", "q1-b", 2, "b"), ("q2", "r", "q2-b", 1, "b"),
-            ("q2", "r", "q2-a", 2, "a"), ("q3", "r", "q3-a", 1, "a"), ("q3", "r", "q3-b", 2, "b")]
+    rows = [
+        ("q1", "r", "q1-a", 1, "a"),
+        ("q1", "r", "q1-b", 2, "b"),
+        ("q2", "r", "q2-b", 1, "b"),
+        ("q2", "r", "q2-a", 2, "a"),
+        ("q3", "r", "q3-a", 1, "a"),
+        ("q3", "r", "q3-b", 2, "b"),
+    ]
     df = pd.DataFrame(rows, columns=["item", "annotator", "answer", "rank", "system"])
     assert leaderboard_chart(bradley_terry_leaderboard(df, n_resamples=50)).startswith(PNG)
     empty = bradley_terry_leaderboard(df[df["system"] == "a"])

@@ -1,0 +1,135 @@
+"""Reading harness folders, and the score_outputs command (no database)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analytics.metrics import SubmissionError, load_submission_dir
+from analytics.metrics.cli import score_folders
+
+ROOT = Path(__file__).resolve().parents[3]
+REFERENCE = ROOT / "fixtures" / "metric-reference"
+GOOD_TF = {"inputs": [{"question": "q", "answer": "True"}], "responses": ["True"], "prompts": ["p"]}
+
+
+def _folder(tmp_path, **files):
+    for name, content in files.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return tmp_path
+
+
+def _problems(path):
+    with pytest.raises(SubmissionError) as caught:
+        load_submission_dir(path)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_reads_a_harness_folder_and_notes_missing_files(tmp_path):
+    sub = load_submission_dir(_folder(tmp_path, true_false=GOOD_TF))
+    assert sub.inputs["true_false"][0]["answer"] == "True" and sub.responses["true_false"] == ["True"]
+    assert any("short.json not found" in n for n in sub.notes)
+    assert sub.name == tmp_path.name
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"true_false": "{not json"}, "true_false.json: (file): not valid JSON"),
+        ({"true_false": [1, 2]}, "true_false.json: (top level): must be a JSON object"),
+        ({"true_false": {**GOOD_TF, "responses": []}}, "true_false.json: responses: 0 responses for 1 inputs"),
+        ({"true_false": {**GOOD_TF, "extra": 1}}, "true_false.json: extra: unknown field"),
+        ({"true_false": {"responses": []}}, "true_false.json: inputs: missing"),
+        ({"true_false": {"inputs": {}, "responses": []}}, "true_false.json: inputs: must be a list"),
+        ({"short": {"inputs": [{"question": "q"}], "responses": ["a"]}}, "short.json: inputs[0].answer: missing"),
+        (
+            {"list": {"inputs": [{"question": "q", "options": "A, B", "answer": ["A"]}], "responses": ["A"]}},
+            "list.json: inputs[0].options: must be a list of strings",
+        ),
+        (
+            {"multiple_choice": {"inputs": [{"question": "q", "options": [], "correct_answer": "A"}],
+                                 "responses": ["A"]}},
+            "multiple_choice.json: inputs[0].options: must not be empty",
+        ),
+        (
+            {"true_false": {"inputs": [{"question": "q", "answer": "True", "source": {"paragraph_id": 3}}],
+                            "responses": ["True"]}},
+            "true_false.json: inputs[0].source.paragraph_id: must be a string",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_input_names_file_and_field(tmp_path, files, message):
+    problems = _problems(_folder(tmp_path, **files))
+    assert any(message in p for p in problems), problems
+    assert all(str(tmp_path) in p for p in problems)
+
+
+def test_empty_or_missing_folder_is_an_error(tmp_path):
+    assert "none of the result files" in _problems(tmp_path)[0]
+    assert "is not a directory" in _problems(tmp_path / "absent")[0]
+
+
+def test_score_folders_json_and_per_item(tmp_path, encoder, text_metrics, monkeypatch, expected_rows, nltk_dir):
+    monkeypatch.setattr("analytics.metrics.encoder.Encoder", lambda *a, **k: encoder)  # reuse the session model
+    out, err = io.StringIO(), io.StringIO()
+    per_item = tmp_path / "items.jsonl"
+    folders = [str(REFERENCE / "open_step_d1_exact"), str(REFERENCE / "closed_list_letters_only")]
+    code = score_folders(folders, as_json=True, per_item=str(per_item), nltk_data=str(nltk_dir), stdout=out,
+                         stderr=err, progress=False)  # fmt: skip
+    assert code == 0, err.getvalue()
+    result = json.loads(out.getvalue())
+    assert list(result) == ["open_step_d1_exact", "closed_list_letters_only"]
+    assert result["open_step_d1_exact"]["multi_hop_inverse_semantic_match_score"] == pytest.approx(0.7)
+    assert result["closed_list_letters_only"]["list_invalid_count"] == 1
+    assert result["closed_list_letters_only"]["run"]["profile"] == "cliniqlink-2025"
+    rows = [json.loads(line) for line in per_item.read_text().splitlines()]
+    assert len(rows) == 2 * 35
+    for row in rows:
+        want = expected_rows.get((row["submission"], row["qa_type"], row["index"]))
+        if want:
+            assert set(want) <= set(row) <= set(want) | {"paragraph_id"}
+
+
+def test_score_folders_reports_bad_input_and_exits_2(tmp_path):
+    shutil.copytree(REFERENCE / "closed_true_false_all_flipped", tmp_path / "sub")
+    (tmp_path / "sub" / "list.json").write_text('{"inputs": [], "responses": [], "answers": []}')
+    err = io.StringIO()
+    assert score_folders([str(tmp_path / "sub")], stdout=io.StringIO(), stderr=err, progress=False) == 2
+    assert "list.json: answers: unknown field" in err.getvalue()
+
+
+def _closed_only(tmp_path):
+    folder = tmp_path / "closed"
+    folder.mkdir()
+    for name in ("true_false.json", "multiple_choice.json", "list.json"):
+        shutil.copy(REFERENCE / "closed_multiple_choice_letter_only" / name, folder / name)
+    return folder
+
+
+def test_management_command_needs_no_database(tmp_path):
+    """Runs ``manage.py score_outputs`` with an unreachable database URL: it must not try to connect."""
+    env = {**os.environ, "DATABASE_URL": "postgres://nobody:x@127.0.0.1:9/none", "PORTAL_VAR_DIR": str(tmp_path)}
+    cmd = [sys.executable, "manage.py", "score_outputs", str(_closed_only(tmp_path)), "--json", "--no-progress"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["closed"]
+    assert summary["multiple_choice_average"] == 0.0 and summary["multiple_choice_letter_match"] == 1.0
+    assert summary["true_false_accuracy"] == 1.0
+
+
+def test_management_command_bad_input_exits_non_zero(tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "short.json").write_text("[]")
+    env = {**os.environ, "DATABASE_URL": "postgres://nobody:x@127.0.0.1:9/none", "PORTAL_VAR_DIR": str(tmp_path)}
+    cmd = [sys.executable, "manage.py", "score_outputs", str(tmp_path / "bad")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert "short.json: (top level): must be a JSON object" in done.stderr
