@@ -38,7 +38,7 @@ class FreezeForm(forms.Form):
     exclude_open_issues = forms.BooleanField(initial=True, required=False, label="Hold out items with open feedback or disputes")
     qa_types = forms.MultipleChoiceField(
         choices=[(t.value, QA_TYPE_LABELS[t]) for t in CLINIQLINK_TYPES], required=False,
-        widget=forms.CheckboxSelectMultiple, help_text="None ticked: all types.",
+        widget=forms.CheckboxSelectMultiple, help_text="None ticked: all types.", label="QA types",
     )
 
     def rule(self) -> dict:

@@ -39,6 +39,7 @@ class Command(BaseCommand):
         result = items_import(paths=[FIXTURES / "cliniqlink-sample"], batch_name="Demo: ClinIQLink public sample")
         cblue = items_import(paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE")
         sources_import(path=FIXTURES / "demo-sources.csv")
+        self._demo_study()
         self.stdout.write(
             f"Demo items: {result.created + cblue.created} new, {result.existing + cblue.existing} already present."
         )
@@ -47,3 +48,19 @@ class Command(BaseCommand):
             self.stdout.write(f"  {', '.join(roles):<22} {email:<28} {password}")
         if not created_any:
             self.stdout.write("(demo users already existed; passwords unchanged unless you changed them)")
+
+    def _demo_study(self):
+        """Two demo systems (answers from the metric reference fixtures) and an open preference study."""
+        from ranking.models import Study
+        from ranking.services.outputs import outputs_import
+        from ranking.services.studies import study_create
+
+        systems = {"Demo model A": "open_step_d1_exact", "Demo model B": "open_c_wrong"}
+        for name, folder in systems.items():
+            outputs_import(system_name=name, paths=[FIXTURES / "metric-reference" / folder])
+        if not Study.objects.filter(name="Demo study").exists():
+            study_create(
+                name="Demo study", systems=list(systems), qa_types=["short_answer", "short_inverse", "multi_hop"],
+                overlap=2, seed=1,
+                guidelines="Rank the answers from most to least useful to a general practitioner; tag each one.",
+            )
