@@ -194,7 +194,8 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         totals["cold"], totals["warm"], totals["naive"] = (
             totals["cold"] + cold_s, totals["warm"] + warm_s, totals["naive"] + naive_s)  # fmt: skip
         out.append(f"| {qa_type} | {len(pairs)} | {cold_s:.2f} | {warm_s:.2f} | {text_s:.2f} | {per_pair:.3f} "
-                   f"({k}) | {naive_s:.1f} | {naive_s / cold_s:.1f}x | {naive_s / warm_s:.1f}x | {diff:.1e} |")  # fmt: skip
+                   f"({k}) | {naive_s:.1f} | {naive_s / cold_s:.1f}x | {naive_s / warm_s:.1f}x | "
+                   f"{diff:.1e} |")  # fmt: skip
     out.append(f"| all open types | {n_open} | {totals['cold']:.1f} | {totals['warm']:.1f} | | | "
                f"{totals['naive']:.1f} | {totals['naive'] / totals['cold']:.1f}x | "
                f"{totals['naive'] / totals['warm']:.1f}x | |")  # fmt: skip

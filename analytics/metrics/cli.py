@@ -186,7 +186,8 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
     try:
         return score_folders(
             options["submission_dirs"], profile=options["profile"], seed=options["seed"],
-            stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"], as_json=options["json"],
+            stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"],
+            as_json=options["json"],
             model_path=options["model_path"], nltk_data=options["nltk_data"],
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip

@@ -1,11 +1,12 @@
 """What is compared for each open-ended type (METRIC.md §5.1, §5.6).
 
-| type              | reference                              | prediction                                         |
-|-------------------|----------------------------------------|----------------------------------------------------|
-| short             | ``answer.strip()``                     | whole response, stripped, lower-cased              |
-| short_inverse     | ``incorrect_explanation.strip()``      | lower-cased, leading ``incorrect explanation:`` cut |
-| multi_hop         | ``answer.strip()`` (final answer only) | whole response (answer + reasoning), lower-cased   |
-| multi_hop_inverse | gold line with "Explanation", after ":" | text after the first "(incorrect reasoning) explanation" |
+* short: ``answer.strip()`` against the whole response, stripped and lower-cased;
+* short_inverse: ``incorrect_explanation.strip()`` against the lower-cased response less a leading
+  ``incorrect explanation:``;
+* multi_hop: ``answer.strip()`` (the final answer only) against the whole lower-cased response (answer and
+  reasoning);
+* multi_hop_inverse: the first gold line containing "Explanation", after its first ":", against the text after
+  the first "incorrect reasoning explanation" or "explanation" of the response (not lower-cased).
 
 short, short_inverse and multi_hop score 0 (and BLEU/ROUGE/METEOR 0) when the lower-cased response equals the
 lower-cased question. "Final Answer:" / "Reasoning:" are *not* removed (quirk §7.5); multi-hop compares the
