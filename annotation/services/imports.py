@@ -122,7 +122,7 @@ def items_import(
             passages = _passage_ids({item.fields.get("paragraph_id", "") for item in new_items})
             for start in range(0, len(new_items), _CHUNK):
                 chunk = new_items[start : start + _CHUNK]
-                QAItem.objects.bulk_create([_build_item(item, batch, passages) for item in chunk])
+                _copy_insert([_build_item(item, batch, passages) for item in chunk])
                 if progress is not None:
                     progress.advance(len(chunk))
             for item in new_items:
@@ -147,6 +147,20 @@ def items_import(
         files=file_names,
         by_type=by_type,
     )
+
+
+def _copy_insert(objects: list[QAItem]) -> None:
+    """Insert with PostgreSQL COPY (several times faster than multi-row INSERT for wide rows with JSON).
+
+    Values are prepared by each field exactly as ``save()`` would (``pre_save`` fills ``auto_now_add``,
+    ``get_db_prep_save`` adapts JSON), so the rows are the ones ``bulk_create`` would have written.
+    """
+    fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {QAItem._meta.db_table} ({columns}) FROM STDIN") as copy:
+            for obj in objects:
+                copy.write_row([f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields])
 
 
 def _existing_uids(uids: list[str]) -> set[str]:
