@@ -60,23 +60,32 @@ def serve() -> tuple[subprocess.Popen, str]:
 
 
 def check_exactly_once(log_path: Path) -> dict:
+    """Every acknowledged submission is stored, nothing is stored twice. A submission stored but never
+    acknowledged is possible only for requests in flight when the run stopped (the client vanished): it is
+    stored once, and counted separately."""
+    from django.db.models import Count
+
     from annotation.models import Review
     from ranking.models import AnswerJudgement, RankingTask
 
     entries = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
     reviews = [int(e["key"]) for e in entries if e["kind"] == "review"]
     tasks = [e["key"] for e in entries if e["kind"] == "ranking"]
-    stored_reviews = Review.objects.filter(comment="load test")
-    stored_tasks = RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED)
+    stored_reviews = set(Review.objects.filter(comment="load test").values_list("assignment_id", flat=True))
+    stored_tasks = {str(t) for t in RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED).values_list("id", flat=True)}
     per_task = {str(t): n for t, n in _judgement_counts(AnswerJudgement)}
+    double_reviews = Review.objects.values("item_id", "stage").annotate(n=Count("id")).filter(n__gt=1).count()
     return {
         "reviews_acknowledged": len(reviews),
-        "reviews_stored": stored_reviews.count(),
-        "reviews_missing": len(set(reviews) - set(stored_reviews.values_list("assignment_id", flat=True))),
+        "reviews_stored": len(stored_reviews),
+        "reviews_missing": len(set(reviews) - stored_reviews),
+        "reviews_stored_in_flight_at_stop": len(stored_reviews - set(reviews)),
+        "items_with_two_reviews_in_one_stage": double_reviews,
         "rankings_acknowledged": len(tasks),
-        "rankings_stored": stored_tasks.count(),
-        "rankings_missing": len(set(tasks) - {str(t) for t in stored_tasks.values_list("id", flat=True)}),
-        "rankings_with_wrong_judgement_count": sum(1 for t in tasks if per_task.get(t) != 4),
+        "rankings_stored": len(stored_tasks),
+        "rankings_missing": len(set(tasks) - stored_tasks),
+        "rankings_stored_in_flight_at_stop": len(stored_tasks - set(tasks)),
+        "rankings_with_wrong_judgement_count": sum(1 for t in stored_tasks if per_task.get(t) != 4),
         "duplicate_acknowledgements": (len(reviews) - len(set(reviews))) + (len(tasks) - len(set(tasks))),
     }
 
@@ -133,9 +142,10 @@ def print_report(args, check: dict) -> None:
     for row in rows:
         print(f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {row['50%']} | {row['95%']} | {row['99%']} | {float(row['Requests/s']):.1f} |")
     print("\nExactly-once check:", json.dumps(check))
+    in_flight = check["reviews_stored_in_flight_at_stop"] + check["rankings_stored_in_flight_at_stop"]
     ok = (check["reviews_missing"] == 0 and check["rankings_missing"] == 0 and check["duplicate_acknowledgements"] == 0
-          and check["reviews_stored"] == check["reviews_acknowledged"] and check["rankings_stored"] == check["rankings_acknowledged"]
-          and check["rankings_with_wrong_judgement_count"] == 0)
+          and check["items_with_two_reviews_in_one_stage"] == 0 and check["rankings_with_wrong_judgement_count"] == 0
+          and in_flight <= args.reviewers + args.rankers)  # at most one request in flight per user at the stop
     print("every acknowledged judgement stored exactly once:", "yes" if ok else "NO")
     failures = sum(int(r["Failure Count"]) for r in rows if r["Name"] == "Aggregated")
     sys.exit(0 if ok and failures == 0 else 1)
