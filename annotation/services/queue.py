@@ -85,6 +85,8 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
                 return assignment
         for batch_ids in _batches_by_priority():
             for stage in (Stage.SECONDARY, Stage.PRIMARY):
+                if stage == Stage.SECONDARY and not _any_in_second_review(batch_ids):
+                    continue  # a cheap EXISTS first: the full candidate query costs milliseconds just to compile
                 assignment = _take(reviewer=reviewer, stage=stage, batch_ids=batch_ids, qa_type=qa_type, now=now)
                 if assignment is not None:
                     return assignment
@@ -97,6 +99,10 @@ def _batches_by_priority() -> list[list[int]]:
     for pk, priority in ImportBatch.objects.filter(paused=False).values_list("pk", "priority"):
         groups.setdefault(priority, []).append(pk)
     return [groups[p] for p in sorted(groups, reverse=True)]
+
+
+def _any_in_second_review(batch_ids: list[int]) -> bool:
+    return QAItem.objects.filter(batch_id__in=batch_ids, status=ItemStatus.IN_SECOND_REVIEW).exists()
 
 
 def _candidates(*, reviewer, stage: str, batch_ids: list[int], qa_type: str, now):
