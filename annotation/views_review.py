@@ -107,81 +107,64 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
             return redirect("review_next")
         return self._render(request, assignment)
 
+    # The review form and its two alternatives (dispute, feedback) differ only in form, service and message.
+    form_class = ReviewForm
+    form_context = "form"
+    success_message = "Review saved."
+
+    def act(self, request, assignment, data) -> None:
+        review_submit(
+            assignment_id=assignment.pk, reviewer=request.user, idempotency_key=data["idempotency_key"],
+            verdict=data["verdict"], relevance=data["relevance"], comment=data["comment"],
+            active_seconds=data["active_seconds"],
+        )
+
     def post(self, request, pk):
         assignment = self._assignment(request, pk)
-        form = ReviewForm(request.POST)
+        form = self.form_class(request.POST)
         if not form.is_valid():
-            return self._render(request, assignment, form=form, status=400)
-        data = form.cleaned_data
+            return self._render(request, assignment, status=400, **{self.form_context: form})
         try:
-            review_submit(
-                assignment_id=assignment.pk,
-                reviewer=request.user,
-                idempotency_key=data["idempotency_key"],
-                verdict=data["verdict"],
-                relevance=data["relevance"],
-                comment=data["comment"],
-                active_seconds=data["active_seconds"],
-            )
+            self.act(request, assignment, form.cleaned_data)
         except DomainError as exc:
             messages.error(request, str(exc))
-            return self._render(request, assignment, form=form, status=exc.http_status)
-        messages.success(request, "Review saved.")
-        return _go_next(request, data["qa_type"])
+            return self._render(request, assignment, status=exc.http_status, **{self.form_context: form})
+        messages.success(request, self.success_message)
+        return _go_next(request, form.cleaned_data["qa_type"])
 
 
 class ReviewDisputeView(ReviewAssignmentView):
     """File a formal dispute instead of a review (ends the lease, holds the item)."""
 
+    form_class = DisputeForm
+    form_context = "dispute_form"
+    success_message = "Dispute filed. You will see its outcome under “My disputes”."
+
     def get(self, request, pk):
         return redirect("review_assignment", pk=pk)
 
-    def post(self, request, pk):
-        assignment = self._assignment(request, pk)
-        form = DisputeForm(request.POST)
-        if not form.is_valid():
-            return self._render(request, assignment, dispute_form=form, status=400)
-        data = form.cleaned_data
-        try:
-            dispute_file(
-                raised_by=request.user,
-                assignment_id=assignment.pk,
-                idempotency_key=data["idempotency_key"],
-                category=data["category"],
-                text=data["text"],
-                quote_text=data["quote_text"],
-            )
-        except DomainError as exc:
-            messages.error(request, str(exc))
-            return self._render(request, assignment, dispute_form=form, status=exc.http_status)
-        messages.success(request, "Dispute filed. You will see its outcome under “My disputes”.")
-        return _go_next(request, data["qa_type"])
+    def act(self, request, assignment, data) -> None:
+        dispute_file(
+            raised_by=request.user, assignment_id=assignment.pk, idempotency_key=data["idempotency_key"],
+            category=data["category"], text=data["text"], quote_text=data["quote_text"],
+        )
 
 
 class ReviewFeedbackView(ReviewAssignmentView):
     """Leave a feedback note instead of a review (ends the lease, holds the item)."""
 
+    form_class = FeedbackForm
+    form_context = "feedback_form"
+    success_message = "Feedback saved."
+
     def get(self, request, pk):
         return redirect("review_assignment", pk=pk)
 
-    def post(self, request, pk):
-        assignment = self._assignment(request, pk)
-        form = FeedbackForm(request.POST)
-        if not form.is_valid():
-            return self._render(request, assignment, feedback_form=form, status=400)
-        data = form.cleaned_data
-        try:
-            feedback_file(
-                author=request.user,
-                assignment_id=assignment.pk,
-                idempotency_key=data["idempotency_key"],
-                text=data["text"],
-            )
-        except DomainError as exc:
-            messages.error(request, str(exc))
-            return self._render(request, assignment, feedback_form=form, status=exc.http_status)
-        messages.success(request, "Feedback saved.")
-        return _go_next(request, data["qa_type"])
+    def act(self, request, assignment, data) -> None:
+        feedback_file(
+            author=request.user, assignment_id=assignment.pk, idempotency_key=data["idempotency_key"],
+            text=data["text"],
+        )
 
 
 class DisputeListView(RoleRequiredMixin, View):
