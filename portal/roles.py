@@ -30,12 +30,17 @@ def user_roles(user) -> frozenset[str]:
         return frozenset()
     cached = getattr(user, "_portal_roles", None)
     if cached is None:
-        names = set(user.groups.values_list("name", flat=True))
-        if user.is_superuser:
-            names.add(Role.ORGANIZER)
-        cached = frozenset(names & {r.value for r in Role})
-        user._portal_roles = cached
+        cached = remember_roles(user, user.groups.values_list("name", flat=True))
     return cached
+
+
+def remember_roles(user, group_names) -> frozenset[str]:
+    """Cache on ``user`` the roles given by its group names (for code that read them along with the user)."""
+    names = set(group_names)
+    if user.is_superuser:
+        names.add(Role.ORGANIZER)
+    user._portal_roles = frozenset(names & {r.value for r in Role})
+    return user._portal_roles
 
 
 def has_role(user, *roles: Role | str) -> bool:

@@ -16,18 +16,19 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 
-from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, VettingConfig
+from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, SourcePassage, VettingConfig
 from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold
 from portal.audit import audit_record
 from portal.errors import NotAllowed
 from portal.roles import can_review
 
-_MAX_TRIES = 20  # candidates to try when the freshly locked row turns out taken (see _slot_taken)
+_MAX_TRIES = 20  # candidates to try when the freshly locked row turns out taken (see _slot_claim)
 
 
 def _lease_seconds() -> int:
@@ -36,11 +37,6 @@ def _lease_seconds() -> int:
 
 def _live(now) -> Q:
     return Q(status=Assignment.Status.ACTIVE, expires_at__gt=now)
-
-
-def _stage_taken_q(stage: str, now) -> Q:
-    """A stage slot is taken by a live lease or by a stored review (capacity 1 per stage)."""
-    return Q(stage=stage) & (_live(now) | Q(status=Assignment.Status.SUBMITTED))
 
 
 def assignment_current(*, reviewer, now=None) -> Assignment | None:
@@ -60,93 +56,151 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
     if not can_review(reviewer):
         raise NotAllowed("Only reviewers take items from the review queue.")
     now = now or timezone.now()
-    config = VettingConfig.load()
-    with transaction.atomic():
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A lease is not a judgement: if PostgreSQL crashed before this commit reached disk, the lease (and its
+        # audit entry) vanish together and the item is simply back in the queue. Not waiting for the WAL flush
+        # takes a disk sync off every "next"; a review submitted on this lease commits synchronously, which
+        # flushes the lease first.
         # Race: one person's double click or two tabs. Locking the person's own row serialises their requests,
-        # so the second sees the lease the first just took instead of taking a second item.
-        get_user_model().objects.select_for_update().filter(pk=reviewer.pk).first()
-        active = list(
-            Assignment.objects.filter(reviewer=reviewer, status=Assignment.Status.ACTIVE)
-            .select_related("item", "item__passage")
-            .order_by("-created_at")
-        )
-        live = [a for a in active if a.expires_at > now]
+        # so the second sees the lease the first just took instead of taking a second item. The lease list is a
+        # separate statement so that it reads a snapshot taken after the lock was granted. The four statements
+        # (with the batch list) travel in one round trip.
+        cursor.execute(_SQL["own_leases"], {"reviewer": reviewer.pk})
+        cursor.nextset()
+        cursor.nextset()
+        active = cursor.fetchall()
+        cursor.nextset()
+        rows = cursor.fetchall()
+        live = [pk for pk, expires_at in active if expires_at > now]
         if live:
-            return live[0]
+            return Assignment.objects.select_related("item", "item__passage").get(pk=live[0])
         if active:
             # Leases of this person that ran out are over; the items return to the queue for others.
-            Assignment.objects.filter(pk__in=[a.pk for a in active]).update(
+            Assignment.objects.filter(pk__in=[pk for pk, _ in active]).update(
                 status=Assignment.Status.RELEASED, finished_at=now
             )
+        if not rows:
+            return None
+        gold_rate = rows[0][2] if rows[0][2] is not None else VettingConfig.load().gold_rate
         draw = random.random() if gold_draw is None else gold_draw
-        if offer_gold(draw=draw, rate=config.gold_rate):
+        if offer_gold(draw=draw, rate=gold_rate):
             assignment = _take_gold(reviewer=reviewer, qa_type=qa_type, now=now)
             if assignment is not None:
                 return assignment
-        for batch_ids in _batches_by_priority():
-            for stage in (Stage.SECONDARY, Stage.PRIMARY):
-                if stage == Stage.SECONDARY and not _any_in_second_review(batch_ids):
-                    continue  # a cheap EXISTS first: the full candidate query costs milliseconds just to compile
-                assignment = _take(reviewer=reviewer, stage=stage, batch_ids=batch_ids, qa_type=qa_type, now=now)
-                if assignment is not None:
-                    return assignment
+        for batch_ids in _batches_by_priority(rows):
+            assignment = _take(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now)
+            if assignment is not None:
+                return assignment
     return None
 
 
-def _batches_by_priority() -> list[list[int]]:
-    """Ids of the unpaused batches, grouped by priority, highest first."""
+def _batches_by_priority(rows) -> list[list[int]]:
+    """Ids of the unpaused batches (rows of the last statement of ``_SQL["own_leases"]``), by priority, highest first.
+
+    The third column of those rows is the gold rate, which rides along to save a round trip (NULL until the config
+    row exists)."""
     groups: dict[int, list[int]] = {}
-    for pk, priority in ImportBatch.objects.filter(paused=False).values_list("pk", "priority"):
+    for pk, priority, _ in rows:
         groups.setdefault(priority, []).append(pk)
     return [groups[p] for p in sorted(groups, reverse=True)]
 
 
-def _any_in_second_review(batch_ids: list[int]) -> bool:
-    return QAItem.objects.filter(batch_id__in=batch_ids, status=ItemStatus.IN_SECOND_REVIEW).exists()
+# "next" is the request every reviewer makes hundreds of times a day, so its statements are written out once here
+# instead of being compiled by the ORM on every call (the ORM spent longer building the candidate query than
+# PostgreSQL spent running it). Table and column names come from the models, so a rename still fails loudly.
+def _sql() -> dict[str, str]:
+    item, assignment = QAItem._meta.db_table, Assignment._meta.db_table
+    gold, passage = GoldItem._meta.db_table, SourcePassage._meta.db_table
+    user, batch, config = get_user_model()._meta.db_table, ImportBatch._meta.db_table, VettingConfig._meta.db_table
+    active, submitted = Assignment.Status.ACTIVE.value, Assignment.Status.SUBMITTED.value
+    released = Assignment.Status.RELEASED.value
+    imported, in_review, in_second = (
+        ItemStatus.IMPORTED.value,
+        ItemStatus.IN_REVIEW.value,
+        ItemStatus.IN_SECOND_REVIEW.value,
+    )
+    primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
+    live = f"l.status = '{active}' AND l.expires_at > %(now)s"
+    # Each branch is written so that PostgreSQL walks a partial queue index in id order and stops at the first row
+    # passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first (so started
+    # items finish); under the outer LIMIT the primary branch only runs when no second review is free.
+    # ``tried``: rows found taken after locking them (see _slot_claim).
+    branch = f"""
+        SELECT * FROM (
+            SELECT i.*, (SELECT p.text FROM {passage} p WHERE p.id = i.passage_id) AS passage_text,
+                   '{{stage}}' AS queue_stage
+            FROM {item} i
+            WHERE {{status}} AND i.batch_id = ANY(%(batches)s) AND (%(qa_type)s = '' OR i.qa_type = %(qa_type)s)
+              AND i.id <> ALL(%(tried)s)
+              AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id)
+              AND NOT EXISTS (SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s)
+              AND {{free}}
+            ORDER BY i.id
+            LIMIT 1
+            FOR UPDATE OF i SKIP LOCKED
+        ) {{stage}}_branch"""
+    secondary_branch = branch.format(
+        stage=secondary,
+        status=f"i.status = '{in_second}'",
+        free=f"""NOT EXISTS (
+            SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{secondary}'
+            AND ({live} OR l.status = '{submitted}'))""",
+    )
+    primary_branch = branch.format(
+        stage=primary,
+        status=f"i.status IN ('{imported}', '{in_review}')",
+        free=f"""(i.status = '{imported}' OR NOT EXISTS (
+            SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{primary}' AND {live}))""",
+    )
+    return {
+        "own_leases": f"""
+            SET LOCAL synchronous_commit = off;
+            SELECT 1 FROM {user} u WHERE u.id = %(reviewer)s FOR UPDATE;
+            SELECT a.id, a.expires_at FROM {assignment} a WHERE a.reviewer_id = %(reviewer)s AND a.status = '{active}'
+            ORDER BY a.created_at DESC;
+            SELECT b.id, b.priority, (SELECT c.gold_rate FROM {config} c WHERE c.id = 1)
+            FROM {batch} b WHERE NOT b.paused""",
+        "candidate": f"{secondary_branch} UNION ALL {primary_branch} LIMIT 1",
+        # Ends the expired leases on the slot (harmless if it turns out taken: they are over either way) and says
+        # whether a live lease or a stored review holds it, in one round trip.
+        "slot_claim": f"""
+            WITH ended AS (
+                UPDATE {assignment} SET status = '{released}', finished_at = %(now)s
+                WHERE item_id = %(item)s AND stage = %(stage)s AND status = '{active}' AND expires_at <= %(now)s
+            )
+            SELECT EXISTS (
+                SELECT 1 FROM {assignment} l WHERE l.item_id = %(item)s AND l.stage = %(stage)s
+                AND ({live} OR l.status = '{submitted}'))""",
+    }
 
 
-def _candidates(*, reviewer, stage: str, batch_ids: list[int], qa_type: str, now):
-    """Free items for this stage, in import order. Written so that PostgreSQL walks a partial queue index in id
-    order and stops at the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items)."""
-    mine = Assignment.objects.filter(item=OuterRef("pk"), reviewer=reviewer)
-    gold = GoldItem.objects.filter(item=OuterRef("pk"))
-    items = QAItem.objects.filter(batch_id__in=batch_ids).exclude(Exists(gold)).exclude(Exists(mine))
-    if qa_type:
-        items = items.filter(qa_type=qa_type)
-    if stage == Stage.PRIMARY:
-        live_primary = Assignment.objects.filter(item=OuterRef("pk"), stage=Stage.PRIMARY).filter(_live(now))
-        items = items.filter(status__in=[ItemStatus.IMPORTED, ItemStatus.IN_REVIEW]).filter(
-            Q(status=ItemStatus.IMPORTED) | Q(~Exists(live_primary), status=ItemStatus.IN_REVIEW)
-        )
-    else:
-        taken = Assignment.objects.filter(item=OuterRef("pk")).filter(_stage_taken_q(Stage.SECONDARY, now))
-        items = items.filter(status=ItemStatus.IN_SECOND_REVIEW).exclude(Exists(taken))
-    return items.order_by("id")
+_SQL = SimpleLazyObject(_sql)
 
 
-def _take(*, reviewer, stage: str, batch_ids: list[int], qa_type: str, now) -> Assignment | None:
+def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list[int]) -> QAItem | None:
+    """The first free item (row-locked), with ``queue_stage`` set to the stage it is free for."""
+    params = {"batches": batch_ids, "qa_type": qa_type, "tried": tried, "reviewer": reviewer.pk, "now": now}
+    item = next(iter(QAItem.objects.raw(_SQL["candidate"], params)), None)
+    if item is not None:
+        # The excerpt rides along in the same statement; attach it as a deferred instance so item.passage works.
+        text = item.__dict__.pop("passage_text")
+        if item.passage_id is not None:
+            item.passage = SourcePassage.from_db("default", ["id", "text"], [item.passage_id, text])
+    return item
+
+
+def _take(*, reviewer, batch_ids: list[int], qa_type: str, now) -> Assignment | None:
     tried: list[int] = []
     for _ in range(_MAX_TRIES):
         # Race: 50 reviewers asking at once. FOR UPDATE SKIP LOCKED makes each request lock a different
         # candidate row instead of all queueing on (and then double-assigning) the first free item.
-        item = (
-            _candidates(reviewer=reviewer, stage=stage, batch_ids=batch_ids, qa_type=qa_type, now=now)
-            .exclude(pk__in=tried)
-            .select_related("passage")
-            .select_for_update(skip_locked=True, of=("self",))
-            .first()
-        )
+        item = _candidate(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, tried=tried)
         if item is None:
             return None
-        # The candidate query's NOT EXISTS ran on a snapshot taken before we held the lock; another request may
-        # have committed a lease on this item in between. Re-check with a fresh statement now that we hold it.
-        if _slot_taken(item=item, stage=stage, now=now):
+        stage = item.__dict__.pop("queue_stage")
+        if not _slot_claim(item=item, stage=stage, now=now):
             tried.append(item.pk)
             continue
-        if item.status != ItemStatus.IMPORTED:  # taking over an expired lease: end it
-            Assignment.objects.filter(item=item, stage=stage, status=Assignment.Status.ACTIVE).update(
-                status=Assignment.Status.RELEASED, finished_at=now
-            )
         assignment = Assignment.objects.create(
             item=item, reviewer=reviewer, stage=stage, expires_at=now + timedelta(seconds=_lease_seconds())
         )
@@ -161,16 +215,24 @@ def _take(*, reviewer, stage: str, batch_ids: list[int], qa_type: str, now) -> A
     return None
 
 
-def _slot_taken(*, item: QAItem, stage: str, now) -> bool:
-    """Whether the freshly locked item's stage slot is already taken. ``item`` holds the row's latest version."""
+def _slot_claim(*, item: QAItem, stage: str, now) -> bool:
+    """Whether the freshly locked item's stage slot is free; if so, end any expired lease on it (taking it over).
+
+    The candidate query's NOT EXISTS ran on a snapshot taken before we held the row lock; another request may have
+    committed a lease on this item in between, so the slot is re-checked with a fresh statement now that we hold it.
+    ``item`` carries the row's latest version (a locking read returns it).
+    """
     if stage == Stage.PRIMARY:
         if item.status == ItemStatus.IMPORTED:
-            return False  # every primary lease moves the item out of "imported" in the same transaction
+            return True  # every primary lease moves the item out of "imported" in the same transaction
         if item.status != ItemStatus.IN_REVIEW:
-            return True
+            return False
     elif item.status != ItemStatus.IN_SECOND_REVIEW:
-        return True
-    return Assignment.objects.filter(item=item).filter(_stage_taken_q(stage, now)).exists()
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL["slot_claim"], {"item": item.pk, "stage": stage, "now": now})
+        (taken,) = cursor.fetchone()
+    return not taken
 
 
 def _take_gold(*, reviewer, qa_type: str, now) -> Assignment | None:

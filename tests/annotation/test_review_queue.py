@@ -109,3 +109,41 @@ def test_secondary_review_goes_to_someone_other_than_the_primary(sample_items, c
     assert second.item_id == primary.item_id and second.stage == Stage.SECONDARY
     carol = make_user("reviewer")
     assert assignment_next(reviewer=carol).item_id not in (primary.item_id,)  # one secondary reviewer only
+
+
+def test_expired_secondary_lease_is_taken_over_and_ended(sample_items, config, make_user, review):
+    config.second_share = 1.0
+    config.save()
+    alice, bob, carol = make_user("reviewer"), make_user("reviewer"), make_user("reviewer")
+    review(assignment_next(reviewer=alice, qa_type="true_false"), "correct", 5)
+    abandoned = assignment_next(reviewer=bob, qa_type="true_false")
+    assert abandoned.stage == Stage.SECONDARY
+    later = timezone.now() + timedelta(seconds=1801)
+    taken = assignment_next(reviewer=carol, qa_type="true_false", now=later)
+    assert (taken.item_id, taken.stage) == (abandoned.item_id, Stage.SECONDARY)
+    abandoned.refresh_from_db()
+    assert abandoned.status == Assignment.Status.RELEASED and abandoned.finished_at == later
+    live = Assignment.objects.filter(item_id=taken.item_id, stage=Stage.SECONDARY, status=Assignment.Status.ACTIVE)
+    assert list(live) == [taken]
+
+
+def test_live_secondary_lease_is_not_taken_over(sample_items, config, make_user, review):
+    config.second_share = 1.0
+    config.save()
+    alice, bob, carol = make_user("reviewer"), make_user("reviewer"), make_user("reviewer")
+    first = assignment_next(reviewer=alice, qa_type="true_false")
+    review(first, "correct", 5)
+    assert assignment_next(reviewer=bob, qa_type="true_false").item_id == first.item_id
+    other = assignment_next(reviewer=carol, qa_type="true_false")
+    assert other is None or other.item_id != first.item_id
+
+
+def test_next_brings_the_source_excerpt_without_another_query(
+    sample_items, config, reviewer, django_assert_num_queries
+):
+    assignment = assignment_next(reviewer=reviewer)
+    expected = QAItem.objects.select_related("passage").get(pk=assignment.item_id).passage
+    assert expected is not None
+    with django_assert_num_queries(0):
+        assert assignment.item.passage.text == expected.text
+        assert assignment.item.passage.pk == expected.pk
