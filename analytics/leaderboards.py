@@ -14,6 +14,18 @@ TABLE2_COLUMNS = [
     ("multi_hop", "multi_hop_semantic_match_score", "Multi-hop"),
     ("multi_hop_inverse", "multi_hop_inverse_semantic_match_score", "Multi-hop inv."),
 ]
+# Answers to other benchmarks' items (PromptCBLUE) have text metrics only (by characters for Chinese); shown when
+# some run has them.
+OTHER_COLUMNS = [
+    ("other_rouge", "other_benchmarks_rouge", "Other benchmarks ROUGE"),
+    ("other_bleu", "other_benchmarks_bleu", "Other benchmarks BLEU"),
+]
+
+
+def task1_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """The Table 2 columns, plus the other-benchmark columns when a row has a value there."""
+    shown = any(row.get(key) is not None for row in rows for key, _, _ in OTHER_COLUMNS)
+    return TABLE2_COLUMNS + (OTHER_COLUMNS if shown else [])
 
 
 def latest_runs(*, release=None, profile: str = "cliniqlink-2025") -> list[ScoringRun]:
@@ -28,9 +40,9 @@ def task1_table(*, release=None, profile: str = "cliniqlink-2025", sort: str = "
     rows = []
     for run in latest_runs(release=release, profile=profile):
         row = {"system": run.system.name, "run_id": run.pk, "n_items": run.n_items}
-        row.update({key: run.summary.get(summary_key) for key, summary_key, _ in TABLE2_COLUMNS})
+        row.update({key: run.summary.get(summary_key) for key, summary_key, _ in TABLE2_COLUMNS + OTHER_COLUMNS})
         rows.append(row)
-    keys = {key for key, _, _ in TABLE2_COLUMNS} | {"system"}
+    keys = {key for key, _, _ in TABLE2_COLUMNS + OTHER_COLUMNS} | {"system"}
     sort_key = sort if sort in keys else "overall"
     reverse = sort_key != "system"
     rows.sort(key=lambda r: (r[sort_key] is None, r[sort_key] if not reverse else -(r[sort_key] or 0)) if sort_key != "system" else r["system"])

@@ -40,9 +40,13 @@ def shared_text_metrics():
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
 
 
-def scoring_inputs(run: ScoringRun) -> tuple[dict[str, list[dict]], dict[str, list], dict[str, list[tuple[int, int]]]]:
+FREE_TEXT_TYPE = "generic"  # AnswerScore.qa_type of answers to other benchmarks' items (text metrics only)
+
+
+def scoring_inputs(run: ScoringRun):
     """The submission the public scorer would see: per metric type, the dataset records (release order, or
-    import order) and the system's raw responses; plus (item id, output id) per position."""
+    import order) and the system's raw responses; plus (item id, output id) per position. Answers to other
+    benchmarks' items (PromptCBLUE) come separately as (item id, output id, reference, response)."""
     from ranking.models import SystemOutput
 
     outputs = SystemOutput.objects.filter(system=run.system).select_related("item")
@@ -57,40 +61,52 @@ def scoring_inputs(run: ScoringRun) -> tuple[dict[str, list[dict]], dict[str, li
     inputs: dict[str, list[dict]] = {}
     responses: dict[str, list] = {}
     keys: dict[str, list[tuple[int, int]]] = {}
+    others: list[tuple[int, int, str, str]] = []
     for output in rows:
         metric_type = METRIC_TYPE.get(output.item.qa_type)
-        if metric_type is None:
-            continue  # other benchmarks (PromptCBLUE) have no ClinIQLink metric
+        if metric_type is None:  # other benchmarks (PromptCBLUE): no ClinIQLink metric, text metrics only
+            others.append((output.item_id, output.pk, output.item.answer, output.response or ""))
+            continue
         inputs.setdefault(metric_type, []).append(records[output.item_id] if records else output.item.raw)
         responses.setdefault(metric_type, []).append(output.raw if output.raw is not None else output.response)
         keys.setdefault(metric_type, []).append((output.item_id, output.pk))
-    return inputs, responses, keys
+    return inputs, responses, keys, others
 
 
 def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
     """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
     from analytics.metrics import score_submission
+    from analytics.metrics.free_text import score_free_text
 
-    inputs, responses, keys = scoring_inputs(run)
-    if not inputs:
-        raise DomainError(f"{run.system} has no outputs for ClinIQLink items in this scope; import outputs first")
-    result = score_submission(
-        inputs, responses, profile=run.profile, seed=run.seed, encoder=shared_encoder(),
-        text_metrics=shared_text_metrics(), stopwords_version=settings.METRIC_STOPWORDS_VERSION,
-        progress=_progress_bridge(progress),
-    )
-    scores = []
-    for row in result.item_rows():
-        item_id, output_id = keys[row["qa_type"]][row["index"]]
-        values = {name: row.get(name) for name in SCORE_FIELDS}
-        scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=PORTAL_TYPE[row["qa_type"]], index=row["index"], **values))
+    inputs, responses, keys, others = scoring_inputs(run)
+    if not inputs and not others:
+        raise DomainError(f"{run.system} has no outputs for items in this scope; import outputs first")
+    scores, summary, record = [], {}, {"notes": []}
+    if inputs:
+        result = score_submission(
+            inputs, responses, profile=run.profile, seed=run.seed, encoder=shared_encoder(),
+            text_metrics=shared_text_metrics(), stopwords_version=settings.METRIC_STOPWORDS_VERSION,
+            progress=_progress_bridge(progress),
+        )
+        for row in result.item_rows():
+            item_id, output_id = keys[row["qa_type"]][row["index"]]
+            values = {name: row.get(name) for name in SCORE_FIELDS}
+            scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=PORTAL_TYPE[row["qa_type"]], index=row["index"], **values))
+        summary, record = result.summary, {**result.run, "notes": result.notes}
+    if others:
+        free = score_free_text([(ref, resp) for _, _, ref, resp in others], text_metrics=shared_text_metrics())
+        for (item_id, output_id, _, _), row in zip(others, free.rows, strict=True):
+            values = {name: row[name] for name in ("bleu", "rouge", "meteor")}
+            scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=FREE_TEXT_TYPE, index=row["index"], **values))
+        summary = {**summary, **{f"other_benchmarks_{k}": v for k, v in free.summary.items() if k != "notes"}}
+        record["notes"] = record["notes"] + free.summary["notes"]
     with transaction.atomic():
         AnswerScore.objects.bulk_create(
             scores, batch_size=2000, update_conflicts=True, unique_fields=["run", "item"],
             update_fields=["output", "qa_type", "index", *SCORE_FIELDS],
         )
-        run.summary = result.summary
-        run.run_record = {**result.run, "notes": result.notes}
+        run.summary = summary
+        run.run_record = record
         run.n_items = len(scores)
         run.finished_at = timezone.now()
         run.save(update_fields=["summary", "run_record", "n_items", "finished_at"])

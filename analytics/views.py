@@ -13,7 +13,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from analytics.leaderboards import TABLE2_COLUMNS, latest_runs, score_distributions, task1_table
+from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
 from analytics.presentation import available_plots, render_plot, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
@@ -124,16 +124,17 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
     def get(self, request):
         release, profile = self._scope(request)
         rows = task1_table(release=release, profile=profile, sort=request.GET.get("sort", "overall"))
+        columns = task1_columns(rows)
         if request.GET.get("format") == "csv":
             buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=["system", *[k for k, _, _ in TABLE2_COLUMNS], "n_items"], extrasaction="ignore", lineterminator="\n")
+            writer = csv.DictWriter(buffer, fieldnames=["system", *[k for k, _, _ in columns], "n_items"], extrasaction="ignore", lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
             response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = 'attachment; filename="task1-leaderboard.csv"'
             return response
         return render(request, "analytics/task1.html", {
-            "rows": rows, "columns": TABLE2_COLUMNS, "release": release, "profile": profile,
+            "rows": rows, "columns": columns, "release": release, "profile": profile,
             "releases": Release.objects.all(), "metrics": ["semantic", "bleu", "rouge", "meteor", "f1"],
             "has_runs": bool(latest_runs(release=release, profile=profile)),
         })

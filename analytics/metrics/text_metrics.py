@@ -9,6 +9,14 @@ Both strings are stripped and lower-cased; no stop-word removal.
   3.0 synonym matches);
 * ROUGE: ``(ROUGE-1 F + ROUGE-L F) / 2`` of ``rouge_score.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)``.
 
+**Chinese text** (PromptCBLUE items; DESIGN §2 "ROUGE by characters"): ``score(..., language="zh")`` splits
+both strings with :func:`character_tokens` (each CJK character is a token, runs of Latin letters and digits stay
+words, punctuation and spaces are dropped: the segmentation of sacrebleu's ``zh`` tokenizer without the
+punctuation). ROUGE is the same ``(ROUGE-1 F + ROUGE-L F) / 2`` and BLEU the same smoothed BLEU-4, over those
+tokens. The public scorer's English path would drop every Chinese character (``rouge_score`` keeps ``[a-z0-9]``
+only) and score Chinese answers 0. METEOR is ``None`` for Chinese: its stemmer and WordNet synonyms are
+English; :data:`METEOR_NOT_FOR_CHINESE` is the reason reported.
+
 **Quirk of the public code (§6, §7.11), not reproduced:** all three sit in one ``try`` and all become 0.0 when
 any fails (WordNet or punkt_tab missing). Here a metric that cannot be computed is ``None`` and
 :attr:`TextMetrics.status` says why; the others are still computed.
@@ -21,6 +29,7 @@ path sandbox opens nothing outside it.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,6 +37,32 @@ from pathlib import Path
 from typing import Any
 
 from .resources import default_nltk_data_dir
+
+METEOR_NOT_FOR_CHINESE = "METEOR matches English stems and WordNet synonyms; it is not computed for Chinese text"
+LANGUAGES = ("en", "zh")
+
+# CJK ideographs (unified, extension A, compatibility, extensions B and later), kana and hangul syllables.
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CHARACTER_TOKEN = re.compile(f"[{_CJK_CLASS}]|(?:(?![{_CJK_CLASS}])[^\\W_])+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` contains a Chinese (or Japanese / Korean) character."""
+    return bool(_CJK.search(text))
+
+
+def character_tokens(text: str) -> list[str]:
+    """Tokens for ROUGE / BLEU by characters: ``"血糖4.4 mmol/L"`` → ``["血", "糖", "4", "4", "mmol", "l"]``."""
+    return _CHARACTER_TOKEN.findall(text.lower())
+
+
+class CharacterTokenizer:
+    """``rouge_score`` tokenizer interface (``tokenize(text)``) over :func:`character_tokens`."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return character_tokens(text)
+
 
 BUILD_HINT = "build it with `python scripts/build_nltk_data.py` (needs Debian wordnet-base + wordnet-sense-index)"
 
@@ -61,6 +96,7 @@ class TextMetrics:
             nltk.data.path.append(str(self.nltk_data_dir))
         self._paths = [str(self.nltk_data_dir)] + (list(nltk.data.path) if self.search_default_paths else [])
         self._rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+        self._rouge_characters = rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=CharacterTokenizer())
         self._smoothing = SmoothingFunction().method1
         self._sentence_tokenizer = None
         self._wordnet = None
@@ -122,28 +158,44 @@ class TextMetrics:
         sentences = self._sentence_tokenizer.tokenize(text)
         return [token for sent in sentences for token in _treebank_word_tokenizer.tokenize(sent)]
 
-    def score(self, expected: str, prediction: str) -> dict[str, float | None]:
-        """``{"bleu", "rouge", "meteor"}`` for one pair; ``None`` for a metric whose resources are missing."""
-        from nltk.translate.bleu_score import sentence_bleu
+    def score(self, expected: str, prediction: str, *, language: str = "en") -> dict[str, float | None]:
+        """``{"bleu", "rouge", "meteor"}`` for one pair; ``None`` for a metric whose resources are missing.
+
+        ``language="zh"``: by characters (see the module docstring); METEOR is ``None``.
+        """
         from nltk.translate.meteor_score import meteor_score
 
+        if language not in LANGUAGES:
+            raise ValueError(f"language must be one of {LANGUAGES}, not {language!r}")
         expected = expected.strip().lower()
         prediction = prediction.strip().lower()
-        rouge = self._rouge.score(expected, prediction)
+        if language == "zh":
+            bleu = self._bleu(character_tokens(expected), character_tokens(prediction))
+            return {"bleu": bleu, "rouge": self._rouge_f(self._rouge_characters, expected, prediction), "meteor": None}
         out: dict[str, float | None] = {
             "bleu": None,
-            "rouge": (rouge["rouge1"].fmeasure + rouge["rougeL"].fmeasure) / 2.0,
+            "rouge": self._rouge_f(self._rouge, expected, prediction),
             "meteor": None,
         }
         if self._sentence_tokenizer is None:
             return out
         ref, hyp = self.word_tokenize(expected), self.word_tokenize(prediction)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # NLTK warns on zero n-gram overlaps; method1 smoothing handles it
-            out["bleu"] = float(sentence_bleu([ref], hyp, smoothing_function=self._smoothing))
+        out["bleu"] = self._bleu(ref, hyp)
         if self._wordnet is not None:
             out["meteor"] = float(meteor_score([ref], hyp, wordnet=self._wordnet))
         return out
+
+    @staticmethod
+    def _rouge_f(scorer, expected: str, prediction: str) -> float:
+        rouge = scorer.score(expected, prediction)
+        return (rouge["rouge1"].fmeasure + rouge["rougeL"].fmeasure) / 2.0
+
+    def _bleu(self, ref: list[str], hyp: list[str]) -> float:
+        from nltk.translate.bleu_score import sentence_bleu
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NLTK warns on zero n-gram overlaps; method1 smoothing handles it
+            return float(sentence_bleu([ref], hyp, smoothing_function=self._smoothing))
 
 
 @cache

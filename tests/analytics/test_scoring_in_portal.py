@@ -48,7 +48,11 @@ def test_portal_scores_match_the_public_scorer(organizer, submission):
         checked += 1
         for field in ("semantic", "word", "sentence", "paragraph"):
             if field in want:
-                assert getattr(score, field) == pytest.approx(want[field], abs=1e-4), (score.qa_type, score.index, field)
+                assert getattr(score, field) == pytest.approx(want[field], abs=1e-4), (
+                    score.qa_type,
+                    score.index,
+                    field,
+                )
         for field in ("correct", "precision", "recall", "f1"):
             if field in want:
                 assert getattr(score, field) == pytest.approx(want[field]), (score.qa_type, score.index, field)
@@ -58,7 +62,9 @@ def test_portal_scores_match_the_public_scorer(organizer, submission):
     for key, value in summary.items():
         assert run.summary[key] == pytest.approx(value), key
     table = task1_table()
-    assert table[0]["system"] == submission and table[0]["overall"] == pytest.approx(run.summary["overall_effectiveness"])
+    assert table[0]["system"] == submission and table[0]["overall"] == pytest.approx(
+        run.summary["overall_effectiveness"]
+    )
 
 
 def test_rerunning_the_same_scoring_rewrites_rows_without_duplicates(organizer):
@@ -72,3 +78,65 @@ def test_rerunning_the_same_scoring_rewrites_rows_without_duplicates(organizer):
     scoring_run_execute(run=run)
     assert AnswerScore.objects.filter(run=run).count() == 35
     assert dict(AnswerScore.objects.filter(run=run).values_list("item_id", "semantic")) == first
+
+
+def _promptcblue_outputs(tmp_path: Path, system: str, responses: dict[str, str]) -> Path:
+    path = tmp_path / f"{system}.jsonl"
+    lines = [
+        json.dumps({"item_uid": uid, "system": system, "response": text}, ensure_ascii=False)
+        for uid, text in responses.items()
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_promptcblue_answers_get_rouge_and_bleu_by_characters(organizer, tmp_path):
+    """Known answer: target 发热，咳嗽，咽痛 (6 characters without punctuation), response 发热咳嗽 (4, all matching in
+    order): ROUGE-1 F = ROUGE-L F = 2·1·(4/6)/(1+4/6) = 0.8; BLEU-4 = all n-gram precisions 1 × brevity penalty
+    exp(1 − 6/4) = 0.60653. METEOR is not defined for Chinese: null, with the reason in the run's notes."""
+    import math
+
+    items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
+    path = _promptcblue_outputs(tmp_path, "zh-sys", {"pcb-train-demo-0001": "发热咳嗽", "pcb-train-demo-0002": "不同"})
+    outputs_import(system_name="zh-sys", paths=[path])
+    run = scoring_request(system=System.objects.get(name="zh-sys"), user=organizer)
+    run.refresh_from_db()
+    assert Job.objects.get(pk=run.job_id).status == "succeeded"
+    by_uid = {s.item.uid: s for s in AnswerScore.objects.filter(run=run).select_related("item")}
+    assert set(by_uid) == {"pcb-train-demo-0001", "pcb-train-demo-0002"}
+    first = by_uid["pcb-train-demo-0001"]
+    assert first.qa_type == "generic" and first.semantic is None and first.meteor is None
+    assert first.rouge == pytest.approx(0.8)
+    assert first.bleu == pytest.approx(math.exp(-0.5))
+    second = by_uid["pcb-train-demo-0002"]  # target 相同, answer 不同: one character of two in common
+    assert second.rouge == pytest.approx(0.5)
+    assert run.summary["other_benchmarks_answers"] == 2 and run.summary["other_benchmarks_chinese_answers"] == 2
+    assert run.summary["other_benchmarks_rouge"] == pytest.approx((0.8 + 0.5) / 2)
+    assert run.summary["other_benchmarks_meteor"] is None
+    assert any("not computed for Chinese" in note for note in run.run_record["notes"])
+    assert "overall_effectiveness" not in run.summary  # no ClinIQLink items answered: no ClinIQLink summary
+
+
+def test_a_system_answering_both_benchmarks_gets_both_kinds_of_score(organizer, tmp_path):
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
+    outputs_import(system_name="open_a_self", paths=[REFERENCE / "open_a_self"])
+    path = _promptcblue_outputs(
+        tmp_path, "open_a_self", {"pcb-train-demo-0003": "一般建议空腹血糖控制在4.4～7.0 mmol/L。"}
+    )
+    outputs_import(system_name="open_a_self", paths=[path])
+    run = scoring_request(system=System.objects.get(name="open_a_self"), user=organizer)
+    run.refresh_from_db()
+    assert AnswerScore.objects.filter(run=run).exclude(qa_type="generic").count() == 35
+    verbatim = AnswerScore.objects.get(run=run, qa_type="generic")
+    assert verbatim.rouge == pytest.approx(1.0) and verbatim.bleu == pytest.approx(1.0)
+    assert "overall_effectiveness" in run.summary and run.summary["other_benchmarks_answers"] == 1
+    from django.test import Client
+
+    client = Client()
+    client.force_login(organizer)
+    page = client.get("/analytics/task1/").content.decode()
+    assert "Other benchmarks ROUGE" in page
+    csv_text = client.get("/analytics/task1/?format=csv").content.decode()
+    header, row = csv_text.splitlines()[:2]
+    assert "other_rouge" in header.split(",") and row.startswith("open_a_self,")

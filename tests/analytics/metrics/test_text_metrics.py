@@ -79,3 +79,54 @@ def test_missing_wordnet_only_disables_meteor(tmp_path):
     assert scores["bleu"] == pytest.approx(0.1**0.5)  # 2 tokens: 3- and 4-gram precisions smoothed to 0.1
     assert scores["meteor"] is None
     assert "WordNet" in metrics.reasons["meteor"]
+
+
+# -- Chinese: ROUGE / BLEU by characters (DESIGN §2) ----------------------------------------------------------------
+def test_character_tokens_split_cjk_characters_and_keep_latin_words():
+    from analytics.metrics.text_metrics import character_tokens, has_cjk
+
+    assert character_tokens("空腹血糖4.4～7.0 mmol/L。") == ["空", "腹", "血", "糖", "4", "4", "7", "0", "mmol", "l"]
+    assert character_tokens("发热，咳嗽") == ["发", "热", "咳", "嗽"]  # full-width punctuation dropped
+    assert character_tokens("HbA1c升高") == ["hba1c", "升", "高"]
+    assert has_cjk("咽痛") and has_cjk("a 痛") and not has_cjk("renal failure") and not has_cjk("")
+
+
+def test_chinese_known_values(text_metrics):
+    """发热，咳嗽，咽痛 vs 发热咳嗽: 4 of 6 characters, in order. ROUGE-1 F = ROUGE-L F = 2·1·(2/3)/(1+2/3) = 0.8;
+    BLEU-4: every n-gram precision is 1 (4/4, 3/3, 2/2, 1/1), brevity penalty exp(1 − 6/4)."""
+    import math
+
+    scores = text_metrics.score("发热，咳嗽，咽痛", "发热咳嗽", language="zh")
+    assert scores["rouge"] == pytest.approx(0.8)
+    assert scores["bleu"] == pytest.approx(math.exp(-0.5))
+    assert scores["meteor"] is None
+    # ROUGE-1 and ROUGE-L differ when the order differs: 咳嗽发热 vs 发热咳嗽 → R1 F 1.0, LCS 2 of 4 → RL F 0.5.
+    assert text_metrics.score("发热咳嗽", "咳嗽发热", language="zh")["rouge"] == pytest.approx((1.0 + 0.5) / 2)
+    # The English path (the public scorer's) keeps [a-z0-9] only: Chinese scores 0 there, which is why "zh" exists.
+    assert text_metrics.score("发热，咳嗽，咽痛", "发热咳嗽")["rouge"] == 0.0
+
+
+def test_chinese_needs_no_nltk_data(tmp_path):
+    metrics = TextMetrics(tmp_path, search_default_paths=False)
+    scores = metrics.score("相同", "相同", language="zh")
+    assert scores["rouge"] == pytest.approx(1.0) and scores["bleu"] is not None and scores["meteor"] is None
+
+
+def test_unknown_language_is_refused(text_metrics):
+    with pytest.raises(ValueError, match="language"):
+        text_metrics.score("a", "a", language="fr")
+
+
+def test_free_text_scoring_reads_the_language_from_the_text(text_metrics):
+    from analytics.metrics.free_text import score_free_text
+
+    result = score_free_text(
+        [("发热，咳嗽，咽痛", "发热咳嗽"), ("renal failure", "renal failure"), ("相同", None)],
+        text_metrics=text_metrics,
+    )
+    assert [r["language"] for r in result.rows] == ["zh", "en", "zh"]
+    assert result.rows[0]["rouge"] == pytest.approx(0.8) and result.rows[1]["rouge"] == pytest.approx(1.0)
+    assert result.rows[2]["rouge"] == 0.0  # no answer
+    assert result.summary["answers"] == 3 and result.summary["chinese_answers"] == 2
+    assert result.summary["rouge"] == pytest.approx((0.8 + 1.0 + 0.0) / 3)
+    assert any("Chinese" in note for note in result.summary["notes"])
