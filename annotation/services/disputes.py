@@ -152,9 +152,17 @@ def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
     (``annotation.services.adjudication.item_adjudicate``), which resolves its open disputes at the same time.
     """
     with transaction.atomic():
+        _lock_item_first(dispute.item_id)
         closed = dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
         item_release_if_clear(item=closed.item, actor=resolver, note=f"dispute {closed.pk} rejected")
     return closed
+
+
+def _lock_item_first(item_id: int) -> None:
+    """Race: an adjudicator decides the item while someone closes its dispute or feedback note. Adjudication locks
+    the item and then its disputes and notes; closing one alone must take the locks in the same order (item
+    first), or each transaction would hold the lock the other waits for and PostgreSQL would abort one."""
+    QAItem.objects.select_for_update().filter(pk=item_id).values_list("pk", flat=True).first()
 
 
 def feedback_file(
@@ -181,6 +189,7 @@ def feedback_close(*, note: FeedbackNote, actor, response: str = "", release: bo
     if not _can_resolve(actor):
         raise NotAllowed("Only adjudicators and organizers close feedback notes.")
     with transaction.atomic():
+        _lock_item_first(note.item_id)
         locked = FeedbackNote.objects.select_for_update().get(pk=note.pk)
         if locked.status != FeedbackNote.Status.OPEN:
             raise Conflict("this feedback note is already closed", code="already_closed")
