@@ -13,6 +13,8 @@ pool text of similar length, so every item has its own reference (as in a real s
   scorer's per-pair path (:mod:`analytics.metrics.naive`: six model calls per pair, no cache) timed on
   ``--naive-pairs`` evenly spaced pairs and extrapolated per pair to all N; the speed-ups and the largest difference
   between the two paths on those pairs;
+* the model work of each path (token positions through the network), their throughput in positions/s, and the
+  ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up);
 * per closed type: items/s; and the process's peak resident memory.
 
 ``--answers 40000`` instead scores a submission of 40,000 open-ended answers (10,000 per open type, full
@@ -208,10 +210,19 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         "| type | per-pair path positions | batched cold positions | work ratio | per-pair pos/s | batched cold pos/s |"
     )
     out.append("|---|---|---|---|---|---|")
+    gflops, flops, ceiling = matmul_ceiling(encoder)
+    bounds = []
     for qa_type, (naive_s, cold_s) in timings.items():
         naive_pos, batched_pos = model_positions(encoder, _pairs(qa_type, inputs, responses), stop)
+        bounds.append(naive_pos / batched_pos * ceiling / (naive_pos / naive_s))
         out.append(f"| {qa_type} | {naive_pos} | {batched_pos} | {naive_pos / batched_pos:.1f}x | "
                    f"{naive_pos / naive_s:.0f} | {batched_pos / cold_s:.0f} |")  # fmt: skip
+    out.append("")
+    out.append(f"Ceiling: this CPU multiplies the model's largest matrices at {gflops:.0f} GFLOP/s; the model's linear "
+               f"layers cost {flops / 1e6:.1f} MFLOP per position, so no path can encode more than {ceiling:.0f} "
+               f"positions/s here. With cold caches the batched path's speed-up is therefore at most "
+               f"{min(bounds):.1f}x-{max(bounds):.1f}x over the per-pair path (work ratio x ceiling / per-pair "
+               f"throughput), whatever the batching.")  # fmt: skip
     out.append("")
     out.append("| closed type | items | items/s |")
     out.append("|---|---|---|")
@@ -241,6 +252,27 @@ def model_positions(encoder: Encoder, pairs: list[tuple[str, str]], stop: frozen
             pieces.update(own)
             texts.add(text)
     return naive, sum(text_len(p) for p in pieces) + sum(text_len(t) for t in texts)
+
+
+def matmul_ceiling(encoder: Encoder) -> tuple[float, float, float]:
+    """(GFLOP/s of this CPU on the model's largest matrix product, model FLOPs per token position from its linear
+    layers, the positions/s those two allow). Attention, layer norms, GELU and tokenisation come on top, so no
+    encoding path can run faster than this ceiling."""
+    import torch
+
+    linears = [m for m in encoder.model.modules() if isinstance(m, torch.nn.Linear)]
+    flops_per_position = float(sum(2 * m.in_features * m.out_features for m in linears))
+    biggest = max(linears, key=lambda m: m.in_features * m.out_features)
+    x = torch.randn(2048, biggest.in_features)
+    with torch.inference_mode():
+        for _ in range(3):
+            biggest(x)
+        t = time.perf_counter()
+        for _ in range(20):
+            biggest(x)
+        per_call = (time.perf_counter() - t) / 20
+    gflops = 2 * 2048 * biggest.in_features * biggest.out_features / per_call / 1e9
+    return gflops, flops_per_position, gflops * 1e9 / flops_per_position
 
 
 def _pairs(qa_type: str, inputs: dict, responses: dict) -> list[tuple[str, str]]:
