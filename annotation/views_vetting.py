@@ -8,8 +8,9 @@ from django.views import View
 
 from annotation.forms_review import BatchForm, GoldForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
-from annotation.services.gold import gold_mark, gold_unmark
+from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
+from annotation.uploads import save_uploads
 from annotation.vetting_selectors import vetting_progress
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
@@ -85,6 +86,8 @@ class GoldMarkView(RoleRequiredMixin, View):
             gold_unmark(gold=gold, by=request.user)
             messages.success(request, f"Gold item {gold.item.uid} no longer handed out.")
             return redirect("vetting_dashboard")
+        if "gold_file" in request.FILES:
+            return self._import(request)
         form = GoldForm(request.POST)
         if form.is_valid():
             item = QAItem.objects.filter(uid=form.cleaned_data["uid"].strip()).first()
@@ -104,3 +107,13 @@ class GoldMarkView(RoleRequiredMixin, View):
                 except DomainError as exc:
                     form.add_error(None, str(exc))
         return VettingDashboardView()._render(request, gold_form=form, status=400)
+
+    def _import(self, request):
+        try:
+            paths, displays = save_uploads([request.FILES["gold_file"]])
+            result = gold_import(path=paths[0], by=request.user, display=displays[str(paths[0])])
+        except DomainError as exc:
+            messages.error(request, f"Nothing was marked. {exc}")
+            return VettingDashboardView()._render(request, status=400)
+        messages.success(request, f"Gold items: {result['created']} new, {result['updated']} updated.")
+        return redirect("vetting_dashboard")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +81,26 @@ def load_json(path: Path, limits: Limits, display: str):
         raise ImportProblem(display, f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
     check_depth(data, limits.max_depth, display)
     return data
+
+
+def load_table(path: Path, limits: Limits, display: str, *, required: tuple[str, ...], key: str) -> list:
+    """The records of a CSV file (header row naming ``required`` columns) or of a JSON array (also accepted wrapped
+    as ``{key: [...]}``), within the record limit. Records are not checked beyond that: callers do it per field."""
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(read_text(path, limits, display)))
+        missing = [name for name in required if name not in (reader.fieldnames or [])]
+        if missing:
+            raise ImportProblem(display, f"CSV header lacks column(s) {', '.join(missing)}", field=missing[0])
+        records = list(reader)
+    else:
+        records = load_json(path, limits, display)
+        if isinstance(records, dict) and isinstance(records.get(key), list):
+            records = records[key]
+        if not isinstance(records, list):
+            raise ImportProblem(display, f"expected a JSON array of {key}")
+    if len(records) > limits.max_records:
+        raise ImportProblem(display, f"{len(records):,} records; the limit is {limits.max_records:,}")
+    return records
 
 
 def check_depth(value, max_depth: int, display: str) -> None:

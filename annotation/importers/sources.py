@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, ParsedPassage, load_json, read_text
+from annotation.importers.base import ImportProblem, Limits, ParsedPassage, load_table
 
 REQUIRED = ("paragraph_id", "text")
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedPassage]:
     display = display or path.name
-    if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(read_text(path, limits, display)))
-        missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
-        if missing:
-            raise ImportProblem(display, f"CSV header lacks column(s) {', '.join(missing)}", field=missing[0])
-        records = list(reader)
-    else:
-        records = load_json(path, limits, display)
-        if isinstance(records, dict) and isinstance(records.get("passages"), list):
-            records = records["passages"]
-        if not isinstance(records, list):
-            raise ImportProblem(display, "expected a JSON array of passages")
-    if len(records) > limits.max_records:
-        raise ImportProblem(display, f"{len(records):,} records; the limit is {limits.max_records:,}")
+    records = load_table(path, limits, display, required=REQUIRED, key="passages")
     passages, seen = [], {}
     for index, record in enumerate(records):
         if not isinstance(record, dict):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
+from annotation.importers import gold as gold_files
+from annotation.importers.base import ImportProblem
 from annotation.models import GoldItem, QAItem
+from annotation.services.imports import upload_limits
 from annotation.workflow import ItemStatus, Verdict
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
@@ -47,3 +52,28 @@ def gold_unmark(*, gold: GoldItem, by) -> GoldItem:
     gold.save(update_fields=["active"])
     audit_record(actor=by, obj=gold.item, action="gold_deactivated")
     return gold
+
+
+def gold_import(*, path: Path, by, display: str | None = None) -> dict:
+    """Mark every item listed in a gold file (see :mod:`annotation.importers.gold`), all or nothing: an unknown uid
+    or an item already in review refuses the whole file, naming the record. Re-importing the same file changes
+    nothing but the audit trail; a changed verdict or note updates the gold item."""
+    display = display or path.name
+    rows = gold_files.parse_file(path, upload_limits(), display)
+    items = QAItem.objects.in_bulk([row.uid for row in rows], field_name="uid")
+    created = 0
+    with transaction.atomic():
+        for row in rows:
+            item = items.get(row.uid)
+            if item is None:
+                raise ImportProblem(display, f"no item with uid {row.uid!r}", record=row.record, field="uid")
+            was_gold = GoldItem.objects.filter(item=item).exists()
+            try:
+                gold_mark(
+                    item=item, expected_verdict=row.expected_verdict, by=by, planted_error=row.planted_error,
+                    note=row.note,
+                )  # fmt: skip
+            except Conflict as exc:
+                raise ImportProblem(display, str(exc), record=row.record, field="uid") from exc
+            created += not was_gold
+    return {"created": created, "updated": len(rows) - created}

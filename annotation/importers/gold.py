@@ -1,0 +1,61 @@
+"""Gold items in bulk: CSV or a JSON array with ``uid``, ``expected_verdict``, and optionally ``planted_error``
+(true/false, yes/no, 1/0) and ``note`` (what is wrong with a planted item; organizers only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotation.importers.base import ImportProblem, Limits, load_table
+from annotation.workflow import Verdict
+
+REQUIRED = ("uid", "expected_verdict")
+_TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0", ""}
+
+
+@dataclass
+class ParsedGold:
+    uid: str
+    expected_verdict: str
+    planted_error: bool
+    note: str
+    record: int
+
+
+def _flag(value, display: str, index: int) -> bool:
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE | _FALSE:
+        return text in _TRUE
+    raise ImportProblem(display, f"{value!r} is not true or false", record=index, field="planted_error")
+
+
+def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedGold]:
+    display = display or path.name
+    records = load_table(path, limits, display, required=REQUIRED, key="gold")
+    parsed, seen = [], {}
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise ImportProblem(display, "must be an object", record=index)
+        uid = record.get("uid")
+        if not isinstance(uid, str) or not uid.strip():
+            raise ImportProblem(display, "missing or empty", record=index, field="uid")
+        uid = uid.strip()
+        if uid in seen:
+            raise ImportProblem(display, f"duplicate uid {uid!r} (also record {seen[uid]})", record=index, field="uid")
+        seen[uid] = index
+        verdict = str(record.get("expected_verdict") or "").strip()
+        if verdict not in Verdict.values:
+            raise ImportProblem(
+                display,
+                f"{verdict!r} is not one of {', '.join(Verdict.values)}",
+                record=index,
+                field="expected_verdict",
+            )
+        note = record.get("note") or ""
+        if not isinstance(note, str):
+            raise ImportProblem(display, "must be text", record=index, field="note")
+        planted = _flag(record.get("planted_error"), display, index)
+        parsed.append(ParsedGold(uid, verdict, planted, note.strip(), index))
+    return parsed
