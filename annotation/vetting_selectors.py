@@ -82,21 +82,31 @@ def adjudication_queue() -> QuerySet[QAItem]:
 
 
 def reviewer_progress(user) -> dict:
-    """The reviewer's own counts and pace (gold answers included: to the reviewer they are ordinary items)."""
+    """The reviewer's own counts and pace (gold answers included: to the reviewer they are ordinary items).
+
+    Shown on every review page, so the counts come from one conditional aggregate per table (five queries)."""
     now = timezone.now()
     day_ago, week_ago = now - timedelta(days=1), now - timedelta(days=7)
+    windows = {
+        "total": Count("id"),
+        "last_24h": Count("id", filter=Q(created_at__gte=day_ago)),
+        "last_7d": Count("id", filter=Q(created_at__gte=week_ago)),
+    }
     reviews = Review.objects.filter(reviewer=user)
     golds = GoldAnswer.objects.filter(reviewer=user)
-    seconds = list(reviews.values_list("server_seconds", flat=True)[:500]) + list(
-        golds.values_list("server_seconds", flat=True)[:100]
+    counts = [reviews.aggregate(**windows), golds.aggregate(**windows)]
+    # Pace: the median time of the most recent answers.
+    seconds = list(reviews.order_by("-created_at").values_list("server_seconds", flat=True)[:500]) + list(
+        golds.order_by("-created_at").values_list("server_seconds", flat=True)[:100]
+    )
+    disputes = Dispute.objects.filter(raised_by=user).aggregate(
+        disputes_open=Count("id", filter=Q(status=Dispute.Status.OPEN)),
+        disputes_resolved=Count("id", filter=~Q(status=Dispute.Status.OPEN)),
     )
     return {
-        "total": reviews.count() + golds.count(),
-        "last_24h": reviews.filter(created_at__gte=day_ago).count() + golds.filter(created_at__gte=day_ago).count(),
-        "last_7d": reviews.filter(created_at__gte=week_ago).count() + golds.filter(created_at__gte=week_ago).count(),
+        **{name: sum(c[name] for c in counts) for name in windows},
         "median_seconds": round(statistics.median(seconds), 1) if seconds else None,
-        "disputes_open": Dispute.objects.filter(raised_by=user, status=Dispute.Status.OPEN).count(),
-        "disputes_resolved": Dispute.objects.filter(raised_by=user).exclude(status=Dispute.Status.OPEN).count(),
+        **disputes,
     }
 
 
