@@ -5,8 +5,10 @@ from __future__ import annotations
 import statistics
 from datetime import timedelta
 
+from django.db import connection
 from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 
 from annotation.models import (
     Adjudication,
@@ -84,30 +86,42 @@ def adjudication_queue() -> QuerySet[QAItem]:
 def reviewer_progress(user) -> dict:
     """The reviewer's own counts and pace (gold answers included: to the reviewer they are ordinary items).
 
-    Shown on every review page, so the counts come from one conditional aggregate per table (five queries)."""
+    Shown on every review page, so it is one hand-written statement (one round trip, nothing to compile): counts
+    over all / the last 24 h / the last 7 days, the median seconds of the most recent 500 reviews and 100 gold
+    answers, and the person's open and resolved disputes."""
     now = timezone.now()
-    day_ago, week_ago = now - timedelta(days=1), now - timedelta(days=7)
-    windows = {
-        "total": Count("id"),
-        "last_24h": Count("id", filter=Q(created_at__gte=day_ago)),
-        "last_7d": Count("id", filter=Q(created_at__gte=week_ago)),
-    }
-    reviews = Review.objects.filter(reviewer=user)
-    golds = GoldAnswer.objects.filter(reviewer=user)
-    counts = [reviews.aggregate(**windows), golds.aggregate(**windows)]
-    # Pace: the median time of the most recent answers.
-    seconds = list(reviews.order_by("-created_at").values_list("server_seconds", flat=True)[:500]) + list(
-        golds.order_by("-created_at").values_list("server_seconds", flat=True)[:100]
-    )
-    disputes = Dispute.objects.filter(raised_by=user).aggregate(
-        disputes_open=Count("id", filter=Q(status=Dispute.Status.OPEN)),
-        disputes_resolved=Count("id", filter=~Q(status=Dispute.Status.OPEN)),
-    )
+    params = {"user": user.pk, "day": now - timedelta(days=1), "week": now - timedelta(days=7)}
+    with connection.cursor() as cursor:
+        cursor.execute(str(_PROGRESS_SQL), params)
+        total, last_24h, last_7d, median, disputes_open, disputes_resolved = cursor.fetchone()
     return {
-        **{name: sum(c[name] for c in counts) for name in windows},
-        "median_seconds": round(statistics.median(seconds), 1) if seconds else None,
-        **disputes,
+        "total": total,
+        "last_24h": last_24h,
+        "last_7d": last_7d,
+        "median_seconds": round(median, 1) if median is not None else None,
+        "disputes_open": disputes_open,
+        "disputes_resolved": disputes_resolved,
     }
+
+
+def _progress_sql() -> str:
+    review, gold, dispute = Review._meta.db_table, GoldAnswer._meta.db_table, Dispute._meta.db_table
+    return f"""
+        WITH r AS (SELECT created_at, server_seconds FROM {review} WHERE reviewer_id = %(user)s),
+             g AS (SELECT created_at, server_seconds FROM {gold} WHERE reviewer_id = %(user)s),
+             answers AS (SELECT created_at FROM r UNION ALL SELECT created_at FROM g)
+        SELECT count(*),
+               count(*) FILTER (WHERE created_at >= %(day)s),
+               count(*) FILTER (WHERE created_at >= %(week)s),
+               (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) FROM (
+                   (SELECT server_seconds AS s FROM r ORDER BY created_at DESC LIMIT 500)
+                   UNION ALL (SELECT server_seconds FROM g ORDER BY created_at DESC LIMIT 100)) recent),
+               (SELECT count(*) FROM {dispute} WHERE raised_by_id = %(user)s AND status = '{Dispute.Status.OPEN.value}'),
+               (SELECT count(*) FROM {dispute} WHERE raised_by_id = %(user)s AND status <> '{Dispute.Status.OPEN.value}')
+        FROM answers"""
+
+
+_PROGRESS_SQL = SimpleLazyObject(_progress_sql)
 
 
 def _count_map(rows, key: str) -> dict:

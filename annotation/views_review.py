@@ -112,21 +112,23 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
     form_context = "form"
     success_message = "Review saved."
 
-    def act(self, request, assignment, data) -> None:
+    def act(self, request, assignment_id: int, data) -> None:
         review_submit(
-            assignment_id=assignment.pk, reviewer=request.user, idempotency_key=data["idempotency_key"],
+            assignment_id=assignment_id, reviewer=request.user, idempotency_key=data["idempotency_key"],
             verdict=data["verdict"], relevance=data["relevance"], comment=data["comment"],
             active_seconds=data["active_seconds"],
         )
 
     def post(self, request, pk):
-        assignment = self._assignment(request, pk)
+        # The services check that the lease is the caller's; the page's own lookup (which 404s on someone else's
+        # lease) is only needed to show the form again, so the usual path skips it.
         form = self.form_class(request.POST)
         if not form.is_valid():
-            return self._render(request, assignment, status=400, **{self.form_context: form})
+            return self._render(request, self._assignment(request, pk), status=400, **{self.form_context: form})
         try:
-            self.act(request, assignment, form.cleaned_data)
+            self.act(request, pk, form.cleaned_data)
         except DomainError as exc:
+            assignment = self._assignment(request, pk)
             messages.error(request, str(exc))
             return self._render(request, assignment, status=exc.http_status, **{self.form_context: form})
         messages.success(request, self.success_message)
@@ -143,9 +145,9 @@ class ReviewDisputeView(ReviewAssignmentView):
     def get(self, request, pk):
         return redirect("review_assignment", pk=pk)
 
-    def act(self, request, assignment, data) -> None:
+    def act(self, request, assignment_id: int, data) -> None:
         dispute_file(
-            raised_by=request.user, assignment_id=assignment.pk, idempotency_key=data["idempotency_key"],
+            raised_by=request.user, assignment_id=assignment_id, idempotency_key=data["idempotency_key"],
             category=data["category"], text=data["text"], quote_text=data["quote_text"],
         )
 
@@ -160,9 +162,9 @@ class ReviewFeedbackView(ReviewAssignmentView):
     def get(self, request, pk):
         return redirect("review_assignment", pk=pk)
 
-    def act(self, request, assignment, data) -> None:
+    def act(self, request, assignment_id: int, data) -> None:
         feedback_file(
-            author=request.user, assignment_id=assignment.pk, idempotency_key=data["idempotency_key"],
+            author=request.user, assignment_id=assignment_id, idempotency_key=data["idempotency_key"],
             text=data["text"],
         )
 

@@ -5,6 +5,11 @@ Reports p50 / p95 latency of "next" and "submit", requests/s, errors, and checks
 double assignments and lost submissions.
 
 Run: .venv/bin/python bench/bench_review.py [--items 20000] [--reviewers 50] [--seconds 30] [--workers 4] [--think 2]
+     [--html]
+
+``--html`` drives the HTML pages instead, as a browser does (session cookie, CSRF token): the review page (GET),
+then the review form (POST), which stores the review, takes the next item and redirects to its page. "next" is
+then the GET of a review page and "submit" the POST (store + take the next lease). One pause per review.
 
 ``--think`` is each simulated reviewer's pause (uniform 0.5-1.5 x the value, in seconds) before "next" and before
 "submit". With ``--think 0`` the 50 clients fire back to back and the run measures saturation throughput: latency
@@ -19,11 +24,13 @@ import http.client
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from _django import ROOT, setup_django
 from _server import free_port, percentile, start_server
@@ -122,6 +129,84 @@ class Reviewer(threading.Thread):
         conn.close()
 
 
+class HtmlReviewer(Reviewer):
+    """The same reviewer through the HTML pages: session cookie, CSRF token, form posts, redirects."""
+
+    _KEY = re.compile(rb'name="idempotency_key" value="([^"]+)"')
+    _CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+    def _request(self, conn, method: str, path: str, form: dict | None = None):
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        body = None
+        if form is not None:
+            body = urlencode(form)
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        started = time.perf_counter()
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        elapsed = (time.perf_counter() - started) * 1000
+        for header, value in response.getheaders():
+            if header.lower() == "set-cookie":
+                name, _, rest = value.partition("=")
+                self.cookies[name] = rest.split(";", 1)[0]
+        return response.status, response.getheader("Location", ""), data, elapsed
+
+    def run(self):
+        self.cookies = {"sessionid": self.token}  # for HtmlReviewer the "token" is a session key
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        status, location, page, _ = self._request(conn, "GET", "/review/")
+        csrf = self._CSRF.search(page)
+        self.barrier.wait()
+        if status != 200 or csrf is None:
+            self.errors.append(f"start page {status} {location}")
+            return
+        self._pause()
+        status, location, _, _ = self._request(conn, "POST", "/review/", {"csrfmiddlewaretoken": csrf.group(1)})
+        while time.time() < self.stop_at and status == 302 and "/review/" in location and "done" not in location:
+            try:
+                status, _, page, ms = self._request(conn, "GET", location)
+                self.next_ms.append(ms)
+                key, csrf = self._KEY.search(page), self._CSRF.search(page)
+                if status != 200 or key is None or csrf is None:
+                    self.errors.append(f"review page {status}")
+                    break
+                self._pause()
+                form = {
+                    "csrfmiddlewaretoken": csrf.group(1), "idempotency_key": key.group(1).decode(),
+                    "verdict": self.rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0],
+                    "relevance": self.rng.choice([3, 4, 5, 5, 5]), "comment": "bench", "active_seconds": 10,
+                }  # fmt: skip
+                assignment = int(location.rstrip("/").rsplit("/", 1)[-1])
+                status, location, data, ms = self._request(conn, "POST", location, form)
+                self.submit_ms.append(ms)
+                if status != 302:
+                    self.errors.append(f"submit {status} {data[:200]!r}")
+                    break
+                self.submitted.append(assignment)
+            except (OSError, http.client.HTTPException) as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+                break
+        conn.close()
+
+
+def sessions_for(tokens: list[str]) -> list[str]:
+    """A signed-in session per bench reviewer (what the login page would create), by the reviewer's API token."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from rest_framework.authtoken.models import Token
+
+    keys = []
+    for token in Token.objects.filter(key__in=tokens).select_related("user"):
+        session = SessionStore()
+        session[SESSION_KEY] = str(token.user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = token.user.get_session_auth_hash()
+        session.create()
+        keys.append(session.session_key)
+    return keys
+
+
 def check_database(submitted: list[int]) -> dict:
     from django.db.models import Count, F
 
@@ -151,18 +236,22 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--think", type=float, default=0.0, help="seconds a reviewer pauses before each request")
+    parser.add_argument("--html", action="store_true", help="drive the HTML pages (session + CSRF) instead of the API")
     args = parser.parse_args()
     setup_django("portal_bench_review")
     from django.db import connection
 
     tokens = prepare(args.items, args.reviewers)
+    client_class = Reviewer
+    if args.html:
+        tokens, client_class = sessions_for(tokens), HtmlReviewer
     connection.close()
     port = free_port()
     server = start_server(port, args.workers, args.threads)
     try:
         barrier = threading.Barrier(len(tokens))
         stop_at = time.time() + args.seconds
-        clients = [Reviewer(t, port, stop_at, barrier, args.think) for t in tokens]
+        clients = [client_class(t, port, stop_at, barrier, args.think) for t in tokens]
         started = time.perf_counter()
         for c in clients:
             c.start()
@@ -179,7 +268,7 @@ def main() -> None:
     db = check_database(submitted)
     total = len(next_ms) + len(submit_ms)
     print(
-        f"reviewers: {len(tokens)}  gunicorn: {args.workers} workers x {args.threads} threads  "
+        f"reviewers: {len(tokens)} ({'HTML pages' if args.html else 'API'})  gunicorn: {args.workers} workers x {args.threads} threads  "
         f"think: {args.think} s  run: {elapsed:.1f} s  cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}"
     )
     print(f"next item:  n={len(next_ms)}  p50={percentile(next_ms, 50):.1f} ms  p95={percentile(next_ms, 95):.1f} ms")

@@ -91,6 +91,21 @@ def test_reviewer_cannot_open_someone_elses_assignment_page(client, double_revie
     assert client.get(reverse("review_assignment", args=[second.pk])).status_code == 404
 
 
+@pytest.mark.parametrize("route", ["review_assignment", "review_dispute", "review_feedback"])
+def test_posting_to_someone_elses_lease_is_a_404_and_stores_nothing(client, double_review_setup, route):
+    from annotation.models import Dispute, FeedbackNote, Review
+
+    alice, bob, first, second = double_review_setup
+    before = (Review.objects.count(), Dispute.objects.count(), FeedbackNote.objects.count())
+    client.force_login(alice)
+    form = {
+        "idempotency_key": str(second.idempotency_key), "verdict": "correct", "relevance": "5", "comment": "",
+        "category": "factual_error", "text": "x", "quote_text": "", "qa_type": "",
+    }  # fmt: skip
+    assert client.post(reverse(route, args=[second.pk]), form).status_code == 404
+    assert (Review.objects.count(), Dispute.objects.count(), FeedbackNote.objects.count()) == before
+
+
 def test_adjudicator_sees_both_reviews_side_by_side(client, double_review_setup, make_user, review):
     alice, bob, first, second = double_review_setup
     review(second, "correct", 5, comment="looks right")
