@@ -63,3 +63,36 @@ def login(page):
         return page
 
     return do_login
+
+
+@pytest.fixture
+def make_study(tmp_path):
+    """A preference study over two short-answer items, two systems (named SYSNAME-…) plus the reference answer:
+    ``make_study(ties_allowed=True, ...)`` with any option of ``study_create``."""
+    from annotation.models import QAItem
+    from annotation.services.imports import items_import
+    from ranking.services.outputs import outputs_import
+    from ranking.services.studies import study_create
+
+    def create(**options):
+        items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
+        items = list(QAItem.objects.filter(qa_type="short_answer"))
+        for n, name in enumerate(STUDY_SYSTEMS):
+            path = tmp_path / f"{n}.jsonl"
+            path.write_text(
+                "".join(f'{{"item_uid": "{i.uid}", "response": "Answer {n} to item {i.pk}."}}\n' for i in items)
+            )
+            outputs_import(system_name=name, paths=[path])
+        defaults = {
+            "name": "Browser study",
+            "systems": STUDY_SYSTEMS,
+            "qa_types": ["short_answer"],
+            "sample_size": 2,
+            "overlap": 1,
+        }
+        return study_create(**{**defaults, **options}).study
+
+    return create
+
+
+STUDY_SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]

@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from annotation.services.imports import items_import
 from ranking.models import AnswerJudgement, RankingTask
-from ranking.services.outputs import outputs_import
-from ranking.services.studies import study_create
-
-ROOT = Path(__file__).resolve().parents[2]
-SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def study(tmp_path):
-    from annotation.models import QAItem
-
-    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    items = list(QAItem.objects.filter(qa_type="short_answer"))
-    for n, name in enumerate(SYSTEMS):
-        path = tmp_path / f"{n}.jsonl"
-        path.write_text(
-            "".join(f'{{"item_uid": "{i.uid}", "response": "Answer {n} to item {i.pk}."}}\n' for i in items)
-        )
-        outputs_import(system_name=name, paths=[path])
-    return study_create(
-        name="Browser study",
-        systems=SYSTEMS,
-        qa_types=["short_answer"],
-        sample_size=2,
-        overlap=1,
-        guidelines="Rank by clinical usefulness.",
-    ).study
+def study(make_study):
+    return make_study(guidelines="Rank by clinical usefulness.")
 
 
 def _ranks(task: RankingTask) -> dict[str, tuple[int, str]]:
