@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 BIN=.venv/bin
 PORT=${PORT:-8000}
 REDIS_PORT=${REDIS_PORT:-6379}
-WEB_WORKERS=${WEB_WORKERS:-3}
+WEB_WORKERS=${WEB_WORKERS:-4}
 mkdir -p var/log var/redis
 
 command -v redis-server >/dev/null || { echo "redis-server is missing: apt-get install redis-server" >&2; exit 1; }

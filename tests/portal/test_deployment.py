@@ -64,6 +64,26 @@ def test_compose_file_describes_the_production_stack():
     assert (ROOT / "docker" / build["context"] / build["dockerfile"]).exists()
 
 
+def test_gunicorn_settings_are_the_benchmarked_ones(monkeypatch):
+    """gunicorn.conf.py (read from the working directory by every way the portal is served) sets the threaded
+    workers the latency benchmarks measure; the environment can resize them."""
+    import runpy
+
+    monkeypatch.delenv("WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_THREADS", raising=False)
+    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (conf["worker_class"], conf["workers"], conf["threads"]) == ("gthread", 4, 4)
+    monkeypatch.setenv("WEB_THREADS", "8")
+    assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["threads"] == 8
+    from gunicorn.config import Config
+
+    config = Config()
+    for name, value in conf.items():
+        if name in config.settings:
+            config.set(name, value)  # gunicorn accepts every name and value in the file
+    assert config.worker_class_str == "gthread"
+
+
 def test_dockerfile_copies_and_runs_files_that_exist():
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     assert "torch==2.13.0" in dockerfile and "requirements.txt" in dockerfile
