@@ -56,16 +56,17 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
     if not can_review(reviewer):
         raise NotAllowed("Only reviewers take items from the review queue.")
     now = now or timezone.now()
+    # A lease is not a judgement: if PostgreSQL crashed before this commit reached disk, the lease (and its audit
+    # entry) vanish together and the item is simply back in the queue. Not waiting for the WAL flush takes a disk
+    # sync off every "next"; a review submitted on this lease commits synchronously, which flushes the lease first.
+    # Only when the transaction is ours alone: inside a caller's transaction it could hold a judgement too.
+    lease_only = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
-        # A lease is not a judgement: if PostgreSQL crashed before this commit reached disk, the lease (and its
-        # audit entry) vanish together and the item is simply back in the queue. Not waiting for the WAL flush
-        # takes a disk sync off every "next"; a review submitted on this lease commits synchronously, which
-        # flushes the lease first.
         # Race: one person's double click or two tabs. Locking the person's own row serialises their requests,
         # so the second sees the lease the first just took instead of taking a second item. The lease list is a
         # separate statement so that it reads a snapshot taken after the lock was granted. The four statements
         # (with the batch list) travel in one round trip.
-        cursor.execute(_SQL["own_leases"], {"reviewer": reviewer.pk})
+        cursor.execute(_SQL["own_leases"], {"reviewer": reviewer.pk, "lease_only": lease_only})
         cursor.nextset()
         cursor.nextset()
         active = cursor.fetchall()
@@ -154,7 +155,8 @@ def _sql() -> dict[str, str]:
     )
     return {
         "own_leases": f"""
-            SET LOCAL synchronous_commit = off;
+            SELECT set_config('synchronous_commit',
+                CASE WHEN %(lease_only)s THEN 'off' ELSE current_setting('synchronous_commit') END, true);
             SELECT 1 FROM {user} u WHERE u.id = %(reviewer)s FOR UPDATE;
             SELECT a.id, a.expires_at FROM {assignment} a WHERE a.reviewer_id = %(reviewer)s AND a.status = '{active}'
             ORDER BY a.created_at DESC;

@@ -91,7 +91,9 @@ def _bad_cases():
 
 
 @pytest.mark.parametrize("name,payload,message,record,field", _bad_cases())
-def test_bad_input_is_refused_with_file_record_field_and_nothing_written(tmp_path, name, payload, message, record, field):
+def test_bad_input_is_refused_with_file_record_field_and_nothing_written(
+    tmp_path, name, payload, message, record, field
+):
     (tmp_path / "good").mkdir()
     good = _write(tmp_path / "good", "short.json", _sample("short.json"))
     bad = _write(tmp_path, name, payload)
@@ -142,7 +144,9 @@ def test_promptcblue_chinese_text_round_trips_exactly():
 
 
 def test_promptcblue_bad_line_names_record_and_field(tmp_path):
-    path = _write(tmp_path, "bad.jsonl", '{"input": "问", "target": "答", "sample_id": "1"}\n{"target": "答", "sample_id": "2"}\n')
+    path = _write(
+        tmp_path, "bad.jsonl", '{"input": "问", "target": "答", "sample_id": "1"}\n{"target": "答", "sample_id": "2"}\n'
+    )
     with pytest.raises(ImportProblem) as excinfo:
         items_import(paths=[path], fmt="promptcblue")
     assert str(excinfo.value) == "bad.jsonl, record 1, field 'input': missing"

@@ -39,7 +39,9 @@ def test_upload_page_imports_through_a_job_with_progress(organizer_client):
 
 def test_bad_upload_fails_the_job_naming_file_record_field_and_imports_nothing(organizer_client):
     bad = SimpleUploadedFile("MC.json", json.dumps([{"type": "multiple_choice", "question": "q"}]).encode())
-    organizer_client.post(reverse("import"), {"kind": "items", "format": "cliniqlink", "files": [_upload("TF.json"), bad]})
+    organizer_client.post(
+        reverse("import"), {"kind": "items", "format": "cliniqlink", "files": [_upload("TF.json"), bad]}
+    )
     job = Job.objects.get()
     assert job.status == "failed"
     assert job.error == "MC.json, record 0, field 'source': missing"

@@ -18,8 +18,18 @@ pytestmark = pytest.mark.django_db
 
 
 def _review(item, who, stage, verdict, relevance):
-    assignment = Assignment.objects.create(item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at)
-    return Review.objects.create(assignment=assignment, item=item, reviewer=who, stage=stage, verdict=verdict, relevance=relevance, server_seconds=12.5)
+    assignment = Assignment.objects.create(
+        item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
+    )
+    return Review.objects.create(
+        assignment=assignment,
+        item=item,
+        reviewer=who,
+        stage=stage,
+        verdict=verdict,
+        relevance=relevance,
+        server_seconds=12.5,
+    )
 
 
 @pytest.fixture
@@ -29,7 +39,9 @@ def judged(make_user):
     first, second = QAItem.objects.order_by("id")[:2]
     _review(first, a, "primary", "correct", 5)
     _review(first, b, "secondary", "incorrect", 4)
-    Adjudication.objects.create(item=first, adjudicator=c, verdict="incorrect", relevance=4, reason="source says otherwise")
+    Adjudication.objects.create(
+        item=first, adjudicator=c, verdict="incorrect", relevance=4, reason="source says otherwise"
+    )
     _review(second, a, "primary", "correct", 5)
     Dispute.objects.create(item=second, raised_by=b, category="ambiguous", text="two answers fit")
     return {"first": first, "second": second, "users": (a, b, c)}

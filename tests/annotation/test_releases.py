@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db
 
 
 def _finalize(item: QAItem, *, verdict="correct", relevance=5.0, status="verified", source="primary") -> QAItem:
-    QAItem.objects.filter(pk=item.pk).update(status=status, final_verdict=verdict, final_relevance=relevance, final_source=source)
+    QAItem.objects.filter(pk=item.pk).update(
+        status=status, final_verdict=verdict, final_relevance=relevance, final_source=source
+    )
     item.refresh_from_db()
     return item
 
@@ -35,7 +37,9 @@ def sample_items():
 
 
 def test_default_rule_takes_verified_correct_relevance_5_without_open_issues(sample_items, reviewer):
-    good, adjudicated, rel4, incorrect, unverified, open_dispute, resolved_dispute, open_note, closed_note = sample_items[:9]
+    good, adjudicated, rel4, incorrect, unverified, open_dispute, resolved_dispute, open_note, closed_note = (
+        sample_items[:9]
+    )
     for item in (good, open_dispute, resolved_dispute, open_note, closed_note):
         _finalize(item)
     _finalize(adjudicated, source="adjudication")
@@ -154,7 +158,9 @@ def test_round_trip_into_an_empty_portal_gives_identical_bytes(sample_items, tmp
     release_export(release=release_freeze(name="trip"), fmt="cliniqlink", out_dir=tmp_path / "out1")
     with connection.cursor() as cursor:  # an empty portal (TRUNCATE is not an UPDATE/DELETE of a release row)
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute("TRUNCATE annotation_releaseitem, annotation_release, annotation_qaitem, annotation_importbatch CASCADE")
+        cursor.execute(
+            "TRUNCATE annotation_releaseitem, annotation_release, annotation_qaitem, annotation_importbatch CASCADE"
+        )
     items_import(paths=[tmp_path / "out1"])
     assert QAItem.objects.count() == 35
     release = release_freeze(name="trip", rule={"statuses": [], "final_verdict": None, "min_relevance": None})
@@ -192,15 +198,39 @@ def test_composition_report_counts_a_known_fixture(sample_items, make_user):
     # Two independent reviews for TF items 0 (high) and 3 (low), and MC item 1 (low).
     for item in (tf[0], tf[3], mc[1]):
         for stage, who in zip(("primary", "secondary"), reviewers, strict=True):
-            assignment = Assignment.objects.create(item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at)
-            Review.objects.create(assignment=assignment, item=item, reviewer=who, stage=stage, verdict="correct", relevance=5, server_seconds=1)
+            assignment = Assignment.objects.create(
+                item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
+            )
+            Review.objects.create(
+                assignment=assignment,
+                item=item,
+                reviewer=who,
+                stage=stage,
+                verdict="correct",
+                relevance=5,
+                server_seconds=1,
+            )
     Dispute.objects.create(item=mc[4], raised_by=reviewers[0], category="other", text="?")
     report = composition_report()
     assert report["by_type"]["true_false"] == {
-        "high": 3, "low": 2, "total": 5, "double_high": 1, "double_low": 1, "double_total": 2, "in_release": 0, "pct_double": 40.0,
+        "high": 3,
+        "low": 2,
+        "total": 5,
+        "double_high": 1,
+        "double_low": 1,
+        "double_total": 2,
+        "in_release": 0,
+        "pct_double": 40.0,
     }
     assert report["by_type"]["multiple_choice"] == {
-        "high": 1, "low": 1, "total": 2, "double_high": 0, "double_low": 1, "double_total": 1, "in_release": 0, "pct_double": 50.0,
+        "high": 1,
+        "low": 1,
+        "total": 2,
+        "double_high": 0,
+        "double_low": 1,
+        "double_total": 1,
+        "in_release": 0,
+        "pct_double": 50.0,
     }
     assert report["totals"]["total"] == 7 and report["totals"]["double_total"] == 3
     assert report["totals"]["pct_double"] == round(100 * 3 / 7, 1)
@@ -219,7 +249,9 @@ def test_release_report_command_prints_json(sample_items, capsys):
 def test_release_pages_show_table_and_download_zip(sample_items, organizer_client):
     for item in sample_items:
         _finalize(item)
-    organizer_client.post("/releases/", {"name": "web", "min_relevance": 5, "final_verdict": "correct", "exclude_open_issues": "on"})
+    organizer_client.post(
+        "/releases/", {"name": "web", "min_relevance": 5, "final_verdict": "correct", "exclude_open_issues": "on"}
+    )
     release = Release.objects.get(name="web")
     page = organizer_client.get(f"/releases/{release.label}/")
     assert page.status_code == 200 and release.checksum.encode() in page.content

@@ -147,3 +147,15 @@ def test_next_brings_the_source_excerpt_without_another_query(
     with django_assert_num_queries(0):
         assert assignment.item.passage.text == expected.text
         assert assignment.item.passage.pk == expected.pk
+
+
+def test_inside_a_callers_transaction_next_leaves_the_commit_mode_alone(sample_items, config, reviewer):
+    """ "next" commits its lease without waiting for the WAL flush only when the transaction is its own (see the
+    concurrency module for that case): inside a caller's transaction, which may hold a judgement, nothing changes."""
+    from django.db import connection, transaction
+
+    with transaction.atomic():
+        assignment_next(reviewer=reviewer)
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"

@@ -86,3 +86,12 @@ def test_expired_leases_return_once_each_under_concurrency(sample_items, config,
     assert len(given) == len(set(given)) == len(sample_items)
     live = Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__gt=later)
     assert max(Counter(live.values_list("item_id", flat=True)).values()) == 1
+
+
+def test_a_lease_in_its_own_transaction_does_not_wait_for_the_disk_flush(sample_items, config, make_user):
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assignment_next(reviewer=make_user("reviewer"))
+    first = next(q["sql"] for q in queries.captured_queries if "set_config('synchronous_commit'" in q["sql"])
+    assert "CASE WHEN true THEN 'off'" in first
