@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .normalise import clean_response
 from .text_metrics import METEOR_NOT_FOR_CHINESE, TextMetrics, has_cjk, shared_text_metrics
 
 
@@ -26,11 +27,13 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def score_free_text(pairs: Sequence[tuple[str, str]], *, text_metrics: TextMetrics | None = None) -> FreeTextScore:
-    """Score ``(reference, response)`` pairs; a response of ``None`` (no answer) scores 0 on every metric."""
+    """Score ``(reference, response)`` pairs; a response of ``None`` (no answer) scores 0 on every metric.
+
+    Responses are cleaned as the ClinIQLink scorer cleans them (``<think>…</think>`` blocks removed, stripped)."""
     metrics = text_metrics or shared_text_metrics()
     rows = []
     for index, (reference, response) in enumerate(pairs):
-        response = response or ""
+        response = clean_response(response or "")
         language = "zh" if has_cjk(reference) or has_cjk(response) else "en"
         rows.append({"index": index, "language": language, **metrics.score(reference, response, language=language)})
     notes = []
