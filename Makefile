@@ -13,6 +13,7 @@ run: install nltk-data migrate demo  ## serve the portal with demo data on http:
 test: install-dev nltk-data  ## install what the tests need and run the whole suite
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(BIN)/python:

@@ -35,7 +35,19 @@ class ScoringRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ScoringRun
-        fields = ["id", "system", "release", "profile", "seed", "summary", "run_record", "n_items", "job", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "system",
+            "release",
+            "profile",
+            "seed",
+            "summary",
+            "run_record",
+            "n_items",
+            "job",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 

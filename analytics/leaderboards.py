@@ -29,7 +29,9 @@ def task1_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def latest_runs(*, release=None, profile: str = "cliniqlink-2025") -> list[ScoringRun]:
-    runs = ScoringRun.objects.filter(profile=profile, finished_at__isnull=False, release=release).select_related("system")
+    runs = ScoringRun.objects.filter(profile=profile, finished_at__isnull=False, release=release).select_related(
+        "system"
+    )
     latest: dict[int, ScoringRun] = {}
     for run in runs.order_by("created_at"):
         latest[run.system_id] = run
@@ -45,14 +47,26 @@ def task1_table(*, release=None, profile: str = "cliniqlink-2025", sort: str = "
     keys = {key for key, _, _ in TABLE2_COLUMNS + OTHER_COLUMNS} | {"system"}
     sort_key = sort if sort in keys else "overall"
     reverse = sort_key != "system"
-    rows.sort(key=lambda r: (r[sort_key] is None, r[sort_key] if not reverse else -(r[sort_key] or 0)) if sort_key != "system" else r["system"])
+    rows.sort(
+        key=lambda r: (
+            (r[sort_key] is None, r[sort_key] if not reverse else -(r[sort_key] or 0))
+            if sort_key != "system"
+            else r["system"]
+        )
+    )
     return rows
 
 
-def score_distributions(*, release=None, profile: str = "cliniqlink-2025", metric: str = "semantic") -> dict[str, list[float]]:
+def score_distributions(
+    *, release=None, profile: str = "cliniqlink-2025", metric: str = "semantic"
+) -> dict[str, list[float]]:
     """Per QA type, the per-answer values of ``metric`` over the latest runs (for the paper-style box plots)."""
     runs = [run.pk for run in latest_runs(release=release, profile=profile)]
     out: dict[str, list[float]] = {}
-    for qa_type, value in AnswerScore.objects.filter(run_id__in=runs).exclude(**{f"{metric}__isnull": True}).values_list("qa_type", metric):
+    for qa_type, value in (
+        AnswerScore.objects.filter(run_id__in=runs)
+        .exclude(**{f"{metric}__isnull": True})
+        .values_list("qa_type", metric)
+    ):
         out.setdefault(qa_type, []).append(float(value))
     return out

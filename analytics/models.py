@@ -10,12 +10,16 @@ class ScoringRun(models.Model):
     """One system's outputs scored with one metric profile, over a release (or every item it answered)."""
 
     system = models.ForeignKey("ranking.System", on_delete=models.CASCADE, related_name="scoring_runs")
-    release = models.ForeignKey("annotation.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="scoring_runs")
+    release = models.ForeignKey(
+        "annotation.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="scoring_runs"
+    )
     profile = models.CharField(max_length=30, default="cliniqlink-2025")
     seed = models.BigIntegerField(default=0)
     job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     summary = models.JSONField(default=dict, blank=True, help_text="The public scorer's summary keys.")
-    run_record = models.JSONField(default=dict, blank=True, help_text="Profile, seed, baseline, stop words, model hash, versions.")
+    run_record = models.JSONField(
+        default=dict, blank=True, help_text="Profile, seed, baseline, stop words, model hash, versions."
+    )
     n_items = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

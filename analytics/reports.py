@@ -23,7 +23,17 @@ from analytics.selectors import (
 from analytics.stats import agreement, correlation, leaderboard, rankings
 from portal.models import User
 
-LIBRARIES = ["numpy", "scipy", "pandas", "statsmodels", "scikit-learn", "choix", "sentence-transformers", "nltk", "rouge-score"]
+LIBRARIES = [
+    "numpy",
+    "scipy",
+    "pandas",
+    "statsmodels",
+    "scikit-learn",
+    "choix",
+    "sentence-transformers",
+    "nltk",
+    "rouge-score",
+]
 
 METHODS = {
     "krippendorff_alpha": "Krippendorff's alpha from the coincidence matrix (Krippendorff 2011), nominal / ordinal / interval.",
@@ -64,9 +74,13 @@ def _agreement_block(frame: pd.DataFrame, n_resamples: int, seed: int) -> dict:
     relevance = frame.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
     return {
         "verdict": _stats(agreement.agreement_summary(verdicts, level="nominal", values=VERDICT_SCALE, **kw)),
-        "relevance_ordinal": _stats(agreement.agreement_summary(relevance, level="ordinal", values=RELEVANCE_SCALE, **kw)),
+        "relevance_ordinal": _stats(
+            agreement.agreement_summary(relevance, level="ordinal", values=RELEVANCE_SCALE, **kw)
+        ),
         "relevance_interval": {
-            "krippendorff_alpha": agreement.krippendorff_alpha(relevance, level="interval", values=RELEVANCE_SCALE, **kw).to_dict()
+            "krippendorff_alpha": agreement.krippendorff_alpha(
+                relevance, level="interval", values=RELEVANCE_SCALE, **kw
+            ).to_dict()
         },
         "n_items": int(frame["item"].nunique()),
         "n_reviews": len(frame),
@@ -94,17 +108,24 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
         pair = frame[frame["annotator"].isin([a, b]) & frame["item"].isin(shared)]
         rel = pair.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
         ver = pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
-        result["pairs"].append({
-            "pair": [a, b], "n_items": len(shared),
-            "verdict_cohen_kappa": agreement.cohen_kappa(ver, values=VERDICT_SCALE, n_resamples=0).to_dict(),
-            "relevance_cohen_kappa_quadratic": agreement.cohen_kappa(rel, values=RELEVANCE_SCALE, weights="quadratic", n_resamples=0).to_dict(),
-            "verdict_percent_agreement": agreement.percent_agreement(ver, n_resamples=0).to_dict(),
-        })
+        result["pairs"].append(
+            {
+                "pair": [a, b],
+                "n_items": len(shared),
+                "verdict_cohen_kappa": agreement.cohen_kappa(ver, values=VERDICT_SCALE, n_resamples=0).to_dict(),
+                "relevance_cohen_kappa_quadratic": agreement.cohen_kappa(
+                    rel, values=RELEVANCE_SCALE, weights="quadratic", n_resamples=0
+                ).to_dict(),
+                "verdict_percent_agreement": agreement.percent_agreement(ver, n_resamples=0).to_dict(),
+            }
+        )
     _advance(progress)
     return result
 
 
-def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples: int = 1000, seed: int = 20250607, progress=None) -> dict:
+def report_study(
+    *, study_id: int, profile: str = "cliniqlink-2025", n_resamples: int = 1000, seed: int = 20250607, progress=None
+) -> dict:
     """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
     often the reference answer was ranked low."""
     from ranking.models import Study
@@ -114,7 +135,12 @@ def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples
     if progress:
         progress.start(4 + len(SCORE_METRICS), f"study {study.name}")
     kw = {"n_resamples": n_resamples, "seed": seed}
-    result: dict = {"study": study.name, "n_questions": int(ranks["item"].nunique()), "n_judgements": len(ranks), "profile": profile}
+    result: dict = {
+        "study": study.name,
+        "n_questions": int(ranks["item"].nunique()),
+        "n_judgements": len(ranks),
+        "profile": profile,
+    }
     if ranks.empty:
         result["undefined_reason"] = "no submitted rankings yet"
         return result
@@ -124,7 +150,9 @@ def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples
     w = rankings.kendall_w(base, **kw)
     tau = rankings.mean_pairwise_tau_b(base, **kw)
     tag_scale = list(study.tag_scale)
-    tags = ranks.rename(columns={"tag": "value"})[["annotator", "value"]].assign(item=ranks["item"] + "/" + ranks["answer"])
+    tags = ranks.rename(columns={"tag": "value"})[["annotator", "value"]].assign(
+        item=ranks["item"] + "/" + ranks["answer"]
+    )
     result["ranking_agreement"] = {
         "kendall_w": w.pooled.to_dict(),
         "mean_pairwise_tau_b": tau.pooled.to_dict(),
@@ -133,8 +161,14 @@ def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples
     _advance(progress)
     board = leaderboard.bradley_terry_leaderboard(base, **kw)
     result["human_leaderboard"] = [
-        {"system": str(s.system), "strength": s.strength, "strength_ci": list(s.strength_ci) if s.strength_ci else None,
-         "win_rate": s.win_rate, "mean_rank": s.mean_rank, "is_reference": str(s.system) in reference}
+        {
+            "system": str(s.system),
+            "strength": s.strength,
+            "strength_ci": list(s.strength_ci) if s.strength_ci else None,
+            "win_rate": s.win_rate,
+            "mean_rank": s.mean_rank,
+            "is_reference": str(s.system) in reference,
+        }
         for s in board.standings
     ]
     result["human_leaderboard_notes"] = list(board.notes)
@@ -148,7 +182,9 @@ def report_study(*, study_id: int, profile: str = "cliniqlink-2025", n_resamples
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
         _advance(progress)
     result["automatic_leaderboard"] = (
-        scores.groupby("system")[SCORE_METRICS].mean().reset_index().round(6).to_dict(orient="records") if not scores.empty else []
+        scores.groupby("system")[SCORE_METRICS].mean().reset_index().round(6).to_dict(orient="records")
+        if not scores.empty
+        else []
     )
     result["reference"] = _reference_outcomes(ranks, reference, tag_scale)
     _advance(progress)
@@ -171,7 +207,11 @@ def _scatter(ranks: pd.DataFrame, scores: pd.DataFrame) -> dict:
     human = -ranks.groupby("system")["rank"].mean()
     metric = scores.groupby("system")["score"].mean()
     systems = sorted(set(human.index) & set(metric.index))
-    return {"systems": systems, "human": [float(human[s]) for s in systems], "metric": [float(metric[s]) for s in systems]}
+    return {
+        "systems": systems,
+        "human": [float(human[s]) for s in systems],
+        "metric": [float(metric[s]) for s in systems],
+    }
 
 
 def _reference_outcomes(ranks: pd.DataFrame, reference: list[str], tag_scale: list[str]) -> dict:
@@ -187,7 +227,9 @@ def _reference_outcomes(ranks: pd.DataFrame, reference: list[str], tag_scale: li
         "share_ranked_below_a_model": float((ref["rank"] > 1).mean()),
         "share_in_bottom_half": float(bottom_half.mean()),
         "share_tagged_worst": float((ref["tag"] == worst_tag).mean()) if worst_tag else None,
-        "questions_flagged": int(ref.assign(flag=bottom_half | (ref["tag"] == worst_tag)).groupby("item")["flag"].any().sum()),
+        "questions_flagged": int(
+            ref.assign(flag=bottom_half | (ref["tag"] == worst_tag)).groupby("item")["flag"].any().sum()
+        ),
     }
 
 

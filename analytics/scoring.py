@@ -19,11 +19,29 @@ from portal.errors import DomainError
 
 # Portal QA type → the metric's type (the harness output file stem).
 METRIC_TYPE = {
-    "true_false": "true_false", "multiple_choice": "multiple_choice", "list": "list", "short_answer": "short",
-    "short_inverse": "short_inverse", "multi_hop": "multi_hop", "multi_hop_inverse": "multi_hop_inverse",
+    "true_false": "true_false",
+    "multiple_choice": "multiple_choice",
+    "list": "list",
+    "short_answer": "short",
+    "short_inverse": "short_inverse",
+    "multi_hop": "multi_hop",
+    "multi_hop_inverse": "multi_hop_inverse",
 }
-SCORE_FIELDS = ["semantic", "word", "sentence", "paragraph", "bleu", "rouge", "meteor", "correct", "precision",
-                "recall", "f1", "predicted_step", "step_distance"]
+SCORE_FIELDS = [
+    "semantic",
+    "word",
+    "sentence",
+    "paragraph",
+    "bleu",
+    "rouge",
+    "meteor",
+    "correct",
+    "precision",
+    "recall",
+    "f1",
+    "predicted_step",
+    "step_distance",
+]
 
 
 @functools.cache
@@ -84,25 +102,46 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
     scores, summary, record = [], {}, {"notes": []}
     if inputs:
         result = score_submission(
-            inputs, responses, profile=run.profile, seed=run.seed, encoder=shared_encoder(),
-            text_metrics=shared_text_metrics(), stopwords_version=settings.METRIC_STOPWORDS_VERSION,
+            inputs,
+            responses,
+            profile=run.profile,
+            seed=run.seed,
+            encoder=shared_encoder(),
+            text_metrics=shared_text_metrics(),
+            stopwords_version=settings.METRIC_STOPWORDS_VERSION,
             progress=_progress_bridge(progress),
         )
         for row in result.item_rows():
             item_id, output_id = keys[row["qa_type"]][row["index"]]
             values = {name: row.get(name) for name in SCORE_FIELDS}
-            scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=PORTAL_TYPE[row["qa_type"]], index=row["index"], **values))
+            scores.append(
+                AnswerScore(
+                    run=run,
+                    item_id=item_id,
+                    output_id=output_id,
+                    qa_type=PORTAL_TYPE[row["qa_type"]],
+                    index=row["index"],
+                    **values,
+                )
+            )
         summary, record = result.summary, {**result.run, "notes": result.notes}
     if others:
         free = score_free_text([(ref, resp) for _, _, ref, resp in others], text_metrics=shared_text_metrics())
         for (item_id, output_id, _, _), row in zip(others, free.rows, strict=True):
             values = {name: row[name] for name in ("bleu", "rouge", "meteor")}
-            scores.append(AnswerScore(run=run, item_id=item_id, output_id=output_id, qa_type=FREE_TEXT_TYPE, index=row["index"], **values))
+            scores.append(
+                AnswerScore(
+                    run=run, item_id=item_id, output_id=output_id, qa_type=FREE_TEXT_TYPE, index=row["index"], **values
+                )
+            )
         summary = {**summary, **{f"other_benchmarks_{k}": v for k, v in free.summary.items() if k != "notes"}}
         record["notes"] = record["notes"] + free.summary["notes"]
     with transaction.atomic():
         AnswerScore.objects.bulk_create(
-            scores, batch_size=2000, update_conflicts=True, unique_fields=["run", "item"],
+            scores,
+            batch_size=2000,
+            update_conflicts=True,
+            unique_fields=["run", "item"],
             update_fields=["output", "qa_type", "index", *SCORE_FIELDS],
         )
         run.summary = summary

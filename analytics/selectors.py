@@ -26,8 +26,14 @@ def study_rankings(study) -> pd.DataFrame:
     from ranking.models import AnswerJudgement, RankingTask
 
     rows = AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED).values_list(
-        "task__question__item__uid", "task__ranker_id", "answer__system__name", "rank", "tag", "hallucination",
-        "harm", "answer__system__is_reference",
+        "task__question__item__uid",
+        "task__ranker_id",
+        "answer__system__name",
+        "rank",
+        "tag",
+        "hallucination",
+        "harm",
+        "answer__system__is_reference",
     )
     frame = pd.DataFrame(
         list(rows), columns=["item", "annotator", "system", "rank", "tag", "hallucination", "harm", "is_reference"]
@@ -42,7 +48,9 @@ def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
     from analytics.models import AnswerScore, ScoringRun
 
     runs = {}
-    for run in ScoringRun.objects.filter(system__in=study.systems.all(), profile=profile, finished_at__isnull=False).order_by("created_at"):
+    for run in ScoringRun.objects.filter(
+        system__in=study.systems.all(), profile=profile, finished_at__isnull=False
+    ).order_by("created_at"):
         runs[run.system_id] = run.pk  # the latest run per system wins
     items = study.questions.values_list("item_id", flat=True)
     rows = AnswerScore.objects.filter(run_id__in=runs.values(), item_id__in=items).values_list(

@@ -34,7 +34,9 @@ def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", s
     if system.is_reference:
         raise DomainError("the reference pseudo-system is not scored")
     with transaction.atomic():
-        run = ScoringRun.objects.create(system=system, release=release, profile=profile, seed=seed, created_by=_user(user))
+        run = ScoringRun.objects.create(
+            system=system, release=release, profile=profile, seed=seed, created_by=_user(user)
+        )
         job = job_create(kind="scoring", params={"run_id": run.pk}, user=user)
         run.job = job
         run.save(update_fields=["job"])

@@ -26,6 +26,10 @@ def scoring_task(job_id: str) -> None:
     def work(job, progress):
         run = ScoringRun.objects.get(pk=job.params["run_id"])
         scoring_run_execute(run=run, progress=progress)
-        return {"run_id": run.pk, "n_items": run.n_items, "overall_effectiveness": run.summary.get("overall_effectiveness")}
+        return {
+            "run_id": run.pk,
+            "n_items": run.n_items,
+            "overall_effectiveness": run.summary.get("overall_effectiveness"),
+        }
 
     job_run(job_id, work)

@@ -38,10 +38,16 @@ class AnalyticsHomeView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request):
-        return render(request, "analytics/home.html", {
-            "reports": Report.objects.select_related("job")[:30], "studies": Study.objects.all(),
-            "runs": ScoringRun.objects.select_related("system", "release", "job")[:30], "scoring_form": ScoringForm(),
-        })
+        return render(
+            request,
+            "analytics/home.html",
+            {
+                "reports": Report.objects.select_related("job")[:30],
+                "studies": Study.objects.all(),
+                "runs": ScoringRun.objects.select_related("system", "release", "job")[:30],
+                "scoring_form": ScoringForm(),
+            },
+        )
 
     def post(self, request):
         action = request.POST.get("action")
@@ -55,7 +61,10 @@ class AnalyticsHomeView(RoleRequiredMixin, View):
                 return redirect("job", job_id=run.job_id)
             params = {}
             if action == "study":
-                params = {"study_id": int(request.POST["study_id"]), "profile": request.POST.get("profile", "cliniqlink-2025")}
+                params = {
+                    "study_id": int(request.POST["study_id"]),
+                    "profile": request.POST.get("profile", "cliniqlink-2025"),
+                }
             report = report_request(kind=action, params=params, user=request.user)
         except (DomainError, KeyError, ValueError) as exc:
             messages.error(request, f"Nothing was started: {exc}")
@@ -74,10 +83,17 @@ class ReportDetailView(RoleRequiredMixin, View):
     def get(self, request, pk):
         report = _report(pk)
         result = report.result or {}
-        return render(request, self.template_name, {
-            "report": report, "result": result, "rows": stat_rows(result), "plots": available_plots(report.kind, result),
-            "result_json": json.dumps(result, indent=2, ensure_ascii=False)[:200_000],
-        })
+        return render(
+            request,
+            self.template_name,
+            {
+                "report": report,
+                "result": result,
+                "rows": stat_rows(result),
+                "plots": available_plots(report.kind, result),
+                "result_json": json.dumps(result, indent=2, ensure_ascii=False)[:200_000],
+            },
+        )
 
 
 class ReportPrintView(ReportDetailView):
@@ -127,22 +143,44 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
         columns = task1_columns(rows)
         if request.GET.get("format") == "csv":
             buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=["system", *[k for k, _, _ in columns], "n_items"], extrasaction="ignore", lineterminator="\n")
+            writer = csv.DictWriter(
+                buffer,
+                fieldnames=["system", *[k for k, _, _ in columns], "n_items"],
+                extrasaction="ignore",
+                lineterminator="\n",
+            )
             writer.writeheader()
             writer.writerows(rows)
             response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = 'attachment; filename="task1-leaderboard.csv"'
             return response
-        return render(request, "analytics/task1.html", {
-            "rows": rows, "columns": columns, "release": release, "profile": profile,
-            "releases": Release.objects.all(), "metrics": ["semantic", "bleu", "rouge", "meteor", "f1"],
-            "has_runs": bool(latest_runs(release=release, profile=profile)),
-        })
+        return render(
+            request,
+            "analytics/task1.html",
+            {
+                "rows": rows,
+                "columns": columns,
+                "release": release,
+                "profile": profile,
+                "releases": Release.objects.all(),
+                "metrics": ["semantic", "bleu", "rouge", "meteor", "f1"],
+                "has_runs": bool(latest_runs(release=release, profile=profile)),
+            },
+        )
 
 
 class Task1PlotView(Task1LeaderboardView):
     def get(self, request, metric, fmt):
-        if fmt not in PLOT_TYPES or metric not in {"semantic", "bleu", "rouge", "meteor", "f1", "word", "sentence", "paragraph"}:
+        if fmt not in PLOT_TYPES or metric not in {
+            "semantic",
+            "bleu",
+            "rouge",
+            "meteor",
+            "f1",
+            "word",
+            "sentence",
+            "paragraph",
+        }:
             raise Http404("no such plot")
         release, profile = self._scope(request)
         data = score_distributions(release=release, profile=profile, metric=metric)

@@ -28,8 +28,10 @@ class ItemListApi(generics.ListAPIView):
     def get_queryset(self):
         params = self.request.query_params
         return item_list(
-            qa_type=params.get("qa_type", ""), status=params.get("status", ""),
-            batch=params.get("batch") if (params.get("batch") or "").isdigit() else None, q=params.get("q", ""),
+            qa_type=params.get("qa_type", ""),
+            status=params.get("status", ""),
+            batch=params.get("batch") if (params.get("batch") or "").isdigit() else None,
+            q=params.get("q", ""),
         )
 
 
@@ -54,12 +56,21 @@ class ImportCreateApi(APIView):
         paths, displays = save_uploads(data["files"])
         with transaction.atomic():
             if data["kind"] == "sources":
-                job = job_create(kind="import_sources", params={"path": str(paths[0]), "display": displays[str(paths[0])]}, user=request.user)
+                job = job_create(
+                    kind="import_sources",
+                    params={"path": str(paths[0]), "display": displays[str(paths[0])]},
+                    user=request.user,
+                )
                 job_enqueue(job, import_sources_task)
             else:
                 job = job_create(
                     kind="import_items",
-                    params={"paths": [str(p) for p in paths], "displays": displays, "format": data["format"], "batch_name": data.get("batch_name", "")},
+                    params={
+                        "paths": [str(p) for p in paths],
+                        "displays": displays,
+                        "format": data["format"],
+                        "batch_name": data.get("batch_name", ""),
+                    },
                     user=request.user,
                 )
                 job_enqueue(job, import_items_task)

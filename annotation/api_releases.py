@@ -17,7 +17,18 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = ["label", "name", "version", "note", "rule", "item_count", "checksum", "manifests", "report", "created_at"]
+        fields = [
+            "label",
+            "name",
+            "version",
+            "note",
+            "rule",
+            "item_count",
+            "checksum",
+            "manifests",
+            "report",
+            "created_at",
+        ]
         read_only_fields = fields
 
 

@@ -31,7 +31,9 @@ class ItemImportForm(forms.Form):
 
 
 class ItemFilterForm(forms.Form):
-    qa_type = forms.ChoiceField(choices=[("", "All types")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()], required=False)
+    qa_type = forms.ChoiceField(
+        choices=[("", "All types")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()], required=False
+    )
     status = forms.ChoiceField(choices=[("", "Any status")] + list(ItemStatus.choices), required=False)
     batch = forms.IntegerField(required=False, widget=forms.HiddenInput)
     q = forms.CharField(required=False, label="Search")

@@ -62,7 +62,9 @@ class QAItem(models.Model):
     qa_type = models.CharField(max_length=30, choices=[(t.value, QA_TYPE_LABELS[t]) for t in QAType], db_index=True)
     benchmark = models.CharField(max_length=40, default="cliniqlink", db_index=True)
     question = models.TextField()
-    answer = models.TextField(blank=True, help_text="Gold answer text (TF, short, multi-hop; the false answer for inverse types).")
+    answer = models.TextField(
+        blank=True, help_text="Gold answer text (TF, short, multi-hop; the false answer for inverse types)."
+    )
     answer_list = models.JSONField(default=list, blank=True, help_text="List type: the correct options.")
     options = models.JSONField(default=list, blank=True)
     correct_answer = models.TextField(blank=True, help_text="Multiple choice: the correct option text.")
@@ -80,22 +82,28 @@ class QAItem(models.Model):
     status = models.CharField(max_length=30, choices=ItemStatus.choices, default=ItemStatus.IMPORTED, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Vetting outcome (see annotation/workflow.py for the exact rules). Written only by the vetting services.
-    final_verdict = models.CharField(max_length=20, blank=True, help_text="correct / incorrect / cannot_tell; empty until final.")
-    final_relevance = models.FloatField(null=True, blank=True, help_text="Final GP relevance 1-5 (mean of agreeing reviews).")
+    final_verdict = models.CharField(
+        max_length=20, blank=True, help_text="correct / incorrect / cannot_tell; empty until final."
+    )
+    final_relevance = models.FloatField(
+        null=True, blank=True, help_text="Final GP relevance 1-5 (mean of agreeing reviews)."
+    )
     final_source = models.CharField(max_length=20, blank=True, help_text="primary / agreement / adjudication")
     finalized_at = models.DateTimeField(null=True, blank=True)
-    second_review = models.BooleanField(null=True, blank=True, help_text="Drawn for second review (set at primary review).")
+    second_review = models.BooleanField(
+        null=True, blank=True, help_text="Drawn for second review (set at primary review)."
+    )
     held_from = models.CharField(max_length=30, blank=True, help_text="The status a held item returns to.")
 
     class Meta:
         ordering = ["id"]
         indexes = [
             models.Index(fields=["qa_type", "status"]),
-            GinIndex(
-                name="qaitem_question_trgm", fields=["question"], opclasses=["gin_trgm_ops"]
-            ),
+            GinIndex(name="qaitem_question_trgm", fields=["question"], opclasses=["gin_trgm_ops"]),
             # The review queue walks these in id order and stops at the first free item (annotation/services/queue.py).
-            models.Index(fields=["id"], condition=models.Q(status__in=["imported", "in_review"]), name="qaitem_primary_queue"),
+            models.Index(
+                fields=["id"], condition=models.Q(status__in=["imported", "in_review"]), name="qaitem_primary_queue"
+            ),
             models.Index(fields=["id"], condition=models.Q(status="in_second_review"), name="qaitem_second_queue"),
         ]
 

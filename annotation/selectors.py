@@ -41,6 +41,11 @@ from annotation.vetting_selectors import (  # noqa: E402
 )
 
 __all__ = [
-    "batch_list", "item_counts_by_status", "item_has_open_issue", "item_list", "items_release_eligible",
-    "items_without_open_issue", "open_issue_q",
+    "batch_list",
+    "item_counts_by_status",
+    "item_has_open_issue",
+    "item_list",
+    "items_release_eligible",
+    "items_without_open_issue",
+    "open_issue_q",
 ]

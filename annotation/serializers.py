@@ -11,9 +11,26 @@ class QAItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = QAItem
         fields = [
-            "uid", "qa_type", "benchmark", "status", "question", "answer", "answer_list", "options",
-            "correct_answer", "false_answer", "incorrect_explanation", "reasoning", "incorrect_reasoning_step",
-            "isbn", "page", "paragraph_id", "passage_text", "extra", "batch", "created_at",
+            "uid",
+            "qa_type",
+            "benchmark",
+            "status",
+            "question",
+            "answer",
+            "answer_list",
+            "options",
+            "correct_answer",
+            "false_answer",
+            "incorrect_explanation",
+            "reasoning",
+            "incorrect_reasoning_step",
+            "isbn",
+            "page",
+            "paragraph_id",
+            "passage_text",
+            "extra",
+            "batch",
+            "created_at",
         ]
         read_only_fields = fields
 
@@ -30,5 +47,17 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "status", "progress_done", "progress_total", "percent", "message", "error", "result", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "progress_done",
+            "progress_total",
+            "percent",
+            "message",
+            "error",
+            "result",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields

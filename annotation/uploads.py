@@ -23,7 +23,9 @@ def save_uploads(files) -> tuple[list[Path], dict[str, str]]:
     paths, displays = [], {}
     for upload in files:
         if upload.size > settings.PORTAL_UPLOAD_MAX_BYTES:
-            raise ImportProblem(upload.name, f"file is {upload.size:,} bytes; the limit is {settings.PORTAL_UPLOAD_MAX_BYTES:,}")
+            raise ImportProblem(
+                upload.name, f"file is {upload.size:,} bytes; the limit is {settings.PORTAL_UPLOAD_MAX_BYTES:,}"
+            )
         name = _SAFE.sub("_", Path(upload.name).name) or "upload"
         path = folder / name
         with path.open("wb") as out:

@@ -5,7 +5,11 @@ from annotation import api_releases, views_releases
 urlpatterns = [
     path("releases/", views_releases.ReleaseListView.as_view(), name="release_list"),
     path("releases/<str:label>/", views_releases.ReleaseDetailView.as_view(), name="release_detail"),
-    path("releases/<str:label>/download/<str:fmt>/", views_releases.ReleaseDownloadView.as_view(), name="release_download"),
+    path(
+        "releases/<str:label>/download/<str:fmt>/",
+        views_releases.ReleaseDownloadView.as_view(),
+        name="release_download",
+    ),
 ]
 
 api_urlpatterns = [

@@ -33,19 +33,28 @@ from portal.roles import Role
 class FreezeForm(forms.Form):
     name = forms.SlugField(max_length=100, help_text="A new version is created if the name exists.")
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    min_relevance = forms.FloatField(initial=5, min_value=1, max_value=5, required=False, label="Minimum final GP relevance")
+    min_relevance = forms.FloatField(
+        initial=5, min_value=1, max_value=5, required=False, label="Minimum final GP relevance"
+    )
     final_verdict = forms.ChoiceField(choices=[("correct", "correct"), ("", "any")], initial="correct", required=False)
-    exclude_open_issues = forms.BooleanField(initial=True, required=False, label="Hold out items with open feedback or disputes")
+    exclude_open_issues = forms.BooleanField(
+        initial=True, required=False, label="Hold out items with open feedback or disputes"
+    )
     qa_types = forms.MultipleChoiceField(
-        choices=[(t.value, QA_TYPE_LABELS[t]) for t in CLINIQLINK_TYPES], required=False,
-        widget=forms.CheckboxSelectMultiple, help_text="None ticked: all types.", label="QA types",
+        choices=[(t.value, QA_TYPE_LABELS[t]) for t in CLINIQLINK_TYPES],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: all types.",
+        label="QA types",
     )
 
     def rule(self) -> dict:
         data = self.cleaned_data
         return SelectionRule(
-            final_verdict=data["final_verdict"] or None, min_relevance=data["min_relevance"],
-            exclude_open_issues=data["exclude_open_issues"], qa_types=list(data["qa_types"]),
+            final_verdict=data["final_verdict"] or None,
+            min_relevance=data["min_relevance"],
+            exclude_open_issues=data["exclude_open_issues"],
+            qa_types=list(data["qa_types"]),
         ).as_dict()
 
 
@@ -54,14 +63,20 @@ class ReleaseListView(RoleRequiredMixin, View):
 
     def get(self, request):
         form = FreezeForm(request.GET or None, initial={"exclude_open_issues": True})
-        preview = SelectionRule.from_dict(form.rule()).queryset().count() if form.is_valid() else SelectionRule().queryset().count()
+        preview = (
+            SelectionRule.from_dict(form.rule()).queryset().count()
+            if form.is_valid()
+            else SelectionRule().queryset().count()
+        )
         return self._render(request, form, preview)
 
     def post(self, request):
         form = FreezeForm(request.POST)
         if form.is_valid():
             try:
-                release = release_freeze(name=form.cleaned_data["name"], rule=form.rule(), note=form.cleaned_data["note"], user=request.user)
+                release = release_freeze(
+                    name=form.cleaned_data["name"], rule=form.rule(), note=form.cleaned_data["note"], user=request.user
+                )
             except DomainError as exc:
                 messages.error(request, str(exc))
             else:
@@ -71,9 +86,16 @@ class ReleaseListView(RoleRequiredMixin, View):
 
     def _render(self, request, form, preview, status=200):
         return render(
-            request, "annotation/release_list.html",
-            {"form": form, "preview": preview, "releases": Release.objects.all(), "report": (report := composition_report()),
-             "report_rows": report_rows(report), "columns": REPORT_COLUMNS},
+            request,
+            "annotation/release_list.html",
+            {
+                "form": form,
+                "preview": preview,
+                "releases": Release.objects.all(),
+                "report": (report := composition_report()),
+                "report_rows": report_rows(report),
+                "columns": REPORT_COLUMNS,
+            },
             status=status,
         )
 
@@ -84,8 +106,14 @@ class ReleaseDetailView(RoleRequiredMixin, View):
     def get(self, request, label):
         release = _release_or_404(label)
         return render(
-            request, "annotation/release_detail.html",
-            {"release": release, "rows": report_rows(release.report), "columns": REPORT_COLUMNS, "formats": EXPORT_FORMATS},
+            request,
+            "annotation/release_detail.html",
+            {
+                "release": release,
+                "rows": report_rows(release.report),
+                "columns": REPORT_COLUMNS,
+                "formats": EXPORT_FORMATS,
+            },
         )
 
 
@@ -101,10 +129,15 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
         buffer = io.BytesIO()
         with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in release_export(release=release, fmt=fmt, out_dir=Path(tmp)):
-                info = zipfile.ZipInfo(f"{release.name}-v{release.version}-{fmt}/{path.name}", date_time=(2025, 1, 1, 0, 0, 0))
+                info = zipfile.ZipInfo(
+                    f"{release.name}-v{release.version}-{fmt}/{path.name}", date_time=(2025, 1, 1, 0, 0, 0)
+                )
                 archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
             sums = "".join(f"{digest}  {name}\n" for name, digest in sorted(release.manifests[fmt].items()))
-            archive.writestr(zipfile.ZipInfo(f"{release.name}-v{release.version}-{fmt}/SHA256SUMS", date_time=(2025, 1, 1, 0, 0, 0)), sums)
+            archive.writestr(
+                zipfile.ZipInfo(f"{release.name}-v{release.version}-{fmt}/SHA256SUMS", date_time=(2025, 1, 1, 0, 0, 0)),
+                sums,
+            )
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
         response["Content-Disposition"] = f'attachment; filename="{release.name}-v{release.version}-{fmt}.zip"'
         return response

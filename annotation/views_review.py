@@ -114,8 +114,12 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
 
     def act(self, request, assignment_id: int, data) -> None:
         review_submit(
-            assignment_id=assignment_id, reviewer=request.user, idempotency_key=data["idempotency_key"],
-            verdict=data["verdict"], relevance=data["relevance"], comment=data["comment"],
+            assignment_id=assignment_id,
+            reviewer=request.user,
+            idempotency_key=data["idempotency_key"],
+            verdict=data["verdict"],
+            relevance=data["relevance"],
+            comment=data["comment"],
             active_seconds=data["active_seconds"],
         )
 
@@ -147,8 +151,12 @@ class ReviewDisputeView(ReviewAssignmentView):
 
     def act(self, request, assignment_id: int, data) -> None:
         dispute_file(
-            raised_by=request.user, assignment_id=assignment_id, idempotency_key=data["idempotency_key"],
-            category=data["category"], text=data["text"], quote_text=data["quote_text"],
+            raised_by=request.user,
+            assignment_id=assignment_id,
+            idempotency_key=data["idempotency_key"],
+            category=data["category"],
+            text=data["text"],
+            quote_text=data["quote_text"],
         )
 
 
@@ -164,7 +172,9 @@ class ReviewFeedbackView(ReviewAssignmentView):
 
     def act(self, request, assignment_id: int, data) -> None:
         feedback_file(
-            author=request.user, assignment_id=assignment_id, idempotency_key=data["idempotency_key"],
+            author=request.user,
+            assignment_id=assignment_id,
+            idempotency_key=data["idempotency_key"],
             text=data["text"],
         )
 

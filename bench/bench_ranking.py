@@ -226,9 +226,7 @@ def main() -> None:
     )
     for name, label in (("next", "next task"), ("page", "ranking page"), ("submit", "submit")):
         values = series[name]
-        print(
-            f"{label:13s} n={len(values)}  p50={percentile(values, 50):.1f} ms  p95={percentile(values, 95):.1f} ms"
-        )
+        print(f"{label:13s} n={len(values)}  p50={percentile(values, 50):.1f} ms  p95={percentile(values, 95):.1f} ms")
     print(f"rankings/s:   {len(submitted) / elapsed:.1f}")
     print(f"errors:       {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))
     print(f"database:     {check_database(study_id, submitted)}")

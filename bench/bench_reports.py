@@ -36,13 +36,32 @@ def seed_reviews(n_items: int, rng: random.Random) -> None:
         relevance = rng.randint(2, 5)
         for who, stage in ((first, "primary"), (second, "secondary")):
             agree = rng.random() < 0.85
-            assignments.append(Assignment(item=item, reviewer=who, stage=stage, status="done", expires_at=now + timedelta(hours=1)))
-            reviews.append((who, stage, item, verdict if agree else rng.choice(["correct", "incorrect"]),
-                            max(1, min(5, relevance + (0 if agree else rng.choice([-1, 1]))))))
+            assignments.append(
+                Assignment(item=item, reviewer=who, stage=stage, status="done", expires_at=now + timedelta(hours=1))
+            )
+            reviews.append(
+                (
+                    who,
+                    stage,
+                    item,
+                    verdict if agree else rng.choice(["correct", "incorrect"]),
+                    max(1, min(5, relevance + (0 if agree else rng.choice([-1, 1])))),
+                )
+            )
     Assignment.objects.bulk_create(assignments, batch_size=5000)
     Review.objects.bulk_create(
-        [Review(assignment=a, item=item, reviewer=who, stage=stage, verdict=verdict, relevance=rel, server_seconds=rng.uniform(20, 90))
-         for a, (who, stage, item, verdict, rel) in zip(assignments, reviews, strict=True)],
+        [
+            Review(
+                assignment=a,
+                item=item,
+                reviewer=who,
+                stage=stage,
+                verdict=verdict,
+                relevance=rel,
+                server_seconds=rng.uniform(20, 90),
+            )
+            for a, (who, stage, item, verdict, rel) in zip(assignments, reviews, strict=True)
+        ],
         batch_size=5000,
     )
 
@@ -61,9 +80,12 @@ def seed_study(n_questions: int, rng: random.Random):
     study = Study.objects.create(name="bench study", seed=1, overlap=3)
     study.systems.set(systems)
     items = list(QAItem.objects.order_by("id")[:n_questions])
-    questions = StudyQuestion.objects.bulk_create([StudyQuestion(study=study, item=item, position=i) for i, item in enumerate(items)])
+    questions = StudyQuestion.objects.bulk_create(
+        [StudyQuestion(study=study, item=item, position=i) for i, item in enumerate(items)]
+    )
     answers = StudyAnswer.objects.bulk_create(
-        [StudyAnswer(question=q, system=s, text="answer") for q in questions for s in [*systems, reference]], batch_size=5000
+        [StudyAnswer(question=q, system=s, text="answer") for q in questions for s in [*systems, reference]],
+        batch_size=5000,
     )
     by_question: dict[int, list] = {}
     for answer in answers:
@@ -75,24 +97,46 @@ def seed_study(n_questions: int, rng: random.Random):
         for ranker in rng.sample(rankers, 3):
             order = by_question[question.pk][:]
             rng.shuffle(order)
-            task = RankingTask(study=study, question=question, ranker=ranker, seed="bench", order=[a.pk for a in order],
-                               status="submitted", lease_expires_at=now, submitted_at=now)
+            task = RankingTask(
+                study=study,
+                question=question,
+                ranker=ranker,
+                seed="bench",
+                order=[a.pk for a in order],
+                status="submitted",
+                lease_expires_at=now,
+                submitted_at=now,
+            )
             tasks.append(task)
             noisy = sorted(order, key=lambda a: -(quality[a.system_id] + rng.gauss(0, 0.8)))
             rank = {a.pk: r for r, a in enumerate(noisy, 1)}
             judgements.extend((task, a, chr(65 + pos), pos + 1, rank[a.pk]) for pos, a in enumerate(order))
     RankingTask.objects.bulk_create(tasks, batch_size=5000)
     AnswerJudgement.objects.bulk_create(
-        [AnswerJudgement(task=t, answer=a, slot=slot, position=pos, rank=r, tag=["good", "okay", "bad"][min(2, (r - 1) // 3)])
-         for t, a, slot, pos, r in judgements],
+        [
+            AnswerJudgement(
+                task=t, answer=a, slot=slot, position=pos, rank=r, tag=["good", "okay", "bad"][min(2, (r - 1) // 3)]
+            )
+            for t, a, slot, pos, r in judgements
+        ],
         batch_size=5000,
     )
     for system in systems:
         run = ScoringRun.objects.create(system=system, finished_at=now)
         AnswerScore.objects.bulk_create(
-            [AnswerScore(run=run, item=item, qa_type=item.qa_type, index=i, semantic=min(1, max(0, 0.4 + 0.2 * quality[system.pk] + rng.gauss(0, 0.15))),
-                         bleu=rng.random() * 0.3, rouge=rng.random() * 0.6, meteor=rng.random() * 0.5)
-             for i, item in enumerate(items)],
+            [
+                AnswerScore(
+                    run=run,
+                    item=item,
+                    qa_type=item.qa_type,
+                    index=i,
+                    semantic=min(1, max(0, 0.4 + 0.2 * quality[system.pk] + rng.gauss(0, 0.15))),
+                    bleu=rng.random() * 0.3,
+                    rouge=rng.random() * 0.6,
+                    meteor=rng.random() * 0.5,
+                )
+                for i, item in enumerate(items)
+            ],
             batch_size=5000,
         )
     return study
@@ -124,9 +168,11 @@ def main() -> None:
     print(f"vetting agreement (overall + 7 types + {len(vetting['pairs'])} reviewer pairs): {mid - started:.2f} s")
     print(f"study report (W, tau, tag alpha, BT leaderboard, 4 metrics × correlations): {done - mid:.2f} s")
     print(f"all reports, {args.resamples} resamples each: {done - started:.2f} s   (target < 10 s)")
-    print(f"check: verdict alpha {vetting['overall']['verdict']['krippendorff_alpha']['value']:.3f}, "
-          f"Kendall W {result['ranking_agreement']['kendall_w']['value']:.3f}, "
-          f"semantic segment tau-b {result['correlation']['semantic']['segment_tau_b']['value']:.3f}")
+    print(
+        f"check: verdict alpha {vetting['overall']['verdict']['krippendorff_alpha']['value']:.3f}, "
+        f"Kendall W {result['ranking_agreement']['kendall_w']['value']:.3f}, "
+        f"semantic segment tau-b {result['correlation']['semantic']['segment_tau_b']['value']:.3f}"
+    )
 
 
 if __name__ == "__main__":

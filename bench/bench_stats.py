@@ -159,8 +159,7 @@ def main() -> None:
             c = cohen_kappa(tab, n_resamples=b, seed=SEED)
             p = percent_agreement(tab, n_resamples=b, seed=SEED)
             lines.append(
-                f"verdict   {name:<18} alpha_nominal {fmt(a)} | fleiss {fmt(f)} | cohen {fmt(c)} | "
-                f"raw {fmt(p)}"
+                f"verdict   {name:<18} alpha_nominal {fmt(a)} | fleiss {fmt(f)} | cohen {fmt(c)} | raw {fmt(p)}"
             )
     with timed("agreement: relevance (6 statistics x 8 groups)"):
         for name, df in groups:

@@ -47,9 +47,20 @@ def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
     items = list(QAItem.objects.filter(qa_type__in=["short_answer", "multi_hop", "short_inverse"]))
     for n, name in enumerate(("LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C")):
         path = workdir / f"{name}.jsonl"
-        path.write_text("".join(json.dumps({"item_uid": i.uid, "system": name, "response": f"{i.answer[:200]} ({n})"}) + "\n" for i in items))
+        path.write_text(
+            "".join(
+                json.dumps({"item_uid": i.uid, "system": name, "response": f"{i.answer[:200]} ({n})"}) + "\n"
+                for i in items
+            )
+        )
         outputs_import(system_name=name, paths=[path])
-    study = study_create(name="load", systems=["LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C"], sample_size=min(1000, len(items)), seed=1, overlap=3).study
+    study = study_create(
+        name="load",
+        systems=["LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C"],
+        sample_size=min(1000, len(items)),
+        seed=1,
+        overlap=3,
+    ).study
     tokens["study_id"] = study.pk
     return tokens
 
@@ -72,7 +83,9 @@ def check_exactly_once(log_path: Path) -> dict:
     reviews = [int(e["key"]) for e in entries if e["kind"] == "review"]
     tasks = [e["key"] for e in entries if e["kind"] == "ranking"]
     stored_reviews = set(Review.objects.filter(comment="load test").values_list("assignment_id", flat=True))
-    stored_tasks = {str(t) for t in RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED).values_list("id", flat=True)}
+    stored_tasks = {
+        str(t) for t in RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED).values_list("id", flat=True)
+    }
     per_task = {str(t): n for t, n in _judgement_counts(AnswerJudgement)}
     double_reviews = Review.objects.values("item_id", "stage").annotate(n=Count("id")).filter(n__gt=1).count()
     return {
@@ -118,14 +131,37 @@ def main() -> None:
     if args.serve or not host:
         server, host = serve()
     try:
-        env = {**os.environ, "LOAD_USERS": str(users_path), "LOAD_LOG": str(log_path), "LOAD_THINK": str(args.think),
-               "LOAD_REVIEWERS": str(args.reviewers), "LOAD_RANKERS": str(args.rankers)}
+        env = {
+            **os.environ,
+            "LOAD_USERS": str(users_path),
+            "LOAD_LOG": str(log_path),
+            "LOAD_THINK": str(args.think),
+            "LOAD_REVIEWERS": str(args.reviewers),
+            "LOAD_RANKERS": str(args.rankers),
+        }
         total = args.reviewers + args.rankers
         subprocess.run(
-            [str(BIN / "locust"), "-f", str(ROOT / "bench" / "load" / "locustfile.py"), "--headless", "-u", str(total),
-             "-r", str(max(1, total // 10)), "-t", args.duration, "--host", host, "--csv", str(args.out / "load"),
-             "--only-summary", "--loglevel", "WARNING"],
-            env=env, check=False,
+            [
+                str(BIN / "locust"),
+                "-f",
+                str(ROOT / "bench" / "load" / "locustfile.py"),
+                "--headless",
+                "-u",
+                str(total),
+                "-r",
+                str(max(1, total // 10)),
+                "-t",
+                args.duration,
+                "--host",
+                host,
+                "--csv",
+                str(args.out / "load"),
+                "--only-summary",
+                "--loglevel",
+                "WARNING",
+            ],
+            env=env,
+            check=False,
         )
     finally:
         if server is not None:
@@ -140,12 +176,19 @@ def print_report(args, check: dict) -> None:
     print("| endpoint | requests | failures | p50 ms | p95 ms | p99 ms | req/s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
-        print(f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {row['50%']} | {row['95%']} | {row['99%']} | {float(row['Requests/s']):.1f} |")
+        print(
+            f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {row['50%']} | {row['95%']} | {row['99%']} | {float(row['Requests/s']):.1f} |"
+        )
     print("\nExactly-once check:", json.dumps(check))
     in_flight = check["reviews_stored_in_flight_at_stop"] + check["rankings_stored_in_flight_at_stop"]
-    ok = (check["reviews_missing"] == 0 and check["rankings_missing"] == 0 and check["duplicate_acknowledgements"] == 0
-          and check["items_with_two_reviews_in_one_stage"] == 0 and check["rankings_with_wrong_judgement_count"] == 0
-          and in_flight <= args.reviewers + args.rankers)  # at most one request in flight per user at the stop
+    ok = (
+        check["reviews_missing"] == 0
+        and check["rankings_missing"] == 0
+        and check["duplicate_acknowledgements"] == 0
+        and check["items_with_two_reviews_in_one_stage"] == 0
+        and check["rankings_with_wrong_judgement_count"] == 0
+        and in_flight <= args.reviewers + args.rankers
+    )  # at most one request in flight per user at the stop
     print("every acknowledged judgement stored exactly once:", "yes" if ok else "NO")
     failures = sum(int(r["Failure Count"]) for r in rows if r["Name"] == "Aggregated")
     sys.exit(0 if ok and failures == 0 else 1)

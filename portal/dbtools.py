@@ -14,7 +14,9 @@ def database_url() -> str:
     if db["ENGINE"] == "portal.pgbackend":
         from portal.embedded_pg import connection_url
 
-        return connection_url(db["OPTIONS"]["pgdata"], database=db["NAME"], cleanup_mode=db["OPTIONS"].get("cleanup_mode", "stop"))
+        return connection_url(
+            db["OPTIONS"]["pgdata"], database=db["NAME"], cleanup_mode=db["OPTIONS"].get("cleanup_mode", "stop")
+        )
     params = connection.get_connection_params()
     host = params.get("host") or "localhost"
     port = params.get("port") or 5432

@@ -12,7 +12,9 @@ class PersonForm(forms.Form):
         choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
     )
     password = forms.CharField(
-        required=False, widget=forms.PasswordInput, help_text="Optional: leave empty and the person uses password reset."
+        required=False,
+        widget=forms.PasswordInput,
+        help_text="Optional: leave empty and the person uses password reset.",
     )
 
 

@@ -51,7 +51,9 @@ class User(AbstractUser):
 
     username = None
     email = models.EmailField("email address", unique=True)
-    institution = models.ForeignKey(Institution, null=True, blank=True, on_delete=models.PROTECT, related_name="members")
+    institution = models.ForeignKey(
+        Institution, null=True, blank=True, on_delete=models.PROTECT, related_name="members"
+    )
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []

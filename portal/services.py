@@ -11,7 +11,15 @@ from portal.models import Institution, User
 from portal.roles import Role
 
 
-def person_admit(*, email: str, name: str = "", institution: Institution | None, roles: list[str], password: str | None = None, by=None) -> User:
+def person_admit(
+    *,
+    email: str,
+    name: str = "",
+    institution: Institution | None,
+    roles: list[str],
+    password: str | None = None,
+    by=None,
+) -> User:
     """Create (or update) a person with the given roles. Without a password the person uses password reset."""
     unknown = set(roles) - {r.value for r in Role}
     if unknown:
@@ -31,7 +39,13 @@ def person_admit(*, email: str, name: str = "", institution: Institution | None,
         before = sorted(user.groups.values_list("name", flat=True))
         user.groups.set(_role_groups(roles))
         _ensure_verified_email(user)
-        audit_record(actor=by, obj=user, action="person_admitted" if created else "person_updated", before={"roles": before}, after={"roles": sorted(roles), "institution": str(institution or "")})
+        audit_record(
+            actor=by,
+            obj=user,
+            action="person_admitted" if created else "person_updated",
+            before={"roles": before},
+            after={"roles": sorted(roles), "institution": str(institution or "")},
+        )
     return user
 
 
@@ -49,6 +63,4 @@ def _role_groups(roles: list[str]) -> list[Group]:
 def _ensure_verified_email(user: User) -> None:
     from allauth.account.models import EmailAddress
 
-    EmailAddress.objects.update_or_create(
-        user=user, email=user.email, defaults={"verified": True, "primary": True}
-    )
+    EmailAddress.objects.update_or_create(user=user, email=user.email, defaults={"verified": True, "primary": True})

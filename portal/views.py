@@ -55,7 +55,9 @@ class PeopleView(RoleRequiredMixin, View):
                 password=form.cleaned_data["password"] or None,
                 by=request.user,
             )
-            messages.success(request, f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}.")
+            messages.success(
+                request, f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}."
+            )
             return redirect("people")
         return self._render(request, form, InstitutionForm())
 
@@ -80,7 +82,11 @@ class JobView(RoleRequiredMixin, View):
 
     def get(self, request, job_id):
         job = get_object_or_404(Job, pk=job_id)
-        if job.created_by_id != request.user.pk and not request.user.groups.filter(name=Role.ORGANIZER).exists() and not request.user.is_superuser:
+        if (
+            job.created_by_id != request.user.pk
+            and not request.user.groups.filter(name=Role.ORGANIZER).exists()
+            and not request.user.is_superuser
+        ):
             return JsonResponse({"detail": "not your job"}, status=403)
         if request.GET.get("format") == "json":
             return JsonResponse(job_payload(job))

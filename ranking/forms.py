@@ -21,7 +21,9 @@ class StudyForm(forms.Form):
     )
     sample_size = forms.IntegerField(min_value=1, required=False, help_text="Empty: every eligible item.")
     seed = forms.IntegerField(initial=0)
-    release_id = forms.IntegerField(required=False, help_text="Optional: id of a frozen release; only its items are used.")
+    release_id = forms.IntegerField(
+        required=False, help_text="Optional: id of a frozen release; only its items are used."
+    )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
     ties_allowed = forms.BooleanField(required=False)

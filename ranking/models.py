@@ -66,7 +66,9 @@ class Study(models.Model):
     name = models.CharField(max_length=200, unique=True)
     # TODO(releases): becomes a FK to the frozen benchmark release once that model lands; until then an item
     # filter (``item_filter``) selects the items and this stays informational.
-    release_id = models.IntegerField(null=True, blank=True, help_text="The frozen release whose items the study uses (annotation.Release id).")
+    release_id = models.IntegerField(
+        null=True, blank=True, help_text="The frozen release whose items the study uses (annotation.Release id)."
+    )
     item_filter = models.JSONField(default=dict, blank=True, help_text="{qa_types, sample_size, seed} as given.")
     seed = models.BigIntegerField(default=0, help_text="Base of every ranker's shuffle and of the item sample.")
     systems = models.ManyToManyField(System, related_name="studies", help_text="Model systems (never the reference).")

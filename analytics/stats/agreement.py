@@ -51,9 +51,7 @@ def _pairable(table: RatingTable) -> tuple[np.ndarray, np.ndarray, int]:
 def _degenerate(name: str, table: RatingTable, n_items: int, n_raters: int) -> StatResult | None:
     n_all_raters = len(table.rater_labels)
     if n_all_raters < 2:
-        return undefined(
-            name, f"only {n_all_raters} rater(s): agreement needs at least two", n_raters=n_all_raters
-        )
+        return undefined(name, f"only {n_all_raters} rater(s): agreement needs at least two", n_raters=n_all_raters)
     if n_items == 0:
         return undefined(name, "no item has ratings from two or more raters", n_raters=n_raters)
     if n_items < 2:
@@ -176,9 +174,7 @@ def krippendorff_alpha(
     res = StatResult(name, value, n_items=len(counts), n_raters=n_raters, notes=notes)
     if n_resamples <= 0:
         return res
-    return with_interval(
-        res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
-    )
+    return with_interval(res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2))
 
 
 # --------------------------------------------------------------------------------------------- Fleiss
@@ -254,9 +250,7 @@ def fleiss_kappa(
             kappa = (p_bar - p_e) / (1.0 - p_e)
         return np.where(1.0 - p_e > 1e-15, kappa, np.nan)
 
-    return with_interval(
-        res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
-    )
+    return with_interval(res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed, min_distinct=2))
 
 
 # --------------------------------------------------------------------------------------------- Cohen
@@ -294,8 +288,7 @@ def cohen_kappa(
     if n_all != 2:
         return undefined(
             name,
-            f"Cohen's kappa needs exactly two raters, found {n_all} "
-            "(use Fleiss' kappa or Krippendorff's alpha)",
+            f"Cohen's kappa needs exactly two raters, found {n_all} (use Fleiss' kappa or Krippendorff's alpha)",
             n_raters=n_all,
         )
     k = table.n_categories
@@ -334,9 +327,7 @@ def cohen_kappa(
     res = StatResult(name, value, n_items=len(y1), n_raters=2, notes=notes)
     if n_resamples <= 0 or value is None:
         return res
-    return with_interval(
-        res, bootstrap_sums(onehot, stat, n_resamples=n_resamples, seed=seed, min_distinct=2)
-    )
+    return with_interval(res, bootstrap_sums(onehot, stat, n_resamples=n_resamples, seed=seed, min_distinct=2))
 
 
 # --------------------------------------------------------------------------------------------- raw
@@ -366,9 +357,7 @@ def percent_agreement(
     if n_resamples <= 0:
         return res
     n = len(p_item)
-    return with_interval(
-        res, bootstrap_sums(p_item, lambda s: s[:, 0] / n, n_resamples=n_resamples, seed=seed)
-    )
+    return with_interval(res, bootstrap_sums(p_item, lambda s: s[:, 0] / n, n_resamples=n_resamples, seed=seed))
 
 
 def agreement_summary(

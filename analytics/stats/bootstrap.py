@@ -46,9 +46,7 @@ def _cached_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
-def resample_counts(
-    n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-) -> np.ndarray:
+def resample_counts(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``(n_resamples, n_units)`` matrix: row ``b`` says how often each unit is drawn in resample ``b``.
 
     Each row sums to ``n_units`` (a resample has as many units as the data). Read-only, cached per

@@ -38,8 +38,7 @@ def read_csv(path: str | Path, required: Sequence[str]) -> pd.DataFrame:
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise StatsInputError(
-            f"{path}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; "
-            f"found {list(df.columns)}"
+            f"{path}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; found {list(df.columns)}"
         )
     for col in df.columns:
         df[col] = df[col].astype(str).str.strip()
@@ -131,8 +130,7 @@ def agreement_report(
         for pos, (v, orig) in enumerate(zip(data, raw, strict=True)):
             if v not in allowed:
                 raise StatsInputError(
-                    f"{_where(path, int(raw.index[pos]), 'value')}: {orig!r} is not on the scale "
-                    f"{list(values)}"
+                    f"{_where(path, int(raw.index[pos]), 'value')}: {orig!r} is not on the scale {list(values)}"
                 )
     else:
         nums = [_to_float(v) for v in raw]
@@ -229,9 +227,7 @@ def metric_correlation_report(
         _fig(bt, f"system_{method}_bt", out, notes)
     board = _wrap(rankings_path, bradley_terry_leaderboard, ranks, **kw)
     out["bradley_terry"] = {str(s.system): s.strength for s in board.standings}
-    out["bradley_terry_ci"] = {
-        str(s.system): list(s.strength_ci) if s.strength_ci else None for s in board.standings
-    }
+    out["bradley_terry_ci"] = {str(s.system): list(s.strength_ci) if s.strength_ci else None for s in board.standings}
     out["win_rate"] = {str(s.system): s.win_rate for s in board.standings}
     if board.undefined_reason:
         notes.append(f"bradley_terry: undefined: {board.undefined_reason}")

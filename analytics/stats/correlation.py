@@ -55,11 +55,7 @@ def joined_cells(
     frame = system_rank_frame(rankings, exclude)
     sc = validate_scores(scores)
     sc = sc[~sc["system"].isin(exclude)]
-    cells = (
-        frame.groupby(["item", "system"], sort=True)["rank"]
-        .agg(rank_sum="sum", n_rankers="size")
-        .reset_index()
-    )
+    cells = frame.groupby(["item", "system"], sort=True)["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
     cells = cells.merge(sc, on=["item", "system"], how="outer", indicator=True)
     notes = []
     no_score = int((cells["_merge"] == "left_only").sum())
@@ -131,9 +127,7 @@ def segment_tau_b(
     )
     if n_resamples > 0:
         k = len(vals)
-        res = with_interval(
-            res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed)
-        )
+        res = with_interval(res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed))
     return res, per_item
 
 
@@ -167,9 +161,7 @@ def pairwise_accuracy(
         return undefined(
             "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
         )
-    per_item = (
-        pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
-    )
+    per_item = pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
     tied = int((human == 0).sum())
     if tied:
         notes += (f"{tied} of {len(p)} pairs are human ties (counted correct only if the metric ties too)",)
@@ -184,9 +176,7 @@ def pairwise_accuracy(
     if n_resamples <= 0:
         return res
     contrib = per_item[["c", "n"]].to_numpy(dtype=float)
-    return with_interval(
-        res, bootstrap_sums(contrib, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed)
-    )
+    return with_interval(res, bootstrap_sums(contrib, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed))
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -33,18 +33,14 @@ from .rankings import RANK_COLUMNS, validate_rank_frame
 DEFAULT_BT_ALPHA = 0.01
 
 
-def system_rank_frame(
-    rankings: pd.DataFrame, exclude: Iterable = (), system_col: str = "system"
-) -> pd.DataFrame:
+def system_rank_frame(rankings: pd.DataFrame, exclude: Iterable = (), system_col: str = "system") -> pd.DataFrame:
     """Validated ``item, annotator, system, rank`` with excluded systems dropped and ranks re-ranked."""
     df = rankings.rename(columns={system_col: "system"}) if system_col != "system" else rankings
     frame = validate_rank_frame(df, RANK_COLUMNS + ("system",))
     dup = frame.duplicated(["item", "annotator", "system"])
     if dup.any():
         row = frame[dup].iloc[0]
-        raise ValueError(
-            f"system {row['system']!r} ranked twice by {row['annotator']!r} on item {row['item']!r}"
-        )
+        raise ValueError(f"system {row['system']!r} ranked twice by {row['annotator']!r} on item {row['item']!r}")
     frame = frame[~frame["system"].isin(set(exclude))].copy()
     frame["rank"] = frame.groupby(["item", "annotator"], sort=False)["rank"].rank(method="average")
     return frame
@@ -63,16 +59,14 @@ def win_contributions(frame: pd.DataFrame, systems: np.ndarray, items: np.ndarra
     )
     pairs = f.merge(f, on=["q", "annotator"], suffixes=("_a", "_b"))
     pairs = pairs[pairs["s_a"] != pairs["s_b"]]
-    win = (pairs["rank_a"] < pairs["rank_b"]).to_numpy(float) + 0.5 * (
-        pairs["rank_a"] == pairs["rank_b"]
-    ).to_numpy(float)
+    win = (pairs["rank_a"] < pairs["rank_b"]).to_numpy(float) + 0.5 * (pairs["rank_a"] == pairs["rank_b"]).to_numpy(
+        float
+    )
     flat = (pairs["q"].to_numpy() * s + pairs["s_a"].to_numpy()) * s + pairs["s_b"].to_numpy()
     return np.bincount(flat, weights=win, minlength=len(items) * s * s).reshape(len(items), s, s)
 
 
-def bradley_terry(
-    wins: np.ndarray, alpha: float = DEFAULT_BT_ALPHA, initial: np.ndarray | None = None
-) -> np.ndarray:
+def bradley_terry(wins: np.ndarray, alpha: float = DEFAULT_BT_ALPHA, initial: np.ndarray | None = None) -> np.ndarray:
     """Centred log-strengths from a dense win matrix via ``choix.ilsr_pairwise_dense``; NaN if it fails."""
     try:
         return choix.ilsr_pairwise_dense(wins, alpha=alpha, initial_params=initial, max_iter=500)
@@ -154,15 +148,11 @@ def bradley_terry_leaderboard(
     items = pd.unique(frame["item"])
     n_raters = int(frame["annotator"].nunique())
     if len(systems) < 2:
-        return Leaderboard(
-            (), len(items), n_raters, alpha, False, f"{len(systems)} system(s): nothing to compare"
-        )
+        return Leaderboard((), len(items), n_raters, alpha, False, f"{len(systems)} system(s): nothing to compare")
     per_q = win_contributions(frame, systems, items)
     wins = per_q.sum(axis=0)
     if wins.sum() == 0:
-        return Leaderboard(
-            (), len(items), n_raters, alpha, False, "no two systems were ranked by the same ranker"
-        )
+        return Leaderboard((), len(items), n_raters, alpha, False, "no two systems were ranked by the same ranker")
     s = len(systems)
     n_comp, _ = connected_components((wins + wins.T) > 0, directed=False)
     n_strong, _ = connected_components(wins > 0, directed=True, connection="strong")

@@ -98,9 +98,7 @@ def rank_vs_metric_scatter(
     return _render(fig, fmt)
 
 
-def leaderboard_chart(
-    board: Leaderboard, *, title: str = "Bradley-Terry strength", fmt: Fmt = "png"
-) -> bytes:
+def leaderboard_chart(board: Leaderboard, *, title: str = "Bradley-Terry strength", fmt: Fmt = "png") -> bytes:
     """Systems top to bottom by strength, with 95 % interval bars (log-scale strengths, mean 0)."""
     rows = [s for s in board.standings if s.strength is not None]
     fig = Figure(figsize=(5.0, max(2.0, 0.35 * len(rows) + 1)))

@@ -59,9 +59,7 @@ def validate_rank_frame(df: pd.DataFrame, columns: tuple[str, ...] = RANK_COLUMN
     dup = out.duplicated(["item", "annotator", "answer"])
     if dup.any():
         row = out[dup].iloc[0]
-        raise ValueError(
-            f"answer {row['answer']!r} of item {row['item']!r} ranked twice by {row['annotator']!r}"
-        )
+        raise ValueError(f"answer {row['answer']!r} of item {row['item']!r} ranked twice by {row['annotator']!r}")
     return out
 
 
@@ -87,9 +85,7 @@ def prepare_rankings(df: pd.DataFrame, extra_columns: tuple[str, ...] = ()) -> P
         if item in kept:
             continue
         dropped[item] = (
-            "only one ranker"
-            if raters.get(item, 0) < 2
-            else "fewer than two answers ranked by two or more rankers"
+            "only one ranker" if raters.get(item, 0) < 2 else "fewer than two answers ranked by two or more rankers"
         )
     notes = []
     if len(frame) < n_rows:
@@ -149,9 +145,7 @@ def _item_table(prep: PreparedRankings, values: dict, reasons: dict, shape: dict
     for item, v in values.items():
         m, n = shape[item]
         rows.append((item, v, m, n, None if np.isfinite(v) else reasons.get(item)))
-    return pd.DataFrame(
-        rows, columns=["item", "value", "n_raters", "n_answers", "undefined_reason"]
-    ).set_index("item")
+    return pd.DataFrame(rows, columns=["item", "value", "n_raters", "n_answers", "undefined_reason"]).set_index("item")
 
 
 def kendall_w(

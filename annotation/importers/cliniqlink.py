@@ -83,7 +83,9 @@ def _multiple_choice(record, display, index):
     correct = require_str(record, "correct_answer", display, index)
     letters = {chr(65 + i) for i in range(len(options))}
     if correct not in options and correct.strip().upper() not in letters:
-        raise ImportProblem(display, "is neither one of the options nor an option letter", record=index, field="correct_answer")
+        raise ImportProblem(
+            display, "is neither one of the options nor an option letter", record=index, field="correct_answer"
+        )
     return {"options": options, "correct_answer": correct}
 
 

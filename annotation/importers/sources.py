@@ -22,7 +22,9 @@ def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[P
                 raise ImportProblem(display, "missing or empty", record=index, field=name)
         pid = record["paragraph_id"].strip()
         if pid in seen:
-            raise ImportProblem(display, f"duplicate paragraph_id {pid!r} (also record {seen[pid]})", record=index, field="paragraph_id")
+            raise ImportProblem(
+                display, f"duplicate paragraph_id {pid!r} (also record {seen[pid]})", record=index, field="paragraph_id"
+            )
         seen[pid] = index
         passages.append(
             ParsedPassage(

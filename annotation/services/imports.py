@@ -57,7 +57,9 @@ def expand_item_paths(paths: list[Path], fmt: str) -> list[Path]:
     for path in paths:
         if path.is_dir():
             pattern = CLINIQLINK_FILES if fmt == "cliniqlink" else None
-            found = [path / name for name in pattern if (path / name).exists()] if pattern else sorted(path.glob("*.jsonl"))
+            found = (
+                [path / name for name in pattern if (path / name).exists()] if pattern else sorted(path.glob("*.jsonl"))
+            )
             if not found:
                 expected = ", ".join(CLINIQLINK_FILES) if pattern else "*.jsonl"
                 raise ImportProblem(str(path), f"folder holds none of the expected files ({expected})")
@@ -69,7 +71,9 @@ def expand_item_paths(paths: list[Path], fmt: str) -> list[Path]:
     return files
 
 
-def items_parse(paths: list[Path], *, fmt: str, limits: Limits | None = None, displays: dict | None = None) -> list[ParsedItem]:
+def items_parse(
+    paths: list[Path], *, fmt: str, limits: Limits | None = None, displays: dict | None = None
+) -> list[ParsedItem]:
     """Parse and validate every file; raise :class:`ImportProblem` on the first problem. Writes nothing."""
     if fmt not in FORMATS:
         raise ImportProblem("(upload)", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

@@ -13,8 +13,28 @@ from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
 from annotation.workflow import Stage, Verdict
 
-JUDGEMENT_COLUMNS = ["item_uid", "qa_type", "stage", "annotator", "verdict", "relevance", "comment", "created_at", "seconds"]
-DISPUTE_COLUMNS = ["item_uid", "raised_by", "category", "text", "quote_text", "status", "resolver", "created_at", "resolved_at"]
+JUDGEMENT_COLUMNS = [
+    "item_uid",
+    "qa_type",
+    "stage",
+    "annotator",
+    "verdict",
+    "relevance",
+    "comment",
+    "created_at",
+    "seconds",
+]
+DISPUTE_COLUMNS = [
+    "item_uid",
+    "raised_by",
+    "category",
+    "text",
+    "quote_text",
+    "status",
+    "resolver",
+    "created_at",
+    "resolved_at",
+]
 FORMATS = ("csv", "parquet", "shroom")
 
 
@@ -28,19 +48,35 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
     rows = []
     reviews = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).select_related("item", "reviewer")
     for review in reviews.order_by("item_id", "created_at", "id"):
-        rows.append({
-            "item_uid": review.item.uid, "qa_type": review.item.qa_type, "stage": review.stage,
-            "annotator": _who(review.reviewer, identities), "verdict": review.verdict, "relevance": review.relevance,
-            "comment": review.comment, "created_at": review.created_at.isoformat(), "seconds": review.server_seconds,
-            "_order": (review.item_id, review.created_at),
-        })
+        rows.append(
+            {
+                "item_uid": review.item.uid,
+                "qa_type": review.item.qa_type,
+                "stage": review.stage,
+                "annotator": _who(review.reviewer, identities),
+                "verdict": review.verdict,
+                "relevance": review.relevance,
+                "comment": review.comment,
+                "created_at": review.created_at.isoformat(),
+                "seconds": review.server_seconds,
+                "_order": (review.item_id, review.created_at),
+            }
+        )
     for adj in Adjudication.objects.select_related("item", "adjudicator").order_by("item_id", "created_at", "id"):
-        rows.append({
-            "item_uid": adj.item.uid, "qa_type": adj.item.qa_type, "stage": "adjudication",
-            "annotator": _who(adj.adjudicator, identities), "verdict": adj.verdict, "relevance": adj.relevance,
-            "comment": adj.reason, "created_at": adj.created_at.isoformat(), "seconds": None,
-            "_order": (adj.item_id, adj.created_at),
-        })
+        rows.append(
+            {
+                "item_uid": adj.item.uid,
+                "qa_type": adj.item.qa_type,
+                "stage": "adjudication",
+                "annotator": _who(adj.adjudicator, identities),
+                "verdict": adj.verdict,
+                "relevance": adj.relevance,
+                "comment": adj.reason,
+                "created_at": adj.created_at.isoformat(),
+                "seconds": None,
+                "_order": (adj.item_id, adj.created_at),
+            }
+        )
     rows.sort(key=lambda row: row["_order"])  # per item, in the order the judgements were made
     for row in rows:
         del row["_order"]
@@ -50,9 +86,15 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
 def dispute_rows(*, identities: bool = False) -> list[dict]:
     return [
         {
-            "item_uid": d.item.uid, "raised_by": _who(d.raised_by, identities), "category": d.category, "text": d.text,
-            "quote_text": d.quote_text, "status": d.status, "resolver": _who(d.resolver, identities),
-            "created_at": d.created_at.isoformat(), "resolved_at": d.resolved_at.isoformat() if d.resolved_at else None,
+            "item_uid": d.item.uid,
+            "raised_by": _who(d.raised_by, identities),
+            "category": d.category,
+            "text": d.text,
+            "quote_text": d.quote_text,
+            "status": d.status,
+            "resolver": _who(d.resolver, identities),
+            "created_at": d.created_at.isoformat(),
+            "resolved_at": d.resolved_at.isoformat() if d.resolved_at else None,
         }
         for d in Dispute.objects.select_related("item", "raised_by", "resolver").order_by("item_id", "created_at", "id")
     ]
@@ -63,7 +105,10 @@ def shroom_records(rows: list[dict]) -> list[dict]:
     Adjudications are reported beside the labels, not counted as a vote."""
     by_item: dict[str, dict] = {}
     for row in rows:
-        entry = by_item.setdefault(row["item_uid"], {"item_uid": row["item_uid"], "qa_type": row["qa_type"], "labels": {}, "adjudication": None})
+        entry = by_item.setdefault(
+            row["item_uid"],
+            {"item_uid": row["item_uid"], "qa_type": row["qa_type"], "labels": {}, "adjudication": None},
+        )
         if row["stage"] == "adjudication":
             entry["adjudication"] = row["verdict"]
         else:
@@ -74,12 +119,14 @@ def shroom_records(rows: list[dict]) -> list[dict]:
         ranked = votes.most_common()
         majority = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
         n = sum(votes.values())
-        records.append({
-            **entry,
-            "majority_label": majority,
-            "incorrect_share": round(votes[Verdict.INCORRECT] / n, 6) if n else None,
-            "n_annotators": n,
-        })
+        records.append(
+            {
+                **entry,
+                "majority_label": majority,
+                "incorrect_share": round(votes[Verdict.INCORRECT] / n, 6) if n else None,
+                "n_annotators": n,
+            }
+        )
     return records
 
 

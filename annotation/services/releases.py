@@ -27,9 +27,24 @@ EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
 _REVIEW_COUNT = Count("reviews", filter=Q(reviews__stage__in=[Stage.PRIMARY, Stage.SECONDARY]), distinct=True)
 TABLE_COLUMNS = [
-    "position", "uid", "qa_type", "question", "answer", "correct_answer", "options", "false_answer",
-    "incorrect_explanation", "reasoning", "incorrect_reasoning_step", "isbn", "page", "paragraph_id",
-    "final_verdict", "final_relevance", "final_source", "review_count",
+    "position",
+    "uid",
+    "qa_type",
+    "question",
+    "answer",
+    "correct_answer",
+    "options",
+    "false_answer",
+    "incorrect_explanation",
+    "reasoning",
+    "incorrect_reasoning_step",
+    "isbn",
+    "page",
+    "paragraph_id",
+    "final_verdict",
+    "final_relevance",
+    "final_source",
+    "review_count",
 ]
 
 
@@ -103,12 +118,23 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
         manifests = _manifests(entries)
         version = (Release.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
         release = Release.objects.create(
-            name=name, version=version, note=note, rule=selection.as_dict(), item_count=len(entries),
-            manifests=manifests, checksum=manifest.combined_checksum(manifests["cliniqlink"]),
-            report=composition_report(included_ids={item.pk for item in items}), created_by=_user(user),
+            name=name,
+            version=version,
+            note=note,
+            rule=selection.as_dict(),
+            item_count=len(entries),
+            manifests=manifests,
+            checksum=manifest.combined_checksum(manifests["cliniqlink"]),
+            report=composition_report(included_ids={item.pk for item in items}),
+            created_by=_user(user),
         )
         ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
-        audit_record(actor=user, obj=release, action="release_frozen", after={"items": len(entries), "rule": release.rule, "checksum": release.checksum})
+        audit_record(
+            actor=user,
+            obj=release,
+            action="release_frozen",
+            after={"items": len(entries), "rule": release.rule, "checksum": release.checksum},
+        )
     return release
 
 
@@ -118,9 +144,15 @@ def _user(user):
 
 def _entry(position: int, item: QAItem) -> dict:
     return {
-        "position": position, "item_id": item.pk, "uid": item.uid, "qa_type": item.qa_type, "record": item.raw,
-        "final_verdict": item.final_verdict, "final_relevance": item.final_relevance,
-        "final_source": item.final_source, "review_count": item.review_count,
+        "position": position,
+        "item_id": item.pk,
+        "uid": item.uid,
+        "qa_type": item.qa_type,
+        "record": item.raw,
+        "final_verdict": item.final_verdict,
+        "final_relevance": item.final_relevance,
+        "final_source": item.final_source,
+        "review_count": item.review_count,
     }
 
 
@@ -164,9 +196,15 @@ def _table_row(entry: dict) -> dict:
     if entry["qa_type"] == "generic":  # PromptCBLUE: input / target / answer_choices
         row.update(question=record.get("input"), answer=record.get("target"), options=record.get("answer_choices"))
     row.update(
-        position=entry["position"], uid=entry["uid"], qa_type=entry["qa_type"], isbn=source.get("isbn"),
-        page=source.get("page"), paragraph_id=source.get("paragraph_id"), final_verdict=entry["final_verdict"],
-        final_relevance=entry["final_relevance"], final_source=entry["final_source"],
+        position=entry["position"],
+        uid=entry["uid"],
+        qa_type=entry["qa_type"],
+        isbn=source.get("isbn"),
+        page=source.get("page"),
+        paragraph_id=source.get("paragraph_id"),
+        final_verdict=entry["final_verdict"],
+        final_relevance=entry["final_relevance"],
+        final_source=entry["final_source"],
         review_count=entry["review_count"],
     )
     return row
@@ -174,7 +212,9 @@ def _table_row(entry: dict) -> dict:
 
 def release_verify(*, release: Release, folder: Path, fmt: str | None = None) -> list[str]:
     """Problems found comparing ``folder`` with the release's manifest (the format is guessed from the files)."""
-    formats = [fmt] if fmt else [f for f, files in release.manifests.items() if all((folder / n).exists() for n in files)]
+    formats = (
+        [fmt] if fmt else [f for f, files in release.manifests.items() if all((folder / n).exists() for n in files)]
+    )
     if not formats:
         return [f"{folder}: holds the files of no export format of {release.label}"]
     return manifest.verify(release.manifests[formats[0]], folder)
@@ -188,7 +228,10 @@ def composition_report(*, included_ids: set[int] | None = None) -> dict:
     vetted = QAItem.objects.filter(final_relevance__isnull=False, gold__isnull=True).annotate(n_reviews=_REVIEW_COUNT)
     rows = {}
     for qa_type, relevance, n_reviews, pk in vetted.values_list("qa_type", "final_relevance", "n_reviews", "pk"):
-        row = rows.setdefault(qa_type, dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0))
+        row = rows.setdefault(
+            qa_type,
+            dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0),
+        )
         level = "high" if relevance >= 5 else "low"
         row[level] += 1
         row["total"] += 1
@@ -217,7 +260,17 @@ def composition_report(*, included_ids: set[int] | None = None) -> dict:
     }
 
 
-REPORT_COLUMNS = ["qa_type", "high", "low", "total", "double_high", "double_low", "double_total", "pct_double", "in_release"]
+REPORT_COLUMNS = [
+    "qa_type",
+    "high",
+    "low",
+    "total",
+    "double_high",
+    "double_low",
+    "double_total",
+    "pct_double",
+    "in_release",
+]
 
 
 def report_rows(report: dict) -> list[dict]:

@@ -49,10 +49,15 @@ class Reviewer(HttpUser):
                 response.failure(f"next: {response.status_code}")
                 return
             assignment = response.json()
-        body = {"idempotency_key": assignment["idempotency_key"], "verdict": random.choice(["correct", "incorrect"]),
-                "relevance": random.randint(1, 5), "comment": "load test"}
-        with self.client.post(f"/api/review/assignments/{assignment['id']}/review/", json=body, name="review submit",
-                              catch_response=True) as response:
+        body = {
+            "idempotency_key": assignment["idempotency_key"],
+            "verdict": random.choice(["correct", "incorrect"]),
+            "relevance": random.randint(1, 5),
+            "comment": "load test",
+        }
+        with self.client.post(
+            f"/api/review/assignments/{assignment['id']}/review/", json=body, name="review submit", catch_response=True
+        ) as response:
             if response.status_code == 201:
                 _log("review", str(assignment["id"]))
                 response.success()
@@ -70,7 +75,9 @@ class Ranker(HttpUser):
 
     @task
     def rank_one(self):
-        with self.client.post(f"/api/ranking/studies/{self.study}/next/", json={}, name="ranking next", catch_response=True) as response:
+        with self.client.post(
+            f"/api/ranking/studies/{self.study}/next/", json={}, name="ranking next", catch_response=True
+        ) as response:
             if response.status_code == 204:
                 response.success()
                 return
@@ -84,10 +91,16 @@ class Ranker(HttpUser):
         ranks = list(range(1, len(slots) + 1))
         random.shuffle(ranks)
         tags = task_data["study"]["tag_scale"]
-        body = {"answers": {slot: {"rank": rank, "tag": random.choice(tags)} for slot, rank in zip(slots, ranks, strict=True)},
-                "idempotency_key": str(uuid.uuid4()), "time_spent_ms": 30000}
-        with self.client.post(f"/api/ranking/tasks/{task_id}/submit/", json=body, name="ranking submit",
-                              catch_response=True) as response:
+        body = {
+            "answers": {
+                slot: {"rank": rank, "tag": random.choice(tags)} for slot, rank in zip(slots, ranks, strict=True)
+            },
+            "idempotency_key": str(uuid.uuid4()),
+            "time_spent_ms": 30000,
+        }
+        with self.client.post(
+            f"/api/ranking/tasks/{task_id}/submit/", json=body, name="ranking submit", catch_response=True
+        ) as response:
             if response.status_code in (200, 201):
                 _log("ranking", task_id)
                 response.success()

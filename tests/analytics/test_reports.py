@@ -38,9 +38,18 @@ def double_reviewed(make_user):
     for index, first, second in JUDGEMENTS:
         item = items[index * 5]  # spread over QA types
         for who, stage, (verdict, relevance) in ((a, "primary", first), (b, "secondary", second)):
-            assignment = Assignment.objects.create(item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at)
-            Review.objects.create(assignment=assignment, item=item, reviewer=who, stage=stage, verdict=verdict,
-                                  relevance=relevance, server_seconds=30)
+            assignment = Assignment.objects.create(
+                item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
+            )
+            Review.objects.create(
+                assignment=assignment,
+                item=item,
+                reviewer=who,
+                stage=stage,
+                verdict=verdict,
+                relevance=relevance,
+                server_seconds=30,
+            )
     return a, b
 
 

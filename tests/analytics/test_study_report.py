@@ -26,17 +26,26 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 def _outputs(tmp_path, name, text):
     path = tmp_path / f"{name}.jsonl"
-    path.write_text("".join(json.dumps({"item_uid": i.uid, "system": name, "response": text(i)}) + "\n" for i in QAItem.objects.all()))
+    path.write_text(
+        "".join(
+            json.dumps({"item_uid": i.uid, "system": name, "response": text(i)}) + "\n" for i in QAItem.objects.all()
+        )
+    )
     outputs_import(system_name=name, paths=[path])
 
 
 def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    gold = {"multiple_choice": lambda i: i.correct_answer, "list": lambda i: ", ".join(i.answer_list),
-            "short_inverse": lambda i: i.incorrect_explanation}
+    gold = {
+        "multiple_choice": lambda i: i.correct_answer,
+        "list": lambda i: ", ".join(i.answer_list),
+        "short_inverse": lambda i: i.incorrect_explanation,
+    }
     _outputs(tmp_path, SYSTEMS[0], lambda i: gold.get(i.qa_type, lambda j: j.answer)(i))
     _outputs(tmp_path, SYSTEMS[1], lambda i: "I am not sure.")
-    study = study_create(name="fixture", systems=SYSTEMS, qa_types=["short_answer", "multi_hop"], seed=3, user=organizer).study
+    study = study_create(
+        name="fixture", systems=SYSTEMS, qa_types=["short_answer", "multi_hop"], seed=3, user=organizer
+    ).study
     for name in SYSTEMS:
         scoring_request(system=System.objects.get(name=name), user=organizer)
     rankers = [make_user("ranker") for _ in range(3)]
@@ -44,8 +53,10 @@ def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
     preferred = {SYSTEMS[0]: 1, "reference": 2, SYSTEMS[1]: 3}  # every physician: good > reference > weak
     for ranker in rankers:
         while (task := task_next(study=study, ranker=ranker)) is not None:
-            answers = {slot: {"rank": preferred[names[answer_id]], "tag": "good" if preferred[names[answer_id]] < 3 else "bad"}
-                       for slot, answer_id in zip(task_slots(task), task.order, strict=True)}
+            answers = {
+                slot: {"rank": preferred[names[answer_id]], "tag": "good" if preferred[names[answer_id]] < 3 else "bad"}
+                for slot, answer_id in zip(task_slots(task), task.order, strict=True)
+            }
             task_submit(task_id=task.pk, ranker=ranker, answers=answers, idempotency_key=f"{task.pk}")
     report = report_request(kind="study", params={"study_id": study.pk, "n_resamples": 200}, user=organizer)
     report = Report.objects.get(pk=report.pk)

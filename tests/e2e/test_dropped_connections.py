@@ -25,7 +25,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def _raw_post(url: str, headers: dict, body: bytes, *, send_bytes: int) -> None:
     """Send a POST, but only its first ``send_bytes`` bytes, then drop the connection without reading."""
     parts = urlparse(url)
-    head = "".join(f"{k}: {v}\r\n" for k, v in {**headers, "Content-Length": str(len(body)), "Host": parts.netloc}.items())
+    head = "".join(
+        f"{k}: {v}\r\n" for k, v in {**headers, "Content-Length": str(len(body)), "Host": parts.netloc}.items()
+    )
     request = f"POST {parts.path} HTTP/1.1\r\n{head}Connection: close\r\n\r\n".encode() + body
     with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
         sock.sendall(request[:send_bytes])

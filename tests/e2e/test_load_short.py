@@ -16,9 +16,27 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def test_short_load_run_loses_and_duplicates_nothing(tmp_path):
     result = subprocess.run(
-        [sys.executable, "bench/load_test.py", "--serve", "--reviewers", "10", "--rankers", "6", "--duration", "15s",
-         "--items", "700", "--think", "0.5", "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "bench/load_test.py",
+            "--serve",
+            "--reviewers",
+            "10",
+            "--rankers",
+            "6",
+            "--duration",
+            "15s",
+            "--items",
+            "700",
+            "--think",
+            "0.5",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]

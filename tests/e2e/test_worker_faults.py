@@ -39,15 +39,20 @@ def _responses(tmp_path: Path) -> Path:
     """A plausible answer for every item: the gold text for open types, the right option for closed ones."""
     lines = []
     for item in QAItem.objects.all():
-        response = {"multiple_choice": item.correct_answer, "list": ", ".join(item.answer_list),
-                    "short_inverse": item.incorrect_explanation}.get(item.qa_type, item.answer)
+        response = {
+            "multiple_choice": item.correct_answer,
+            "list": ", ".join(item.answer_list),
+            "short_inverse": item.incorrect_explanation,
+        }.get(item.qa_type, item.answer)
         lines.append(json.dumps({"item_uid": item.uid, "system": "crashy", "response": f"{response} (model)"}))
     path = tmp_path / "outputs.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def test_scoring_survives_a_sigkilled_worker_without_losing_or_duplicating_scores(worker_factory, organizer, tmp_path, monkeypatch):
+def test_scoring_survives_a_sigkilled_worker_without_losing_or_duplicating_scores(
+    worker_factory, organizer, tmp_path, monkeypatch
+):
     items_import(paths=[_dataset(tmp_path, 700)])
     outputs_import(system_name="crashy", paths=[_responses(tmp_path)])
     run = ScoringRun.objects.create(system=System.objects.get(name="crashy"), created_by=organizer)
@@ -66,7 +71,9 @@ def test_scoring_survives_a_sigkilled_worker_without_losing_or_duplicating_score
     try:
         wait_until(scoring_under_way, 180, interval=0.1, what="scoring to start")
     except AssertionError:
-        raise AssertionError(f"job {job.status} {job.message!r} {job.progress_done}/{job.progress_total}; log:\n{first.log()[-3000:]}") from None
+        raise AssertionError(
+            f"job {job.status} {job.message!r} {job.progress_done}/{job.progress_total}; log:\n{first.log()[-3000:]}"
+        ) from None
     first.kill()
     job.refresh_from_db()
     assert job.status == "running" and job.attempts == 1  # what a crash leaves behind

@@ -42,7 +42,8 @@ def test_repeated_failed_logins_are_throttled(client, make_user, clean_cache):
 
 def test_public_signup_is_closed_by_default(client, clean_cache):
     response = client.post(
-        reverse("account_signup"), {"email": "new@x.org", "password1": "A-long-pass-123", "password2": "A-long-pass-123"}
+        reverse("account_signup"),
+        {"email": "new@x.org", "password1": "A-long-pass-123", "password2": "A-long-pass-123"},
     )
     assert not User.objects.filter(email="new@x.org").exists()
     assert response.status_code in (200, 403)
@@ -68,7 +69,12 @@ def test_organizer_admits_an_institution_and_a_person_with_roles(organizer_clien
     institution = Institution.objects.get(name="St. Elsewhere")
     response = organizer_client.post(
         reverse("people"),
-        {"email": "Dr.Who@Example.org", "name": "Doc Who", "institution": institution.pk, "roles": ["ranker", "reviewer"]},
+        {
+            "email": "Dr.Who@Example.org",
+            "name": "Doc Who",
+            "institution": institution.pk,
+            "roles": ["ranker", "reviewer"],
+        },
     )
     assert response.status_code == 302
     person = User.objects.get(email="dr.who@example.org")

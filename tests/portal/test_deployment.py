@@ -13,7 +13,11 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-PROD_ENV = {"PORTAL_PROFILE": "production", "SECRET_KEY": "x" * 60 + "-not-a-real-secret", "ALLOWED_HOSTS": "portal.example.org"}
+PROD_ENV = {
+    "PORTAL_PROFILE": "production",
+    "SECRET_KEY": "x" * 60 + "-not-a-real-secret",
+    "ALLOWED_HOSTS": "portal.example.org",
+}
 
 
 def _manage(*args: str, env: dict) -> subprocess.CompletedProcess:

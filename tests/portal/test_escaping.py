@@ -17,13 +17,17 @@ pytestmark = pytest.mark.django_db
 QUESTION = '<script>alert("question")</script> Which drug?'
 ANSWER = '<img src=x onerror=alert("answer")> Isoniazid'
 RESPONSE = '<script>alert("model")</script><b>bold claim</b>'
-RAW_MARKERS = ['<script>alert("question")', '<img src=x onerror', '<script>alert("model")', "<b>bold claim</b>"]
+RAW_MARKERS = ['<script>alert("question")', "<img src=x onerror", '<script>alert("model")', "<b>bold claim</b>"]
 
 
 @pytest.fixture
 def hostile_item(tmp_path):
-    record = {"question": QUESTION, "answer": ANSWER, "type": "short_answer",
-              "source": {"isbn": "x", "page": 1, "paragraph_id": "p-hostile"}}
+    record = {
+        "question": QUESTION,
+        "answer": ANSWER,
+        "type": "short_answer",
+        "source": {"isbn": "x", "page": 1, "paragraph_id": "p-hostile"},
+    }
     path = tmp_path / "short.json"
     path.write_text(json.dumps([record]))
     items_import(paths=[path])
@@ -43,7 +47,9 @@ def test_item_page_escapes(hostile_item, organizer_client):
 def test_review_page_escapes(hostile_item, client, reviewer):
     client.force_login(reviewer)
     response = client.post("/review/", {}, follow=True)
-    assert hostile_item.question[:20] in response.content.decode().replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    assert hostile_item.question[:20] in response.content.decode().replace("&lt;", "<").replace("&gt;", ">").replace(
+        "&quot;", '"'
+    )
     _assert_escaped(response.content.decode())
 
 

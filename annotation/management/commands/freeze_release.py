@@ -26,6 +26,6 @@ class Command(BaseCommand):
             release = release_freeze(name=options["name"], rule=rule, note=options["note"])
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(self.style.SUCCESS(
-            f"Frozen {release.label}: {release.item_count} items, checksum {release.checksum}"
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(f"Frozen {release.label}: {release.item_count} items, checksum {release.checksum}")
+        )

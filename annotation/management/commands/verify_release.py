@@ -22,4 +22,6 @@ class Command(BaseCommand):
         problems = release_verify(release=release, folder=options["folder"], fmt=options["format"])
         if problems:
             raise CommandError(f"{options['folder']} does not match {release.label}:\n" + "\n".join(problems))
-        self.stdout.write(self.style.SUCCESS(f"{options['folder']} matches {release.label} (checksum {release.checksum})"))
+        self.stdout.write(
+            self.style.SUCCESS(f"{options['folder']} matches {release.label} (checksum {release.checksum})")
+        )

@@ -20,7 +20,8 @@ class Command(BaseCommand):
         # pg_dump reads everything inside one repeatable-read snapshot: the backup is consistent while users work.
         result = subprocess.run(
             [str(pg_program("pg_dump")), "--format=custom", "--no-owner", f"--file={target}", database_url()],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if result.returncode:
             raise CommandError(f"pg_dump failed: {result.stderr.strip()}")

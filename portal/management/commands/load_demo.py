@@ -30,14 +30,21 @@ class Command(BaseCommand):
         if not User.objects.filter(email=DEMO_USERS[0][0]).exists():
             created_any = True
             north, _ = Institution.objects.get_or_create(name="Northern Medical School", defaults={"country": "IE"})
-            south, _ = Institution.objects.get_or_create(name="Southern University Hospital", defaults={"country": "US"})
+            south, _ = Institution.objects.get_or_create(
+                name="Southern University Hospital", defaults={"country": "US"}
+            )
             for i, (email, name, roles, password) in enumerate(DEMO_USERS):
                 person_admit(
-                    email=email, name=name, institution=north if i % 2 else south,
-                    roles=[str(r) for r in roles], password=password,
+                    email=email,
+                    name=name,
+                    institution=north if i % 2 else south,
+                    roles=[str(r) for r in roles],
+                    password=password,
                 )
         result = items_import(paths=[FIXTURES / "cliniqlink-sample"], batch_name="Demo: ClinIQLink public sample")
-        cblue = items_import(paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE")
+        cblue = items_import(
+            paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE"
+        )
         sources_import(path=FIXTURES / "demo-sources.csv")
         self._demo_study()
         self.stdout.write(
@@ -60,7 +67,10 @@ class Command(BaseCommand):
             outputs_import(system_name=name, paths=[FIXTURES / "metric-reference" / folder])
         if not Study.objects.filter(name="Demo study").exists():
             study_create(
-                name="Demo study", systems=list(systems), qa_types=["short_answer", "short_inverse", "multi_hop"],
-                overlap=2, seed=1,
+                name="Demo study",
+                systems=list(systems),
+                qa_types=["short_answer", "short_inverse", "multi_hop"],
+                overlap=2,
+                seed=1,
                 guidelines="Rank the answers from most to least useful to a general practitioner; tag each one.",
             )

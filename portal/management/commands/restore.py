@@ -26,9 +26,17 @@ class Command(BaseCommand):
                 raise CommandError("Restore cancelled.")
         connection.close()
         result = subprocess.run(
-            [str(pg_program("pg_restore")), "--clean", "--if-exists", "--no-owner", "--single-transaction",
-             f"--dbname={database_url()}", str(source)],
-            capture_output=True, text=True,
+            [
+                str(pg_program("pg_restore")),
+                "--clean",
+                "--if-exists",
+                "--no-owner",
+                "--single-transaction",
+                f"--dbname={database_url()}",
+                str(source),
+            ],
+            capture_output=True,
+            text=True,
         )
         if result.returncode:
             raise CommandError(f"pg_restore failed: {result.stderr.strip()}")

@@ -108,9 +108,7 @@ def test_string_scale_with_unused_point_gives_interval_positions():
     res = krippendorff_alpha(df, level="interval", values=list("abcdef"), n_resamples=0)
     # positions on the full scale: a=0, b=1, d=3, e=4, f=5
     coded = [[{1: 0, 2: 1, 3: 3, 4: 4, 5: 5}.get(v, np.nan) for v in row] for row in K2011]
-    assert res.value == pytest.approx(
-        kd.alpha(reliability_data=coded, level_of_measurement="interval"), abs=1e-12
-    )
+    assert res.value == pytest.approx(kd.alpha(reliability_data=coded, level_of_measurement="interval"), abs=1e-12)
     # ordinal alpha ignores the unused point (its marginal n_g is 0) and equals the 1..5 result
     ordinal = krippendorff_alpha(df, level="ordinal", values=list("abcdef"), n_resamples=0).value
     assert round(ordinal, 3) == 0.815

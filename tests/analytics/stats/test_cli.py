@@ -104,9 +104,7 @@ def test_numeric_scale_with_unused_middle_point(write):
 
 
 def test_agreement_three_annotators_has_no_cohen(write):
-    text = "item,annotator,value\n" + "".join(
-        f"{i},{r},{(i + (r == 'C')) % 2}\n" for i in range(6) for r in "ABC"
-    )
+    text = "item,annotator,value\n" + "".join(f"{i},{r},{(i + (r == 'C')) % 2}\n" for i in range(6) for r in "ABC")
     out = agreement_report(write("three.csv", text), level="nominal", n_resamples=0)
     assert out["cohen_kappa"] is None and out["n_annotators"] == 3
     assert any("exactly two raters, found 3" in n for n in out["notes"])

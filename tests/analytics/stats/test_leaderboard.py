@@ -14,11 +14,7 @@ from analytics.stats.leaderboard import bradley_terry_leaderboard
 
 def duels(outcomes) -> pd.DataFrame:
     """[(item, ranker, {system: rank})] -> long rankings."""
-    rows = [
-        (item, ranker, f"{item}-{s}", rank, s)
-        for item, ranker, ranks in outcomes
-        for s, rank in ranks.items()
-    ]
+    rows = [(item, ranker, f"{item}-{s}", rank, s) for item, ranker, ranks in outcomes for s, rank in ranks.items()]
     return pd.DataFrame(rows, columns=["item", "annotator", "answer", "rank", "system"])
 
 
@@ -50,9 +46,7 @@ def test_excluded_system_is_removed_before_counting():
 
 
 def test_disconnected_graph_is_finite_with_the_prior_and_says_so():
-    data = duels(
-        [("q0", "r", {"A": 1, "B": 2}), ("q1", "r", {"C": 1, "D": 2}), ("q2", "r", {"B": 1, "A": 2})]
-    )
+    data = duels([("q0", "r", {"A": 1, "B": 2}), ("q1", "r", {"C": 1, "D": 2}), ("q2", "r", {"B": 1, "A": 2})])
     board = bradley_terry_leaderboard(data, n_resamples=50)
     assert not board.connected
     assert all(np.isfinite(s.strength) for s in board.standings)
@@ -97,9 +91,7 @@ def test_matches_an_independent_maximum_likelihood_fit():
 
 
 def test_intervals_and_single_system():
-    data = duels(
-        [(f"q{i}", r, {"A": 1 + (i % 3 == 0), "B": 2 - (i % 3 == 0)}) for i in range(12) for r in "xy"]
-    )
+    data = duels([(f"q{i}", r, {"A": 1 + (i % 3 == 0), "B": 2 - (i % 3 == 0)}) for i in range(12) for r in "xy"])
     board = bradley_terry_leaderboard(data, n_resamples=200)
     for s in board.standings:
         assert s.strength_ci[0] <= s.strength <= s.strength_ci[1]

@@ -69,9 +69,7 @@ def test_w_pooled_is_mean_over_questions_with_interval():
 
 def test_incomplete_ranking_keeps_common_answers_and_reranks():
     # C did not rank a2: a2 is dropped for everyone and ranks re-ranked (A: 1 2 _ 3 ; B 1 3 _ 2 ; C 2 1 _ 3)
-    partial = kendall_w(
-        frame({"q": {"A": [1, 2, 3, 4], "B": [1, 4, 2, 3], "C": [2, 1, None, 3]}}), n_resamples=0
-    )
+    partial = kendall_w(frame({"q": {"A": [1, 2, 3, 4], "B": [1, 4, 2, 3], "C": [2, 1, None, 3]}}), n_resamples=0)
     full = kendall_w(frame({"q": {"A": [1, 2, 3], "B": [1, 3, 2], "C": [2, 1, 3]}}), n_resamples=0)
     assert partial.pooled.value == pytest.approx(full.pooled.value, abs=1e-15)
     assert partial.per_item.loc["q", "n_answers"] == 3
