@@ -58,13 +58,11 @@ def shared_text_metrics():
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
 
 
-FREE_TEXT_TYPE = "generic"  # AnswerScore.qa_type of answers to other benchmarks' items (text metrics only)
-
-
 def scoring_inputs(run: ScoringRun):
     """The submission the public scorer would see: per metric type, the dataset records (release order, or
     import order) and the system's raw responses; plus (item id, output id) per position. Answers to other
-    benchmarks' items (PromptCBLUE) come separately as (item id, output id, reference, response)."""
+    benchmarks' items (PromptCBLUE) come separately as (item id, output id, QA type, reference, response), the
+    reference being the ``target`` of the frozen record when the run is for a release."""
     from ranking.models import SystemOutput
 
     outputs = SystemOutput.objects.filter(system=run.system).select_related("item")
@@ -79,11 +77,12 @@ def scoring_inputs(run: ScoringRun):
     inputs: dict[str, list[dict]] = {}
     responses: dict[str, list] = {}
     keys: dict[str, list[tuple[int, int]]] = {}
-    others: list[tuple[int, int, str, str]] = []
+    others: list[tuple[int, int, str, str, str]] = []
     for output in rows:
         metric_type = METRIC_TYPE.get(output.item.qa_type)
         if metric_type is None:  # other benchmarks (PromptCBLUE): no ClinIQLink metric, text metrics only
-            others.append((output.item_id, output.pk, output.item.answer, output.response or ""))
+            reference = records[output.item_id].get("target", output.item.answer) if records else output.item.answer
+            others.append((output.item_id, output.pk, output.item.qa_type, reference, output.response or ""))
             continue
         inputs.setdefault(metric_type, []).append(records[output.item_id] if records else output.item.raw)
         responses.setdefault(metric_type, []).append(output.raw if output.raw is not None else output.response)
@@ -126,12 +125,12 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
             )
         summary, record = result.summary, {**result.run, "notes": result.notes}
     if others:
-        free = score_free_text([(ref, resp) for _, _, ref, resp in others], text_metrics=shared_text_metrics())
-        for (item_id, output_id, _, _), row in zip(others, free.rows, strict=True):
+        free = score_free_text([(ref, resp) for *_, ref, resp in others], text_metrics=shared_text_metrics())
+        for (item_id, output_id, qa_type, _, _), row in zip(others, free.rows, strict=True):
             values = {name: row[name] for name in ("bleu", "rouge", "meteor")}
             scores.append(
                 AnswerScore(
-                    run=run, item_id=item_id, output_id=output_id, qa_type=FREE_TEXT_TYPE, index=row["index"], **values
+                    run=run, item_id=item_id, output_id=output_id, qa_type=qa_type, index=row["index"], **values
                 )
             )
         summary = {**summary, **{f"other_benchmarks_{k}": v for k, v in free.summary.items() if k != "notes"}}

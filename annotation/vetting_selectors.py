@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import statistics
 from datetime import timedelta
+from functools import cache
 
 from django.db import connection
 from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
-from django.utils.functional import SimpleLazyObject
 
 from annotation.models import (
     Adjudication,
@@ -92,7 +92,7 @@ def reviewer_progress(user) -> dict:
     now = timezone.now()
     params = {"user": user.pk, "day": now - timedelta(days=1), "week": now - timedelta(days=7)}
     with connection.cursor() as cursor:
-        cursor.execute(str(_PROGRESS_SQL), params)
+        cursor.execute(_progress_sql(), params)
         total, last_24h, last_7d, median, disputes_open, disputes_resolved = cursor.fetchone()
     return {
         "total": total,
@@ -104,6 +104,7 @@ def reviewer_progress(user) -> dict:
     }
 
 
+@cache
 def _progress_sql() -> str:
     review, gold, dispute = Review._meta.db_table, GoldAnswer._meta.db_table, Dispute._meta.db_table
     return f"""
@@ -119,9 +120,6 @@ def _progress_sql() -> str:
                (SELECT count(*) FROM {dispute} WHERE raised_by_id = %(user)s AND status = '{Dispute.Status.OPEN.value}'),
                (SELECT count(*) FROM {dispute} WHERE raised_by_id = %(user)s AND status <> '{Dispute.Status.OPEN.value}')
         FROM answers"""
-
-
-_PROGRESS_SQL = SimpleLazyObject(_progress_sql)
 
 
 def _count_map(rows, key: str) -> dict:

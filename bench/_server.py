@@ -54,3 +54,33 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
             time.sleep(0.3)
     server.terminate()
     raise SystemExit("gunicorn did not start")
+
+
+def add_server_arguments(parser) -> None:
+    """The options every HTTP benchmark shares: run length and the gunicorn set-up (as gunicorn.conf.py serves)."""
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4)
+
+
+def run_clients(args, count: int, make_client) -> tuple[list, float]:
+    """Start gunicorn, run ``count`` client threads made by ``make_client(i, port, stop_at, barrier)`` until
+    ``args.seconds`` have passed (they start together at the barrier), stop the server. Returns the clients (with
+    their recorded timings) and the wall time."""
+    import threading
+
+    port = free_port()
+    server = start_server(port, args.workers, args.threads)
+    try:
+        barrier = threading.Barrier(count)
+        stop_at = time.time() + args.seconds
+        clients = [make_client(i, port, stop_at, barrier) for i in range(count)]
+        started = time.perf_counter()
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join(args.seconds + 60)
+        return clients, time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -29,7 +29,7 @@ from pathlib import Path
 from _django import ROOT, setup_django
 
 sys.path.insert(0, str(ROOT / "bench"))
-from _server import free_port, percentile, start_server  # noqa: E402
+from _server import add_server_arguments, percentile, run_clients  # noqa: E402
 
 N_SYSTEMS = 7
 
@@ -191,9 +191,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--rankers", type=int, default=30)
-    parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=4)
+    add_server_arguments(parser)
     parser.add_argument("--think", type=float, default=0.0, help="Mean seconds between page and submit (0: none).")
     args = parser.parse_args()
     setup_django("portal_bench_ranking")
@@ -201,21 +199,11 @@ def main() -> None:
 
     study_id, credentials = prepare(args.questions, args.rankers)
     connection.close()
-    port = free_port()
-    server = start_server(port, args.workers, args.threads)
-    try:
-        barrier = threading.Barrier(len(credentials))
-        stop_at = time.time() + args.seconds
-        clients = [Ranker(t, s, port, study_id, stop_at, barrier, args.think) for t, s in credentials]
-        started = time.perf_counter()
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join(args.seconds + 60)
-        elapsed = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(30)
+    clients, elapsed = run_clients(
+        args,
+        len(credentials),
+        lambda i, port, stop_at, barrier: Ranker(*credentials[i], port, study_id, stop_at, barrier, args.think),
+    )
     series = {name: [m for c in clients for m in getattr(c, f"{name}_ms")] for name in ("next", "page", "submit")}
     errors = [e for c in clients for e in c.errors]
     submitted = [t for c in clients for t in c.submitted]

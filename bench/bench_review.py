@@ -33,7 +33,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from _django import ROOT, setup_django
-from _server import free_port, percentile, start_server
+from _server import add_server_arguments, percentile, run_clients
 
 
 def prepare(n_items: int, n_reviewers: int) -> list[str]:
@@ -232,9 +232,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--reviewers", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=4)
+    add_server_arguments(parser)
     parser.add_argument("--think", type=float, default=0.0, help="seconds a reviewer pauses before each request")
     parser.add_argument("--html", action="store_true", help="drive the HTML pages (session + CSRF) instead of the API")
     args = parser.parse_args()
@@ -246,21 +244,9 @@ def main() -> None:
     if args.html:
         tokens, client_class = sessions_for(tokens), HtmlReviewer
     connection.close()
-    port = free_port()
-    server = start_server(port, args.workers, args.threads)
-    try:
-        barrier = threading.Barrier(len(tokens))
-        stop_at = time.time() + args.seconds
-        clients = [client_class(t, port, stop_at, barrier, args.think) for t in tokens]
-        started = time.perf_counter()
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join(args.seconds + 60)
-        elapsed = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(30)
+    clients, elapsed = run_clients(
+        args, len(tokens), lambda i, port, stop_at, barrier: client_class(tokens[i], port, stop_at, barrier, args.think)
+    )
     next_ms = [m for c in clients for m in c.next_ms]
     submit_ms = [m for c in clients for m in c.submit_ms]
     errors = [e for c in clients for e in c.errors]

@@ -6,9 +6,10 @@ two round trips and two ORM compilations on every API call. Here both come from 
 
 from __future__ import annotations
 
+from functools import cache
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -16,6 +17,7 @@ from rest_framework.authtoken.models import Token
 from portal.roles import remember_roles
 
 
+@cache
 def _sql() -> str:
     user_model = get_user_model()
     user, token = user_model._meta.db_table, Token._meta.db_table
@@ -29,14 +31,11 @@ def _sql() -> str:
         WHERE t.key = %s"""
 
 
-_SQL = SimpleLazyObject(_sql)
-
-
 class TokenAuthentication(authentication.TokenAuthentication):
     """``Authorization: Token <key>``, same rules and messages as DRF's, one query instead of two."""
 
     def authenticate_credentials(self, key):
-        user = next(iter(get_user_model().objects.raw(str(_SQL), [key])), None)
+        user = next(iter(get_user_model().objects.raw(_sql(), [key])), None)
         if user is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not user.is_active:

@@ -6,6 +6,7 @@ from django.urls import get_resolver
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 application = get_wsgi_application()
 
-# Import the URL conf (and with it every view, DRF, pandas...) now, while the worker boots, instead of inside the
-# first request it serves: that request would otherwise wait ~1.6 s here, once per worker after every (re)start.
+# Import the URL conf (and with it every view module) now, while the worker boots, instead of inside the
+# first request it serves: that request would otherwise wait for all those imports, once per worker after every
+# (re)start.
 get_resolver().url_patterns  # noqa: B018 - evaluated for its side effect

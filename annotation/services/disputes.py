@@ -128,6 +128,7 @@ def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -
         raise NotAllowed("Only adjudicators and organizers resolve disputes.")
     if outcome not in (Dispute.Status.UPHELD, Dispute.Status.REJECTED):
         raise DomainError("outcome must be 'upheld' or 'rejected'", code="invalid_outcome")
+    _lock_item_first(dispute.item_id)
     locked = Dispute.objects.select_for_update().get(pk=dispute.pk)
     if locked.status != Dispute.Status.OPEN:
         raise Conflict(f"dispute {locked.pk} is already {locked.status}", code="already_resolved")
@@ -152,7 +153,6 @@ def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
     (``annotation.services.adjudication.item_adjudicate``), which resolves its open disputes at the same time.
     """
     with transaction.atomic():
-        _lock_item_first(dispute.item_id)
         closed = dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
         item_release_if_clear(item=closed.item, actor=resolver, note=f"dispute {closed.pk} rejected")
     return closed

@@ -61,13 +61,12 @@ def gold_import(*, path: Path, by, display: str | None = None) -> dict:
     display = display or path.name
     rows = gold_files.parse_file(path, upload_limits(), display)
     items = QAItem.objects.in_bulk([row.uid for row in rows], field_name="uid")
-    created = 0
+    already_gold = set(GoldItem.objects.filter(item__uid__in=list(items)).values_list("item__uid", flat=True))
     with transaction.atomic():
         for row in rows:
             item = items.get(row.uid)
             if item is None:
                 raise ImportProblem(display, f"no item with uid {row.uid!r}", record=row.record, field="uid")
-            was_gold = GoldItem.objects.filter(item=item).exists()
             try:
                 gold_mark(
                     item=item, expected_verdict=row.expected_verdict, by=by, planted_error=row.planted_error,
@@ -75,5 +74,5 @@ def gold_import(*, path: Path, by, display: str | None = None) -> dict:
                 )  # fmt: skip
             except Conflict as exc:
                 raise ImportProblem(display, str(exc), record=row.record, field="uid") from exc
-            created += not was_gold
-    return {"created": created, "updated": len(rows) - created}
+    updated = sum(row.uid in already_gold for row in rows)
+    return {"created": len(rows) - updated, "updated": updated}

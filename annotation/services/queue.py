@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
-from django.utils.functional import SimpleLazyObject
 
 from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, SourcePassage, VettingConfig
 from annotation.services.transitions import item_transition
@@ -66,7 +66,7 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
         # so the second sees the lease the first just took instead of taking a second item. The lease list is a
         # separate statement so that it reads a snapshot taken after the lock was granted. The four statements
         # (with the batch list) travel in one round trip.
-        cursor.execute(_SQL["own_leases"], {"reviewer": reviewer.pk, "lease_only": lease_only})
+        cursor.execute(_sql()["own_leases"], {"reviewer": reviewer.pk, "lease_only": lease_only})
         cursor.nextset()
         cursor.nextset()
         active = cursor.fetchall()
@@ -96,7 +96,7 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
 
 
 def _batches_by_priority(rows) -> list[list[int]]:
-    """Ids of the unpaused batches (rows of the last statement of ``_SQL["own_leases"]``), by priority, highest first.
+    """Ids of the unpaused batches (rows of the last statement of ``_sql()["own_leases"]``), by priority, highest first.
 
     The third column of those rows is the gold rate, which rides along to save a round trip (NULL until the config
     row exists)."""
@@ -109,6 +109,7 @@ def _batches_by_priority(rows) -> list[list[int]]:
 # "next" is the request every reviewer makes hundreds of times a day, so its statements are written out once here
 # instead of being compiled by the ORM on every call (the ORM spent longer building the candidate query than
 # PostgreSQL spent running it). Table and column names come from the models, so a rename still fails loudly.
+@cache
 def _sql() -> dict[str, str]:
     item, assignment = QAItem._meta.db_table, Assignment._meta.db_table
     gold, passage = GoldItem._meta.db_table, SourcePassage._meta.db_table
@@ -176,13 +177,10 @@ def _sql() -> dict[str, str]:
     }
 
 
-_SQL = SimpleLazyObject(_sql)
-
-
 def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list[int]) -> QAItem | None:
     """The first free item (row-locked), with ``queue_stage`` set to the stage it is free for."""
     params = {"batches": batch_ids, "qa_type": qa_type, "tried": tried, "reviewer": reviewer.pk, "now": now}
-    item = next(iter(QAItem.objects.raw(_SQL["candidate"], params)), None)
+    item = next(iter(QAItem.objects.raw(_sql()["candidate"], params)), None)
     if item is not None:
         # The excerpt rides along in the same statement; attach it as a deferred instance so item.passage works.
         text = item.__dict__.pop("passage_text")
@@ -218,7 +216,8 @@ def _take(*, reviewer, batch_ids: list[int], qa_type: str, now) -> Assignment | 
 
 
 def _slot_claim(*, item: QAItem, stage: str, now) -> bool:
-    """Whether the freshly locked item's stage slot is free; if so, end any expired lease on it (taking it over).
+    """Whether the freshly locked item's stage slot is free. Expired leases on the slot are ended on the way (the
+    taker replaces them; if the slot turns out taken they are over anyway).
 
     The candidate query's NOT EXISTS ran on a snapshot taken before we held the row lock; another request may have
     committed a lease on this item in between, so the slot is re-checked with a fresh statement now that we hold it.
@@ -232,7 +231,7 @@ def _slot_claim(*, item: QAItem, stage: str, now) -> bool:
     elif item.status != ItemStatus.IN_SECOND_REVIEW:
         return False
     with connection.cursor() as cursor:
-        cursor.execute(_SQL["slot_claim"], {"item": item.pk, "stage": stage, "now": now})
+        cursor.execute(_sql()["slot_claim"], {"item": item.pk, "stage": stage, "now": now})
         (taken,) = cursor.fetchone()
     return not taken
 

@@ -140,3 +140,19 @@ def test_a_system_answering_both_benchmarks_gets_both_kinds_of_score(organizer, 
     csv_text = client.get("/analytics/task1/?format=csv").content.decode()
     header, row = csv_text.splitlines()[:2]
     assert "other_rouge" in header.split(",") and row.startswith("open_a_self,")
+
+
+def test_a_release_run_scores_promptcblue_answers_against_the_frozen_target(organizer, tmp_path):
+    from annotation.models import QAItem
+    from annotation.services.releases import release_freeze
+
+    items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
+    release = release_freeze(name="zh", rule={"statuses": [], "final_verdict": None, "min_relevance": None})
+    # The live item changes after the freeze; the release run must still use the frozen target.
+    QAItem.objects.filter(uid="pcb-train-demo-0001").update(answer="完全不同的答案")
+    path = _promptcblue_outputs(tmp_path, "zh-sys", {"pcb-train-demo-0001": "发热咳嗽"})
+    outputs_import(system_name="zh-sys", paths=[path])
+    run = scoring_request(system=System.objects.get(name="zh-sys"), release=release, user=organizer)
+    run.refresh_from_db()
+    score = AnswerScore.objects.get(run=run)
+    assert score.qa_type == "generic" and score.rouge == pytest.approx(0.8)  # against 发热，咳嗽，咽痛

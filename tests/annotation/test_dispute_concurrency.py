@@ -6,11 +6,9 @@ of the two holding each other's lock until PostgreSQL aborts one with a deadlock
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 
 import pytest
-from django.db import connection
 
 from annotation.models import Dispute, QAItem
 from annotation.services.adjudication import item_adjudicate
@@ -18,32 +16,11 @@ from annotation.services.disputes import dispute_file, dispute_reject, feedback_
 from annotation.services.queue import assignment_next
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict
+from tests.concurrency import at_once
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 ROUNDS = 6
-
-
-def _race(*calls) -> list:
-    """Run the calls at the same moment, each on its own connection; returns each call's result or exception."""
-    barrier = threading.Barrier(len(calls))
-    outcomes: list = [None] * len(calls)
-
-    def worker(i, call):
-        try:
-            barrier.wait()
-            outcomes[i] = call()
-        except Exception as exc:  # noqa: BLE001 - returned and asserted on by the test
-            outcomes[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return outcomes
 
 
 def test_adjudication_racing_a_dispute_rejection_never_deadlocks(sample_items, config, make_user):
@@ -58,7 +35,7 @@ def test_adjudication_racing_a_dispute_rejection_never_deadlocks(sample_items, c
             item_adjudicate, item=lease.item, adjudicator=judge, verdict="incorrect", relevance=3, reason="Wrong."
         )
         reject = partial(dispute_reject, dispute=dispute, resolver=other_judge, note="Fine.")
-        outcomes = _race(adjudicate, reject)
+        outcomes = at_once(adjudicate, reject)
         failures = [o for o in outcomes if isinstance(o, Exception)]
         assert len(failures) == 1 and isinstance(failures[0], Conflict), outcomes  # one wins, the other is told why
         dispute.refresh_from_db()
@@ -80,7 +57,7 @@ def test_adjudication_racing_a_feedback_close_never_deadlocks(sample_items, conf
             item_adjudicate, item=lease.item, adjudicator=judge, verdict="correct", relevance=5, reason="Fine as is."
         )
         close = partial(feedback_close, note=note, actor=organizer, response="Fixed.")
-        outcomes = _race(adjudicate, close)
+        outcomes = at_once(adjudicate, close)
         errors = [o for o in outcomes if isinstance(o, Exception)]
         assert all(isinstance(e, Conflict) for e in errors), outcomes
         note.refresh_from_db()

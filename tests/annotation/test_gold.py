@@ -60,3 +60,16 @@ def test_a_reviewed_item_cannot_become_gold(sample_items, config, organizer, rev
     review(assignment, "correct", 5)
     with pytest.raises(Conflict):
         gold_mark(item=assignment.item, expected_verdict="correct", by=organizer)
+
+
+def test_pausing_every_batch_stops_gold_items_too(sample_items, config, organizer, reviewer):
+    """With every batch paused the queue is empty: handing out only gold items would tell them apart."""
+    from annotation.models import ImportBatch
+
+    gold_mark(item=sample_items[0], expected_verdict="correct", by=organizer)
+    config.gold_rate = 1.0
+    config.save()
+    ImportBatch.objects.update(paused=True)
+    assert assignment_next(reviewer=reviewer, gold_draw=0.0) is None
+    ImportBatch.objects.update(paused=False)
+    assert assignment_next(reviewer=reviewer, gold_draw=0.0).stage == Stage.GOLD

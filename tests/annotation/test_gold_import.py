@@ -91,6 +91,8 @@ def test_duplicate_uids_and_missing_columns_are_refused(sample_items, organizer,
 def test_command_and_dashboard_upload(sample_items, organizer, organizer_client, tmp_path, capsys):
     call_command("import_gold", str(_csv(tmp_path, [f"{sample_items[0].uid},correct,,"])))
     assert "1 new" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="absent.csv: no such file"):
+        call_command("import_gold", str(tmp_path / "absent.csv"))
     with pytest.raises(CommandError, match="no item was marked"):
         call_command("import_gold", str(_csv(tmp_path, ["nope,correct,,"], "bad.csv")))
     upload = SimpleUploadedFile("more.csv", f"uid,expected_verdict\n{sample_items[1].uid},incorrect\n".encode())

@@ -173,6 +173,17 @@ def test_sources_bad_csv_refused(tmp_path):
     assert SourcePassage.objects.count() == 0
 
 
+def test_import_sources_command_refuses_a_missing_or_bad_file_and_changes_nothing(tmp_path):
+    with pytest.raises(CommandError, match="absent.csv: no such file"):
+        call_command("import_sources", str(tmp_path / "absent.csv"))
+    path = _write(tmp_path, "p.csv", "paragraph_id,text\np1,ok\np1,again\n")
+    with pytest.raises(
+        CommandError, match=r"Import refused, nothing was imported. p.csv, record 1, field 'paragraph_id'"
+    ):
+        call_command("import_sources", str(path))
+    assert SourcePassage.objects.count() == 0
+
+
 def test_import_items_command_exits_non_zero_on_bad_input(tmp_path):
     path = _write(tmp_path, "TF.json", [{"type": "true_false"}])
     with pytest.raises(CommandError, match="nothing was imported.*record 0, field 'question'"):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import connection
@@ -13,29 +13,15 @@ from django.utils import timezone
 from annotation.models import Assignment, QAItem
 from annotation.services.queue import assignment_next
 from annotation.workflow import ItemStatus, Stage
+from tests.concurrency import at_once
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _all_at_once(people, **kwargs) -> list:
     """Every person presses "next" at the same moment, each thread on its own database connection."""
-    barrier = threading.Barrier(len(people))
-    results, errors = [None] * len(people), []
-
-    def worker(i, person):
-        try:
-            barrier.wait()
-            results[i] = assignment_next(reviewer=person, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - collected and asserted on below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, p)) for i, p in enumerate(people)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    results = at_once(*(partial(assignment_next, reviewer=person, **kwargs) for person in people))
+    errors = [r for r in results if isinstance(r, Exception)]
     assert not errors, errors
     return results
 

@@ -1,9 +1,9 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotation.services.gold import gold_import
-from portal.errors import DomainError
+from portal.cli import file_import
 
 
 class Command(BaseCommand):
@@ -16,11 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, **options):
-        path = options["file"]
-        if not path.exists():
-            raise CommandError(f"{path}: no such file")
-        try:
-            result = gold_import(path=path, by=None)
-        except DomainError as exc:
-            raise CommandError(f"Import refused, no item was marked. {exc}") from exc
+        result = file_import(
+            options["file"], lambda path: gold_import(path=path, by=None), nothing="no item was marked"
+        )
         self.stdout.write(self.style.SUCCESS(f"Gold items: {result['created']} new, {result['updated']} updated."))

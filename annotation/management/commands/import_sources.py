@@ -1,9 +1,9 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotation.services.imports import sources_import
-from portal.errors import DomainError
+from portal.cli import file_import
 
 
 class Command(BaseCommand):
@@ -13,13 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, **options):
-        path = options["file"]
-        if not path.exists():
-            raise CommandError(f"{path}: no such file")
-        try:
-            result = sources_import(path=path)
-        except DomainError as exc:
-            raise CommandError(f"Import refused, nothing was imported. {exc}") from exc
+        result = file_import(options["file"], lambda path: sources_import(path=path), nothing="nothing was imported")
         self.stdout.write(
             self.style.SUCCESS(
                 f"Passages: {result['created']} new, {result['updated']} updated; {result['items_linked']} item(s) linked."
