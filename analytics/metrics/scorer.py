@@ -246,6 +246,7 @@ def score_submission(
         "stopwords_version": stopwords_version,
         "model_path": str(job._encoder.model_path) if job._encoder else None,
         "weights_sha256": job._encoder.weights_sha256 if job._encoder else None,
+        "encoder_engine": job._encoder.engine if job._encoder else None,
         "text_metrics": job._text_metrics.describe() if job._text_metrics else None,
         "libraries": library_versions(),
         "python": platform.python_version(),

@@ -48,7 +48,7 @@ def test_run_record(encoder, text_metrics):
     assert run["profile"] == "cliniqlink-2025" and run["seed"] == 5
     assert run["baseline"] == 0.3 and "fallback" in run["baseline_source"]
     assert run["stopwords_version"] == 198
-    assert len(run["weights_sha256"]) == 64
+    assert len(run["weights_sha256"]) == 64 and run["encoder_engine"] == "packed"
     assert run["libraries"]["sentence-transformers"] and run["libraries"]["nltk"]
     assert set(run["text_metrics"]) == {"nltk_data_dir", "bleu", "rouge", "meteor"}
 
