@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from django.db.models import Model
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -58,41 +61,50 @@ class ScoringRequestSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=0)
 
 
-class ReportCreateApi(APIView):
-    required_roles = (Role.ORGANIZER,)
+class _JobCreateApi(APIView):
+    """POST: validate the request, let the service record it and queue its job, answer 202 with the record."""
 
-    @extend_schema(request=ReportRequestSerializer, responses={202: ReportSerializer})
+    required_roles = (Role.ORGANIZER,)
+    request_serializer: type[serializers.Serializer]
+    record_serializer: type[serializers.ModelSerializer]
+    service: Callable[..., Model]
+
     def post(self, request):
-        data = ReportRequestSerializer(data=request.data)
+        data = self.request_serializer(data=request.data)
         data.is_valid(raise_exception=True)
-        report = report_request(user=request.user, **data.validated_data)
-        report.refresh_from_db()
-        return Response(ReportSerializer(report).data, status=status.HTTP_202_ACCEPTED)
+        record = self.service(user=request.user, **data.validated_data)
+        record.refresh_from_db()
+        return Response(self.record_serializer(record).data, status=status.HTTP_202_ACCEPTED)
 
 
-class ReportDetailApi(APIView):
+class _JobDetailApi(APIView):
+    """GET: one record, with its result once the job has finished."""
+
     required_roles = (Role.ORGANIZER,)
+    record_serializer: type[serializers.ModelSerializer]
 
-    @extend_schema(responses=ReportSerializer)
     def get(self, request, pk):
-        return Response(ReportSerializer(get_object_or_404(Report, pk=pk)).data)
+        model = self.record_serializer.Meta.model
+        return Response(self.record_serializer(get_object_or_404(model, pk=pk)).data)
 
 
-class ScoringRunCreateApi(APIView):
-    required_roles = (Role.ORGANIZER,)
-
-    @extend_schema(request=ScoringRequestSerializer, responses={202: ScoringRunSerializer})
-    def post(self, request):
-        data = ScoringRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        run = scoring_request(user=request.user, **data.validated_data)
-        run.refresh_from_db()
-        return Response(ScoringRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+@extend_schema_view(post=extend_schema(request=ReportRequestSerializer, responses={202: ReportSerializer}))
+class ReportCreateApi(_JobCreateApi):
+    request_serializer, record_serializer = ReportRequestSerializer, ReportSerializer
+    service = staticmethod(report_request)
 
 
-class ScoringRunDetailApi(APIView):
-    required_roles = (Role.ORGANIZER,)
+@extend_schema_view(get=extend_schema(responses=ReportSerializer))
+class ReportDetailApi(_JobDetailApi):
+    record_serializer = ReportSerializer
 
-    @extend_schema(responses=ScoringRunSerializer)
-    def get(self, request, pk):
-        return Response(ScoringRunSerializer(get_object_or_404(ScoringRun, pk=pk)).data)
+
+@extend_schema_view(post=extend_schema(request=ScoringRequestSerializer, responses={202: ScoringRunSerializer}))
+class ScoringRunCreateApi(_JobCreateApi):
+    request_serializer, record_serializer = ScoringRequestSerializer, ScoringRunSerializer
+    service = staticmethod(scoring_request)
+
+
+@extend_schema_view(get=extend_schema(responses=ScoringRunSerializer))
+class ScoringRunDetailApi(_JobDetailApi):
+    record_serializer = ScoringRunSerializer
