@@ -1,0 +1,31 @@
+"""Page titles: every template's title block is one line of text, and pages render it as such."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+ROOT = Path(__file__).resolve().parents[2]
+TITLE_BLOCK = re.compile(r"{% block title %}(.*?){% endblock %}", re.S)
+
+
+def _templates():
+    return sorted(p for app in ("portal", "annotation", "ranking", "analytics") for p in (ROOT / app).rglob("*.html"))
+
+
+@pytest.mark.parametrize("path", _templates(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_title_block_is_plain_text_on_one_line(path):
+    text = path.read_text(encoding="utf-8")
+    for title in TITLE_BLOCK.findall(text):
+        assert "\n" not in title and "<" not in title, f"{path}: title block holds markup: {title[:80]!r}"
+
+
+@pytest.mark.django_db
+def test_study_list_title_is_just_the_page_name(organizer_client):
+    html = organizer_client.get(reverse("study_list")).content.decode()
+    title = re.search(r"<title>(.*?)</title>", html, re.S).group(1)
+    assert title.startswith("Preference studies") and "<" not in title and "&lt;" not in title
+    assert html.count("<h2>Systems</h2>") == 1
