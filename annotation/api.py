@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
@@ -13,9 +12,8 @@ from rest_framework.views import APIView
 from annotation.models import QAItem
 from annotation.selectors import item_list
 from annotation.serializers import ImportRequestSerializer, JobSerializer, QAItemSerializer
-from annotation.tasks import import_items_task, import_sources_task
+from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
-from portal.jobs import job_create, job_enqueue
 from portal.models import Job
 from portal.permissions import AUTHENTICATED
 from portal.roles import Role, can_organize
@@ -54,26 +52,14 @@ class ImportCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         paths, displays = save_uploads(data["files"])
-        with transaction.atomic():
-            if data["kind"] == "sources":
-                job = job_create(
-                    kind="import_sources",
-                    params={"path": str(paths[0]), "display": displays[str(paths[0])]},
-                    user=request.user,
-                )
-                job_enqueue(job, import_sources_task)
-            else:
-                job = job_create(
-                    kind="import_items",
-                    params={
-                        "paths": [str(p) for p in paths],
-                        "displays": displays,
-                        "format": data["format"],
-                        "batch_name": data.get("batch_name", ""),
-                    },
-                    user=request.user,
-                )
-                job_enqueue(job, import_items_task)
+        job = import_request(
+            kind=data["kind"],
+            paths=paths,
+            displays=displays,
+            fmt=data["format"],
+            batch_name=data.get("batch_name", ""),
+            user=request.user,
+        )
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
@@ -12,10 +11,9 @@ from annotation.forms import ItemFilterForm, ItemImportForm
 from annotation.importers import ImportProblem
 from annotation.models import QAItem
 from annotation.selectors import batch_list, item_list
-from annotation.tasks import import_items_task, import_sources_task
+from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
 from portal.audit import audit_history
-from portal.jobs import job_create, job_enqueue
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -65,24 +63,13 @@ class ImportView(RoleRequiredMixin, View):
         except ImportProblem as exc:
             messages.error(request, str(exc))
             return render(request, "annotation/import.html", {"form": form}, status=400)
-        with transaction.atomic():
-            if form.cleaned_data["kind"] == "sources":
-                job = job_create(
-                    kind="import_sources",
-                    params={"path": str(paths[0]), "display": displays[str(paths[0])]},
-                    user=request.user,
-                )
-                job_enqueue(job, import_sources_task)
-            else:
-                job = job_create(
-                    kind="import_items",
-                    params={
-                        "paths": [str(p) for p in paths],
-                        "displays": displays,
-                        "format": form.cleaned_data["format"] or "cliniqlink",
-                        "batch_name": form.cleaned_data["batch_name"],
-                    },
-                    user=request.user,
-                )
-                job_enqueue(job, import_items_task)
+        data = form.cleaned_data
+        job = import_request(
+            kind=data["kind"],
+            paths=paths,
+            displays=displays,
+            fmt=data["format"] or "cliniqlink",
+            batch_name=data["batch_name"],
+            user=request.user,
+        )
         return redirect("job", job_id=job.pk)

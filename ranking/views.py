@@ -5,14 +5,12 @@ from __future__ import annotations
 import uuid
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from annotation.uploads import save_uploads
 from portal.errors import DomainError
-from portal.jobs import job_create, job_enqueue
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
@@ -29,10 +27,10 @@ from ranking.selectors import (
 )
 from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
+from ranking.services.outputs import outputs_import_request
 from ranking.services.queue import task_next, task_release
 from ranking.services.studies import study_create, study_state_set
 from ranking.services.submissions import IncompleteRanking, task_slots, task_submit
-from ranking.tasks import import_outputs_task
 
 
 class RankingHomeView(RoleRequiredMixin, View):
@@ -149,19 +147,14 @@ class OutputsImportView(RoleRequiredMixin, View):
             form.add_error("files", str(exc))
             return render(request, "ranking/outputs_import.html", {"form": form}, status=400)
         data = form.cleaned_data
-        with transaction.atomic():
-            job = job_create(
-                kind="import_outputs",
-                params={
-                    "system": data["system"],
-                    "family": data["family"],
-                    "parameter_count": data["parameter_count"],
-                    "paths": [str(p) for p in paths],
-                    "displays": displays,
-                },
-                user=request.user,
-            )
-            job_enqueue(job, import_outputs_task)
+        job = outputs_import_request(
+            system=data["system"],
+            family=data["family"],
+            parameter_count=data["parameter_count"],
+            paths=paths,
+            displays=displays,
+            user=request.user,
+        )
         return redirect("job", job_id=job.pk)
 
 

@@ -231,3 +231,25 @@ def _link_items_to_passages() -> int:
             """
         )
         return cursor.rowcount
+
+
+def import_request(
+    *, kind: str, paths: list[Path], displays: dict[str, str], fmt: str = "cliniqlink", batch_name: str = "", user=None
+):
+    """Queue the import of uploaded files (``kind`` "items" or "sources") as a job; returns the job.
+
+    The upload page and the API both call this; the job runs :func:`items_import` / :func:`sources_import`.
+    """
+    from annotation.tasks import import_items_task, import_sources_task
+    from portal.jobs import job_create, job_enqueue
+
+    with transaction.atomic():
+        if kind == "sources":
+            params = {"path": str(paths[0]), "display": displays[str(paths[0])]}
+            job = job_create(kind="import_sources", params=params, user=user)
+            job_enqueue(job, import_sources_task)
+        else:
+            params = {"paths": [str(p) for p in paths], "displays": displays, "format": fmt, "batch_name": batch_name}
+            job = job_create(kind="import_items", params=params, user=user)
+            job_enqueue(job, import_items_task)
+    return job

@@ -294,6 +294,32 @@ def outputs_import(
     return result
 
 
+def outputs_import_request(
+    *,
+    system: str,
+    paths: list[Path],
+    displays: dict[str, str],
+    family: str = "",
+    parameter_count: int | None = None,
+    user=None,
+):
+    """Queue :func:`outputs_import` of uploaded files as a job (the upload page); returns the job."""
+    from portal.jobs import job_create, job_enqueue
+    from ranking.tasks import import_outputs_task
+
+    params = {
+        "system": system,
+        "family": family,
+        "parameter_count": parameter_count,
+        "paths": [str(p) for p in paths],
+        "displays": displays,
+    }
+    with transaction.atomic():
+        job = job_create(kind="import_outputs", params=params, user=user)
+        job_enqueue(job, import_outputs_task)
+    return job
+
+
 def _system_upsert(*, name: str, family: str, parameter_count: int | None, user) -> System:
     system, created = System.objects.select_for_update().get_or_create(
         name=name, defaults={"family": family, "parameter_count": parameter_count}

@@ -81,3 +81,21 @@ def test_item_text_with_html_is_escaped(organizer_client, tmp_path):
     item = QAItem.objects.get()
     content = organizer_client.get(reverse("item_detail", args=[item.uid])).content.decode()
     assert "<script>alert" not in content and "&lt;script&gt;alert" in content
+
+
+@pytest.mark.parametrize("via", ["page", "api"])
+def test_source_passages_upload_runs_the_sources_job(organizer_client, via):
+    from annotation.models import SourcePassage
+
+    items_import(paths=[SAMPLE / "short.json"])
+    upload = SimpleUploadedFile("sources.csv", (ROOT / "fixtures" / "demo-sources.csv").read_bytes())
+    if via == "page":
+        assert organizer_client.post(reverse("import"), {"kind": "sources", "files": [upload]}).status_code == 302
+    else:
+        response = organizer_client.post("/api/imports/", {"kind": "sources", "files": [upload]}, format="multipart")
+        assert response.status_code == 202
+    job = Job.objects.get()
+    assert job.kind == "import_sources" and job.status == "succeeded", job.error
+    assert job.params["display"] == "sources.csv"
+    assert SourcePassage.objects.count() == job.result["created"] > 0
+    assert job.result["items_linked"] > 0
