@@ -7,7 +7,7 @@ on the token string alone. :class:`Encoder` therefore encodes each distinct toke
 (a dictionary cache) and each distinct text once per call. It also keeps the embeddings of the last
 ``text_cache_size`` texts (LRU), so the references shared by several systems' submissions are encoded once.
 For BERT models (all-MiniLM-L6-v2 is one) the texts go through :class:`~.packed.PackedBert`, which runs them end
-to end without padding (1.4–1.8× the positions/s of ``SentenceTransformer.encode`` on a 2-core CPU); other
+to end without padding (``bench/bench_scoring.py`` compares it with ``SentenceTransformer.encode``); other
 models go through ``encode`` in batches.
 The numbers are those of the per-pair path up to float rounding (~1e-7);
 ``tests/analytics/metrics/test_semantic_model.py`` and ``test_packed.py`` check it.
