@@ -19,11 +19,13 @@ pool text of similar length, so every item has its own reference (as in a real s
   in the same process, alternating;
 * per closed type: items/s; and the process's peak resident memory.
 
+``--chunk-sizes 1024,2048,4096`` instead times the packed engine per chunk size (how its default was chosen).
+
 ``--answers 40000`` instead scores a submission of 40,000 open-ended answers (10,000 per open type, full
 pipeline) and reports the wall time and the peak resident memory (target < 2 GB); no naive run.
 
 Run:  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/bench_scoring.py [--items 200]
-      [--naive-pairs 20] [--answers 40000] [--markdown FILE]
+      [--naive-pairs 20] [--answers 40000] [--chunk-sizes 1024,2048,4096] [--markdown FILE]
 """
 
 # ruff: noqa: E402  (the clock starts before the imports so the process wall time includes them)
@@ -265,6 +267,29 @@ def engine_comparison(encoder: Encoder, inputs: dict, responses: dict, stop: fro
                    f"{positions / best['packed']:.0f} | {best['st'] / best['packed']:.2f}x |")  # fmt: skip
 
 
+def run_chunk_sizes(args, encoder: Encoder, out: list[str]) -> None:
+    """Positions/s of the packed engine per chunk size, on the cold texts of all open types (best of 2 runs)."""
+    from analytics.metrics.packed import PackedBert
+
+    inputs, responses = build_submission({t: args.items for t in OPEN_TYPES})
+    stop = stopwords(198)
+    texts = list(dict.fromkeys(content_only(t.strip(), stop) for q in OPEN_TYPES
+                               for pair in _pairs(q, inputs, responses) for t in pair))  # fmt: skip
+    ids = encoder.token_ids(texts)
+    positions = sum(map(len, ids))
+    out.append(f"Packed engine, {len(texts)} texts ({positions} positions) of {args.items} items per open type:")
+    out.append("")
+    out.append("| chunk positions | pos/s |")
+    out.append("|---|---|")
+    for size in (int(x) for x in args.chunk_sizes.split(",")):
+        packed, best = PackedBert(encoder.model, chunk_positions=size), float("inf")
+        for _ in range(2):
+            t = time.perf_counter()
+            packed.sentence_embeddings(ids)
+            best = min(best, time.perf_counter() - t)
+        out.append(f"| {size} | {positions / best:.0f} |")
+
+
 def model_positions(encoder: Encoder, pairs: list[tuple[str, str]], stop: frozenset[str]) -> tuple[int, int]:
     """Token positions each path sends through the network for ``pairs`` (without batch padding): the per-pair path
     (each side's alnum pieces as ``[CLS] piece [SEP]``, then each filtered text twice) and the batched path with
@@ -345,6 +370,7 @@ def main() -> int:
     parser.add_argument("--naive-pairs", type=int, default=20, help="pairs per open type for the naive path")
     parser.add_argument("--answers", type=int, default=0, help="score this many open answers instead (memory)")
     parser.add_argument("--no-text-metrics", action="store_true", help="--answers mode: semantic score only")
+    parser.add_argument("--chunk-sizes", help="instead: packed engine speed per chunk size, e.g. 1024,2048,4096")
     parser.add_argument("--markdown", help="append the report to this file")
     args = parser.parse_args()
 
@@ -357,7 +383,9 @@ def main() -> int:
            f"NLTK data load {load_s:.1f} s; encoder engine '{encoder.engine}'"]  # fmt: skip
     if text_metrics and text_metrics.reasons:
         out.append(f"Text metrics unavailable: {text_metrics.reasons}")
-    if args.answers:
+    if args.chunk_sizes:
+        run_chunk_sizes(args, encoder, out)
+    elif args.answers:
         run_answers(args, encoder, text_metrics, out)
     else:
         run_default(args, encoder, text_metrics, out)

@@ -71,6 +71,11 @@ class Encoder:
         self.model = SentenceTransformer(str(self.model_path), device=device, local_files_only=True)
         self.model.eval()
         self.tokenizer = self.model.tokenizer
+        # The word layer and the IDF tokenise whole answers without truncation, as the public scorer does; the
+        # tokenizer's one-time "longer than the specified maximum … indexing errors" warning does not apply there
+        # (every text the model sees is truncated at max_seq_length), so it is marked as already given.
+        if hasattr(self.tokenizer, "deprecation_warnings"):
+            self.tokenizer.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
         self.max_seq_length: int = int(self.model.max_seq_length)
         # On a GPU, padded batches are already fast and one kernel launch per length group would not be.
         use_packed = packed and device == "cpu" and packable(self.model)

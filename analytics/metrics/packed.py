@@ -21,8 +21,9 @@ from itertools import groupby
 
 import numpy as np
 
-#: Positions per forward chunk. Measured on a 2-core CPU (bench/bench_scoring.py): 1–4k run fastest (the
-#: chunk's activations stay in cache), and the largest transient tensor stays near 13 MB.
+#: Positions per forward chunk: small enough that a chunk's activations stay in the CPU caches (the largest
+#: transient tensor, the feed-forward input, is 2048 × 1536 floats = 12.6 MB); ``bench/bench_scoring.py
+#: --chunk-sizes`` compares sizes.
 CHUNK_POSITIONS = 2048
 
 
