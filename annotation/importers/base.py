@@ -103,6 +103,27 @@ def load_table(path: Path, limits: Limits, display: str, *, required: tuple[str,
     return records
 
 
+def keyed_records(records: list, display: str, *, required: tuple[str, ...]):
+    """Yield ``(index, record, key)`` for table records: each must be an object whose ``required`` fields are
+    non-empty text; ``key`` is the first of them, stripped, and must not repeat."""
+    seen: dict[str, int] = {}
+    key_field = required[0]
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise ImportProblem(display, "must be an object", record=index)
+        for name in required:
+            value = record.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise ImportProblem(display, "missing or empty", record=index, field=name)
+        key = record[key_field].strip()
+        if key in seen:
+            raise ImportProblem(
+                display, f"duplicate {key_field} {key!r} (also record {seen[key]})", record=index, field=key_field
+            )
+        seen[key] = index
+        yield index, record, key
+
+
 def check_depth(value, max_depth: int, display: str) -> None:
     """Refuse deeply nested documents (they are never valid input and can exhaust memory)."""
     stack = [(value, 1)]

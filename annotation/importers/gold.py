@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, load_table
+from annotation.importers.base import ImportProblem, Limits, keyed_records, load_table
 from annotation.workflow import Verdict
 
 REQUIRED = ("uid", "expected_verdict")
@@ -34,17 +34,9 @@ def _flag(value, display: str, index: int) -> bool:
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedGold]:
     display = display or path.name
     records = load_table(path, limits, display, required=REQUIRED, key="gold")
-    parsed, seen = [], {}
-    for index, record in enumerate(records):
-        if not isinstance(record, dict):
-            raise ImportProblem(display, "must be an object", record=index)
-        uid = record.get("uid")
-        if not isinstance(uid, str) or not uid.strip():
-            raise ImportProblem(display, "missing or empty", record=index, field="uid")
-        uid = uid.strip()
-        if uid in seen:
-            raise ImportProblem(display, f"duplicate uid {uid!r} (also record {seen[uid]})", record=index, field="uid")
-        seen[uid] = index
+    parsed = []
+    # expected_verdict is checked against the verdicts below, with its own message, so only uid is required text.
+    for index, record, uid in keyed_records(records, display, required=("uid",)):
         verdict = str(record.get("expected_verdict") or "").strip()
         if verdict not in Verdict.values:
             raise ImportProblem(
