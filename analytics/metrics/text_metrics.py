@@ -9,6 +9,9 @@ Both strings are stripped and lower-cased; no stop-word removal.
   3.0 synonym matches);
 * ROUGE: ``(ROUGE-1 F + ROUGE-L F) / 2`` of ``rouge_score.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)``.
 
+The Porter stemmer (ROUGE, METEOR) and WordNet's ``synsets`` (METEOR) are memoised per word: same numbers, and
+the text metrics of a submission no longer spend most of their time re-stemming the same words.
+
 **Chinese text** (PromptCBLUE items; DESIGN §2 "ROUGE by characters"): ``score(..., language="zh")`` splits
 both strings with :func:`character_tokens` (each CJK character is a token, runs of Latin letters and digits stay
 words, punctuation and spaces are dropped: the segmentation of sacrebleu's ``zh`` tokenizer without the
@@ -32,7 +35,7 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,37 @@ def has_cjk(text: str) -> bool:
 def character_tokens(text: str) -> list[str]:
     """Tokens for ROUGE / BLEU by characters: ``"血糖4.4 mmol/L"`` → ``["血", "糖", "4", "4", "mmol", "l"]``."""
     return _CHARACTER_TOKEN.findall(text.lower())
+
+
+class MemoStemmer:
+    """A stemmer that remembers its answers. Porter stemming is a pure function of the word, and a scoring run
+    stems the same few thousand words hundreds of thousands of times (ROUGE and METEOR both stem every token)."""
+
+    def __init__(self, stemmer, max_words: int = 200_000) -> None:
+        self.stem = lru_cache(maxsize=max_words)(stemmer.stem)
+
+
+class MemoWordNet:
+    """The one WordNet call METEOR makes (``synsets(word)``), remembered per word; the synsets are read-only."""
+
+    def __init__(self, reader, max_words: int = 100_000) -> None:
+        self.reader = reader
+        self.synsets = lru_cache(maxsize=max_words)(reader.synsets)
+
+
+class StemmingTokenizer:
+    """``rouge_score``'s ``DefaultTokenizer(use_stemmer=True)`` (same tokenize function, same Porter stemmer),
+    with the stemmer memoised."""
+
+    def __init__(self) -> None:
+        from nltk.stem import porter
+
+        self._stemmer = MemoStemmer(porter.PorterStemmer())
+
+    def tokenize(self, text: str) -> list[str]:
+        from rouge_score import tokenize
+
+        return tokenize.tokenize(text, self._stemmer)
 
 
 class CharacterTokenizer:
@@ -95,7 +129,10 @@ class TextMetrics:
             # NLTK's path sandbox (nltk.pathsec) only opens files under nltk.data.path / $NLTK_DATA.
             nltk.data.path.append(str(self.nltk_data_dir))
         self._paths = [str(self.nltk_data_dir)] + (list(nltk.data.path) if self.search_default_paths else [])
-        self._rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+        from nltk.stem.porter import PorterStemmer
+
+        self._rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=StemmingTokenizer())
+        self._meteor_stemmer = MemoStemmer(PorterStemmer())  # meteor_score's default stemmer, memoised
         self._rouge_characters = rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=CharacterTokenizer())
         self._smoothing = SmoothingFunction().method1
         self._sentence_tokenizer = None
@@ -138,7 +175,7 @@ class TextMetrics:
                 reader.synsets("dog")
         except (LookupError, OSError, ValueError, AssertionError) as exc:
             return MetricStatus(False, f"WordNet at {root} unreadable: {type(exc).__name__}: {exc}")
-        self._wordnet = reader
+        self._wordnet = MemoWordNet(reader)
         return MetricStatus(True)
 
     @property
@@ -182,7 +219,7 @@ class TextMetrics:
         ref, hyp = self.word_tokenize(expected), self.word_tokenize(prediction)
         out["bleu"] = self._bleu(ref, hyp)
         if self._wordnet is not None:
-            out["meteor"] = float(meteor_score([ref], hyp, wordnet=self._wordnet))
+            out["meteor"] = float(meteor_score([ref], hyp, stemmer=self._meteor_stemmer, wordnet=self._wordnet))
         return out
 
     @staticmethod

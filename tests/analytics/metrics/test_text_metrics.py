@@ -63,6 +63,30 @@ def test_meteor_uses_wordnet_synonyms(text_metrics):
     assert exact == synonym > unrelated
 
 
+@pytest.mark.skipif(not HAS_WORDNET, reason="Debian wordnet-base / wordnet-sense-index not installed")
+def test_memoised_stemmer_and_wordnet_give_the_libraries_own_numbers(text_metrics, sample):
+    """ROUGE and METEOR with memoised stemming / synsets equal the plain library calls, first and second time."""
+    from nltk.translate.meteor_score import meteor_score
+    from rouge_score import rouge_scorer
+
+    plain_rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+    names = ("short.json", "short_inverse.json", "multi_hop.json", "multi_hop_inverse.json", "list.json")
+    rows = [r for name in names for r in sample(name)]
+    texts = [r.get("answer") or r.get("incorrect_explanation") or "" for r in rows]
+    texts = [t if isinstance(t, str) else " ".join(t) for t in texts if t]
+    pairs = list(zip(texts, texts[1:] + texts[:1], strict=True))
+    assert len(pairs) >= 25
+    for _ in range(2):  # the second pass is served from the memos
+        for expected, prediction in pairs:
+            got = text_metrics.score(expected, prediction)
+            rouge = plain_rouge.score(expected.strip().lower(), prediction.strip().lower())
+            assert got["rouge"] == (rouge["rouge1"].fmeasure + rouge["rougeL"].fmeasure) / 2
+            ref = text_metrics.word_tokenize(expected.strip().lower())
+            hyp = text_metrics.word_tokenize(prediction.strip().lower())
+            assert got["meteor"] == meteor_score([ref], hyp, wordnet=text_metrics._wordnet.reader)
+    assert any(0 < text_metrics.score(e, p)["meteor"] < 1 for e, p in pairs)
+
+
 def test_missing_nltk_data_gives_none_with_a_reason_never_zero(tmp_path):
     metrics = TextMetrics(tmp_path, search_default_paths=False)
     scores = metrics.score("renal failure", "renal failure")
