@@ -7,6 +7,7 @@ import uuid
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views import View
 
 from annotation.uploads import save_uploads
@@ -40,23 +41,34 @@ class RankingHomeView(RoleRequiredMixin, View):
         return render(request, "ranking/home.html", {"studies": studies_for_ranker(ranker=request.user)})
 
 
+def _go_next(request, study: Study):
+    """Lease (or resume) the ranker's next question of ``study`` and open it; the done page when none is left.
+
+    Only POST handlers call this: taking a lease changes state, so no GET (a prefetched link, a crawler) does it.
+    """
+    try:
+        task = task_next(study=study, ranker=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+        return redirect("ranking_home")
+    if task is None:
+        return redirect(f"{reverse('ranking_next', args=[study.pk])}?done=1")
+    return redirect("ranking_task", task_id=task.pk)
+
+
 class RankingNextView(RoleRequiredMixin, View):
-    """Lease (or resume) the ranker's next question and go to it."""
+    """GET: the study's start page (guidelines, own progress, the button), or with ``?done=1`` the page saying
+    nothing is left; POST: lease the next question and open it."""
 
     required_roles = (Role.RANKER,)
 
     def get(self, request, study_id):
         study = get_object_or_404(Study, pk=study_id)
-        try:
-            task = task_next(study=study, ranker=request.user)
-        except DomainError as exc:
-            messages.error(request, str(exc))
-            return redirect("ranking_home")
-        if task is None:
-            return render(
-                request, "ranking/done.html", {"study": study, **ranker_progress(study=study, ranker=request.user)}
-            )
-        return redirect("ranking_task", task_id=task.pk)
+        template = "ranking/done.html" if "done" in request.GET else "ranking/start.html"
+        return render(request, template, {"study": study, **ranker_progress(study=study, ranker=request.user)})
+
+    def post(self, request, study_id):
+        return _go_next(request, get_object_or_404(Study, pk=study_id))
 
 
 class RankingTaskView(RoleRequiredMixin, View):
@@ -76,7 +88,7 @@ class RankingTaskView(RoleRequiredMixin, View):
     def get(self, request, task_id):
         task = self._task(request, task_id)
         if task.status != task.Status.LEASED:
-            messages.info(request, "That question is finished; here is the next one.")
+            messages.info(request, "That question is finished.")
             return redirect("ranking_next", study_id=task.study_id)
         return render(request, "ranking/task.html", self._context(request, task))
 
@@ -100,7 +112,7 @@ class RankingTaskView(RoleRequiredMixin, View):
             messages.error(request, str(exc))
             return redirect("ranking_next", study_id=task.study_id)
         messages.success(request, "Ranking saved.")
-        return redirect("ranking_next", study_id=task.study_id)
+        return _go_next(request, task.study)
 
     @staticmethod
     def _task(request, task_id):
@@ -116,7 +128,7 @@ class RankingTaskSkipView(RoleRequiredMixin, View):
     def post(self, request, task_id):
         task = RankingTaskView._task(request, task_id)
         task_release(task=task, ranker=request.user)
-        return redirect("ranking_next", study_id=task.study_id)
+        return _go_next(request, task.study)
 
 
 # --- organizers ------------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ def test_ties_hallucination_harm_and_unblinding_reach_the_database(page, login, 
     study = make_study(ties_allowed=True, ask_hallucination=True, ask_harm=True, unblinding_rate=1.0)
     ranker = make_user("ranker")
     login(ranker)
-    page.goto(f"/rank/studies/{study.pk}/next/")
+    page.goto(f"/rank/studies/{study.pk}/next/")  # the study's start page: guidelines and the button
+    page.click("button:has-text('Start ranking')")
     page.wait_for_selector("#ranking-form")
     assert "SYSNAME" not in page.content()
 

@@ -57,7 +57,8 @@ def test_ranking_page_and_every_ranker_endpoint_are_blind(client, blinded_setup)
     client.force_login(ranker)
     bodies = {}
     bodies["home"] = client.get(reverse("ranking_home")).content.decode()
-    response = client.get(reverse("ranking_next", args=[study.pk]))
+    bodies["start"] = client.get(reverse("ranking_next", args=[study.pk])).content.decode()
+    response = client.post(reverse("ranking_next", args=[study.pk]))
     assert response.status_code == 302
     task = RankingTask.objects.get(ranker=ranker)
     assert str(task.pk) in response["Location"]

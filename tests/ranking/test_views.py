@@ -81,7 +81,10 @@ def test_ranking_page_round_trip_by_form_post(client, make_study, make_user):
     study = make_study(sample_size=2, guidelines="GUIDELINE-TEXT")
     ranker = make_user("ranker")
     client.force_login(ranker)
-    task_url = client.get(reverse("ranking_next", args=[study.pk]))["Location"]
+    start = client.get(reverse("ranking_next", args=[study.pk]))
+    assert start.status_code == 200 and "GUIDELINE-TEXT" in start.content.decode()
+    assert not RankingTask.objects.filter(ranker=ranker).exists()  # opening the start page leases nothing
+    task_url = client.post(reverse("ranking_next", args=[study.pk]))["Location"]
     page = client.get(task_url).content.decode()
     assert "GUIDELINE-TEXT" in page
     task = RankingTask.objects.get(ranker=ranker)
@@ -92,10 +95,20 @@ def test_ranking_page_round_trip_by_form_post(client, make_study, make_user):
     for i, slot in enumerate("ABC"):
         form |= {f"rank_{slot}": str(i + 1), f"tag_{slot}": "okay"}
     done = client.post(task_url, form)
-    assert done.status_code == 302 and done["Location"] == reverse("ranking_next", args=[study.pk])
+    # Saved, and the next question is leased in the same request (no GET takes a lease).
+    second = RankingTask.objects.exclude(pk=task.pk).get(ranker=ranker)
+    assert done.status_code == 302 and done["Location"] == reverse("ranking_task", args=[second.pk])
     task.refresh_from_db()
     assert task.status == "submitted" and task.time_spent_ms == 1234
     assert client.post(task_url, form).status_code == 302  # same key again: no error, nothing changes
+    assert RankingTask.objects.filter(ranker=ranker).count() == 2
+    # The finished question's page sends the ranker to the start page, which leases nothing.
+    assert client.get(task_url)["Location"] == reverse("ranking_next", args=[study.pk])
+    # Last question: submitting it shows the done page.
+    form["idempotency_key"] = "k2"
+    last = client.post(reverse("ranking_task", args=[second.pk]), form)
+    assert last.status_code == 302 and last["Location"] == reverse("ranking_next", args=[study.pk]) + "?done=1"
+    assert "no question left" in client.get(last["Location"]).content.decode()
 
 
 def test_schema_generates_without_errors(organizer_client):
