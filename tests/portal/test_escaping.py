@@ -59,7 +59,7 @@ def test_ranking_page_escapes(hostile_item, client, make_user, organizer, tmp_pa
     outputs_import(system_name="S1", paths=[path])
     study = study_create(name="xss", systems=["S1"], user=organizer, overlap=1).study
     client.force_login(make_user("ranker"))
-    response = client.get(f"/rank/studies/{study.pk}/next/", follow=True)
+    response = client.post(f"/rank/studies/{study.pk}/next/", follow=True)  # lease it, land on the page
     html = response.content.decode()
     assert "&lt;b&gt;bold claim&lt;/b&gt;" in html
     _assert_escaped(html)
