@@ -1,7 +1,8 @@
 """Command-line scoring of ClinIQLink harness folders (used by ``manage.py score_outputs``; no database).
 
     python -m analytics.metrics.cli SUBMISSION_DIR [...] [--profile cliniqlink-2025|paper] [--json]
-                                    [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--nltk-data DIR]
+                                    [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--device cpu|cuda]
+                                    [--nltk-data DIR]
 
 The model and the NLTK data load once for all folders. Progress goes to stderr. Exit status: 0 on success,
 2 when a folder cannot be read (each problem names the file and the field), 1 on another error.
@@ -41,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stopwords", type=int, choices=STOPWORD_VERSIONS, default=None,
                         help="NLTK stop-word list version: 179 (before 2025-02-20) or 198 (default)")  # fmt: skip
     parser.add_argument("--model-path", default=None, help="sentence-transformers model directory")
+    parser.add_argument("--device", default=None, help="torch device of the model: cpu (default), cuda, cuda:N")
     parser.add_argument("--nltk-data", default=None, help="NLTK data directory (scripts/build_nltk_data.py)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
@@ -93,6 +95,7 @@ def score_folders(
     per_item: str | None = None,
     as_json: bool = False,
     model_path: str | None = None,
+    device: str | None = None,
     nltk_data: str | None = None,
     progress: bool = True,
     stdout: IO[str] = sys.stdout,
@@ -116,7 +119,7 @@ def score_folders(
             if encoder is None and _needs_encoder(sub):
                 from .encoder import Encoder
 
-                encoder = Encoder(model_path)
+                encoder = Encoder(model_path, device=device)
             if text_metrics is None and _has_open_items(sub):
                 from .text_metrics import TextMetrics
 
@@ -188,7 +191,7 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
             options["submission_dirs"], profile=options["profile"], seed=options["seed"],
             stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"],
             as_json=options["json"],
-            model_path=options["model_path"], nltk_data=options["nltk_data"],
+            model_path=options["model_path"], device=options.get("device"), nltk_data=options["nltk_data"],
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip
     except (ResourceError, OSError, ValueError) as exc:  # a resource problem: say what, not a traceback

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .packed import PackedBert, packable
-from .resources import resolve_model_path, weights_sha256
+from .resources import resolve_device, resolve_model_path, weights_sha256
 
 DIM = 384
 
@@ -57,13 +57,14 @@ class Encoder:
         self,
         model_path: str | os.PathLike | None = None,
         *,
-        device: str = "cpu",
+        device: str | None = None,
         batch_size: int = 8,
         token_batch_size: int = 256,
         text_cache_size: int = 20_000,
         packed: bool = True,
     ) -> None:
         self.model_path: Path = resolve_model_path(model_path)
+        device = resolve_device(device)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
@@ -213,6 +214,7 @@ class Encoder:
 
 
 @cache
-def shared_encoder(model_path: str | None = None, device: str = "cpu") -> Encoder:
-    """One :class:`Encoder` per process and (model path, device): for Celery workers and other long-lived callers."""
+def shared_encoder(model_path: str | None = None, device: str | None = None) -> Encoder:
+    """One :class:`Encoder` per process and (model path, device): for Celery workers and other long-lived callers.
+    ``device`` None: ``$METRIC_DEVICE``, else cpu."""
     return Encoder(model_path, device=device)

@@ -18,6 +18,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 #: Environment variable that overrides the sentence-transformers model directory.
 MODEL_PATH_ENV = "METRIC_MODEL_PATH"
+#: Environment variable that picks the torch device of the model ("cpu", "cuda", "cuda:1"); default cpu.
+DEVICE_ENV = "METRIC_DEVICE"
 #: Environment variable that names the NLTK data directory (NLTK's own convention).
 NLTK_DATA_ENV = "NLTK_DATA"
 
@@ -55,6 +57,27 @@ def resolve_model_path(model_path: str | os.PathLike | None = None) -> Path:
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
         raise ResourceError(f"{path} is not a sentence-transformers model directory (no modules.json)")
     return path
+
+
+def resolve_device(device: str | None = None) -> str:
+    """The torch device for the model: the argument, else ``$METRIC_DEVICE``, else ``"cpu"``; refused with the
+    reason when this torch cannot use it (e.g. ``cuda`` with the CPU-only wheel), instead of failing mid-run."""
+    chosen = (device or os.environ.get(DEVICE_ENV) or "cpu").strip().lower()
+    import torch
+
+    if chosen == "cpu":
+        return chosen
+    if chosen == "cuda" or chosen.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise ResourceError(
+                f"device {chosen!r} asked for (--device / ${DEVICE_ENV}) but torch {torch.__version__} sees no CUDA "
+                "device; use cpu"
+            )
+        index = int(chosen.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise ResourceError(f"device {chosen!r}: torch sees only {torch.cuda.device_count()} CUDA device(s)")
+        return chosen
+    raise ResourceError(f"unknown device {chosen!r} (--device / ${DEVICE_ENV}): use cpu, cuda or cuda:N")
 
 
 def default_nltk_data_dir() -> Path:

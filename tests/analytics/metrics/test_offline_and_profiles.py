@@ -80,3 +80,32 @@ def test_paper_profile_word_layer_is_contextual(encoder, text_metrics):
             assert p["sentence"] == pytest.approx(c["sentence"], abs=1e-6)  # same filtered text, same pooling
             assert p["word"] != pytest.approx(c["word"], abs=1e-3)
             assert p["bleu"] == c["bleu"]
+
+
+def test_device_is_cpu_by_default_and_the_environment_can_choose_it(monkeypatch):
+    from analytics.metrics.resources import resolve_device
+
+    monkeypatch.delenv("METRIC_DEVICE", raising=False)
+    assert resolve_device() == "cpu"
+    monkeypatch.setenv("METRIC_DEVICE", " CPU ")
+    assert resolve_device() == "cpu"
+    with pytest.raises(ResourceError, match="unknown device 'tpu'.*cpu, cuda or cuda:N"):
+        resolve_device("tpu")
+
+
+def test_cuda_without_a_cuda_device_is_refused_with_the_reason(monkeypatch):
+    import torch
+
+    from analytics.metrics.resources import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("METRIC_DEVICE", "cuda")
+    with pytest.raises(ResourceError, match="'cuda' asked for .* sees no CUDA device; use cpu"):
+        resolve_device()
+    with pytest.raises(ResourceError, match="no CUDA device"):
+        Encoder()  # refused before the model is loaded, not halfway through a run
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == "cuda:0"
+    with pytest.raises(ResourceError, match="only 1 CUDA device"):
+        resolve_device("cuda:1")

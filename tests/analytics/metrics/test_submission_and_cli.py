@@ -133,3 +133,13 @@ def test_management_command_bad_input_exits_non_zero(tmp_path):
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert "short.json: (top level): must be a JSON object" in done.stderr
+
+
+def test_management_command_refuses_an_unusable_device(tmp_path):
+    env = {**os.environ, "DATABASE_URL": "postgres://nobody:x@127.0.0.1:9/none", "PORTAL_VAR_DIR": str(tmp_path)}
+    folder = tmp_path / "open"
+    shutil.copytree(REFERENCE / "open_c_wrong", folder)
+    cmd = [sys.executable, "manage.py", "score_outputs", str(folder), "--device", "tpu", "--no-progress"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "unknown device 'tpu'" in done.stderr and "Traceback" not in done.stderr
