@@ -21,9 +21,9 @@ from itertools import groupby
 
 import numpy as np
 
-#: Positions per forward chunk: small enough that a chunk's activations stay in the CPU caches (the largest
-#: transient tensor, the feed-forward input, is 2048 × 1536 floats = 12.6 MB); ``bench/bench_scoring.py
-#: --chunk-sizes`` compares sizes.
+#: Positions per forward chunk. Large enough for efficient matrix products, small enough to keep the transient
+#: tensors small (the largest, the feed-forward activation, is 2048 × 1536 floats = 12.6 MB); ``bench/
+#: bench_scoring.py --chunk-sizes`` compares sizes (docs/benchmarks-metric.md).
 CHUNK_POSITIONS = 2048
 
 
