@@ -11,9 +11,10 @@ import pytest
 from analytics.models import Report
 from analytics.services import report_request
 from analytics.stats.agreement import krippendorff_alpha
-from annotation.models import Assignment, QAItem, Review
+from annotation.models import QAItem
 from annotation.services.imports import items_import
 from portal.models import Job
+from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,18 +39,7 @@ def double_reviewed(make_user):
     for index, first, second in JUDGEMENTS:
         item = items[index * 5]  # spread over QA types
         for who, stage, (verdict, relevance) in ((a, "primary", first), (b, "secondary", second)):
-            assignment = Assignment.objects.create(
-                item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
-            )
-            Review.objects.create(
-                assignment=assignment,
-                item=item,
-                reviewer=who,
-                stage=stage,
-                verdict=verdict,
-                relevance=relevance,
-                server_seconds=30,
-            )
+            done_review(item, who, stage, verdict, relevance, server_seconds=30)
     return a, b
 
 

@@ -8,28 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from annotation.models import Adjudication, Assignment, Dispute, QAItem, Review
+from annotation.models import Adjudication, Dispute, QAItem
 from annotation.services.imports import items_import
 from annotation.services.judgement_exports import judgements_export
+from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db
-
-
-def _review(item, who, stage, verdict, relevance):
-    assignment = Assignment.objects.create(
-        item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
-    )
-    return Review.objects.create(
-        assignment=assignment,
-        item=item,
-        reviewer=who,
-        stage=stage,
-        verdict=verdict,
-        relevance=relevance,
-        server_seconds=12.5,
-    )
 
 
 @pytest.fixture
@@ -37,12 +23,12 @@ def judged(make_user):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample" / "TF.json"])
     a, b, c = (make_user("reviewer") for _ in range(3))
     first, second = QAItem.objects.order_by("id")[:2]
-    _review(first, a, "primary", "correct", 5)
-    _review(first, b, "secondary", "incorrect", 4)
+    done_review(first, a, "primary", "correct", 5)
+    done_review(first, b, "secondary", "incorrect", 4)
     Adjudication.objects.create(
         item=first, adjudicator=c, verdict="incorrect", relevance=4, reason="source says otherwise"
     )
-    _review(second, a, "primary", "correct", 5)
+    done_review(second, a, "primary", "correct", 5)
     Dispute.objects.create(item=second, raised_by=b, category="ambiguous", text="two answers fit")
     return {"first": first, "second": second, "users": (a, b, c)}
 

@@ -15,6 +15,7 @@ from annotation.qa_types import CLINIQLINK_FILES
 from annotation.services.imports import items_import
 from annotation.services.releases import composition_report, release_export, release_freeze, release_verify
 from portal.errors import DomainError
+from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"
@@ -186,8 +187,6 @@ def test_verify_detects_a_changed_byte_and_a_missing_file(sample_items, tmp_path
 
 
 def test_composition_report_counts_a_known_fixture(sample_items, make_user):
-    from annotation.models import Assignment, Review
-
     reviewers = [make_user("reviewer"), make_user("reviewer")]
     tf = [i for i in sample_items if i.qa_type == "true_false"]
     mc = [i for i in sample_items if i.qa_type == "multiple_choice"]
@@ -198,18 +197,7 @@ def test_composition_report_counts_a_known_fixture(sample_items, make_user):
     # Two independent reviews for TF items 0 (high) and 3 (low), and MC item 1 (low).
     for item in (tf[0], tf[3], mc[1]):
         for stage, who in zip(("primary", "secondary"), reviewers, strict=True):
-            assignment = Assignment.objects.create(
-                item=item, reviewer=who, stage=stage, status="done", expires_at=item.created_at
-            )
-            Review.objects.create(
-                assignment=assignment,
-                item=item,
-                reviewer=who,
-                stage=stage,
-                verdict="correct",
-                relevance=5,
-                server_seconds=1,
-            )
+            done_review(item, who, stage, "correct", 5, server_seconds=1)
     Dispute.objects.create(item=mc[4], raised_by=reviewers[0], category="other", text="?")
     report = composition_report()
     assert report["by_type"]["true_false"] == {
