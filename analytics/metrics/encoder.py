@@ -9,6 +9,8 @@ on the token string alone. :class:`Encoder` therefore encodes each distinct toke
 For BERT models (all-MiniLM-L6-v2 is one) the texts go through :class:`~.packed.PackedBert`, which runs them end
 to end without padding (``bench/bench_scoring.py`` compares it with ``SentenceTransformer.encode``); other
 models go through ``encode`` in batches.
+Token vectors come from the on-disk table of :mod:`.token_table` when one was built for the model (every token
+the word layer can meet, encoded once at install time), else they are encoded on first use.
 The numbers are those of the per-pair path up to float rounding (~1e-7);
 ``tests/analytics/metrics/test_semantic_model.py`` and ``test_packed.py`` check it.
 
@@ -27,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from .packed import PackedBert, packable
-from .resources import resolve_device, resolve_model_path, weights_sha256
+from .resources import default_metric_cache_dir, resolve_device, resolve_model_path, weights_sha256
+from .token_table import TokenTable, TokenTableProblem, load_table, table_path, vocabulary_sha256, vocabulary_tokens
 
 DIM = 384
 
@@ -37,6 +40,7 @@ class EncoderStats:
     """How much work the encoder did: strings sent through the network, by kind."""
 
     token_strings_encoded: int = 0
+    token_vectors_from_table: int = 0
     texts_encoded: int = 0
     contextual_texts_encoded: int = 0
     encode_calls: int = 0
@@ -50,7 +54,8 @@ class Encoder:
     ``"packed"`` (:class:`~.packed.PackedBert`, chunks of 2,048 positions, no padding) for BERT models on the
     CPU, else ``"sentence-transformers"`` (other models, a GPU ``device``, or ``packed=False``): ``encode`` in
     small batches (``batch_size`` 8; on a CPU larger ones are no faster, and the smaller transient attention
-    tensors keep the C heap from fragmenting in long jobs).
+    tensors keep the C heap from fragmenting in long jobs). ``token_table`` False ignores the on-disk token
+    table; ``cache_dir`` overrides where it is looked for (:func:`~.resources.default_metric_cache_dir`).
     """
 
     def __init__(
@@ -62,6 +67,8 @@ class Encoder:
         token_batch_size: int = 256,
         text_cache_size: int = 20_000,
         packed: bool = True,
+        token_table: bool = True,
+        cache_dir: str | os.PathLike | None = None,
     ) -> None:
         self.model_path: Path = resolve_model_path(model_path)
         device = resolve_device(device)
@@ -90,6 +97,11 @@ class Encoder:
         self.text_cache_size = text_cache_size
         self._text_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._sha256: str | None = None
+        self.use_token_table = token_table
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_metric_cache_dir()
+        self._table: TokenTable | None = None
+        self._table_checked = False
+        self.token_table_problem: str | None = None
 
     # -- identity ------------------------------------------------------------------------------------------
     @property
@@ -97,6 +109,47 @@ class Encoder:
         if self._sha256 is None:
             self._sha256 = weights_sha256(self.model_path)
         return self._sha256
+
+    # -- the on-disk token table -----------------------------------------------------------------------------
+    def vocabulary_tokens(self) -> list[str]:
+        """Every token string the word layer can meet: the alphanumeric vocabulary entries (:mod:`.token_table`)."""
+        return vocabulary_tokens(self.tokenizer.get_vocab())
+
+    @property
+    def token_table_path(self) -> Path:
+        return table_path(self.cache_dir, self.weights_sha256)
+
+    def token_table(self) -> TokenTable | None:
+        """The token table of this model, read on first use; None (with ``token_table_problem``) if unusable."""
+        if not self.use_token_table:
+            return None
+        if not self._table_checked:
+            self._table_checked = True
+            try:
+                self._table = load_table(
+                    self.token_table_path,
+                    weights_sha256=self.weights_sha256,
+                    vocab_sha256=vocabulary_sha256(self.vocabulary_tokens()),
+                )
+            except TokenTableProblem as problem:
+                self.token_table_problem = str(problem)
+        return self._table
+
+    def reset_token_table(self, cache_dir: str | os.PathLike | None = None, *, enabled: bool = True) -> None:
+        """Look for the table again (in ``cache_dir`` if given) on next use, and forget cached token vectors."""
+        if cache_dir is not None:
+            self.cache_dir = Path(cache_dir)
+        self.use_token_table = enabled
+        self._table, self._table_checked, self.token_table_problem = None, False, None
+        self._token_cache.clear()
+
+    def describe_token_vectors(self) -> dict:
+        """For the run record: whether token vectors came from the table (which) or were encoded in this run."""
+        table = self.token_table()
+        if table is not None:
+            return table.describe()
+        reason = "turned off" if not self.use_token_table else self.token_table_problem
+        return {"source": "encoded in this run", "table_not_used": reason}
 
     # -- tokenisation ----------------------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[str]:
@@ -163,10 +216,17 @@ class Encoder:
 
     # -- non-contextual token vectors (cliniqlink-2025 word layer) ---------------------------------------------
     def prime_tokens(self, tokens: Iterable[str]) -> None:
-        """Encode every token string not yet in the cache, in large batches."""
-        missing = sorted({t for t in tokens if t not in self._token_cache})
+        """Make every token string's vector available: from the token table, else encoded in large batches."""
+        missing = {t for t in tokens if t not in self._token_cache}
+        table = self.token_table()
+        if table is not None and missing:
+            found = {t: table.vectors[t] for t in missing if t in table.vectors}
+            self._token_cache.update(found)
+            self.stats.token_vectors_from_table += len(found)
+            missing -= found.keys()
         if not missing:
             return
+        missing = sorted(missing)
         self.stats.token_strings_encoded += len(missing)
         vectors = self._encode(missing, self.token_batch_size)
         for token, vector in zip(missing, vectors, strict=True):

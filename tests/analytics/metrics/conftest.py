@@ -25,6 +25,14 @@ def encoder():
     return Encoder()
 
 
+@pytest.fixture
+def encoder_without_table(encoder):
+    """The session encoder encoding every token itself (no on-disk token table), restored afterwards."""
+    encoder.reset_token_table(enabled=False)
+    yield encoder
+    encoder.reset_token_table()
+
+
 @pytest.fixture(scope="session")
 def nltk_dir(tmp_path_factory):
     """NLTK data built offline into a temporary directory (WordNet only where Debian's packages are installed)."""

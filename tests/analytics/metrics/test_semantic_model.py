@@ -77,10 +77,13 @@ def test_batched_path_equals_per_pair_encoding(encoder, reference_dir, sample):
             assert getattr(got, layer) == pytest.approx(getattr(want, layer), abs=1e-5), (expected, layer)
 
 
-def test_each_distinct_token_is_encoded_once(encoder):
+def test_each_distinct_token_is_encoded_once(encoder_without_table):
+    encoder = encoder_without_table
     pairs = [("hyperkalaemia treatment calcium gluconate", "calcium gluconate first")] * 3
     scorer = SemanticScorer(encoder, FLAT_IDF, STOP, 0.3)
+    before = encoder.stats.token_strings_encoded
     scorer.score_pairs(pairs)
+    assert encoder.stats.token_strings_encoded - before == len({"hyper", "treatment", "calcium", "g", "first"})
     before = encoder.stats.token_strings_encoded
     scorer.score_pairs(pairs + [("gluconate", "calcium")])
     assert encoder.stats.token_strings_encoded == before
