@@ -2,7 +2,7 @@
 
     python -m analytics.metrics.cli SUBMISSION_DIR [...] [--profile cliniqlink-2025|paper] [--json]
                                     [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--device cpu|cuda]
-                                    [--nltk-data DIR] [--cache-dir DIR]
+                                    [--nltk-data DIR] [--cache-dir DIR] [--allow-length-mismatch]
 
 The model and the NLTK data load once for all folders. Progress goes to stderr. Exit status: 0 on success,
 2 when a folder cannot be read (each problem names the file and the field), 1 on another error.
@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory of the token-vector table (scripts/build_token_table.py; default "
                              "$METRIC_CACHE_DIR or var/metric-cache)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    parser.add_argument("--allow-length-mismatch", action="store_true",
+                        help="as the public scorer: a file whose inputs and responses differ in length scores 0 "
+                             "for its type (with a note) instead of stopping the run")  # fmt: skip
 
 
 def _names(paths: Sequence[str]) -> list[str]:
@@ -55,12 +58,12 @@ def _names(paths: Sequence[str]) -> list[str]:
     return [n if base.count(n) == 1 else str(Path(p)) for n, p in zip(base, paths, strict=True)]
 
 
-def load_all(paths: Sequence[str]) -> tuple[list[Submission], list[str]]:
+def load_all(paths: Sequence[str], *, allow_length_mismatch: bool = False) -> tuple[list[Submission], list[str]]:
     """Read every folder before scoring anything; return the submissions and every problem found."""
     submissions, problems = [], []
     for path, name in zip(paths, _names(paths), strict=True):
         try:
-            submissions.append(load_submission_dir(path, name=name))
+            submissions.append(load_submission_dir(path, name=name, allow_length_mismatch=allow_length_mismatch))
         except SubmissionError as exc:
             problems.extend(str(p) for p in exc.problems)
     return submissions, problems
@@ -101,12 +104,13 @@ def score_folders(
     device: str | None = None,
     nltk_data: str | None = None,
     cache_dir: str | None = None,
+    allow_length_mismatch: bool = False,
     progress: bool = True,
     stdout: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
 ) -> int:
     """Score every folder with one model and one set of NLTK resources; print results; return an exit code."""
-    submissions, problems = load_all(paths)
+    submissions, problems = load_all(paths, allow_length_mismatch=allow_length_mismatch)
     if problems:
         stderr.write("error: cannot score, bad input:\n" + "".join(f"  {p}\n" for p in problems))
         return 2
@@ -199,7 +203,7 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
             stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"],
             as_json=options["json"],
             model_path=options["model_path"], device=options.get("device"), nltk_data=options["nltk_data"],
-            cache_dir=options.get("cache_dir"),
+            cache_dir=options.get("cache_dir"), allow_length_mismatch=options.get("allow_length_mismatch", False),
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip
     except (ResourceError, OSError, ValueError) as exc:  # a resource problem: say what, not a traceback

@@ -5,6 +5,11 @@ A folder holds up to seven files, ``true_false.json`` … ``multi_hop_inverse.js
 position. Missing files are skipped with a note (the public scorer does the same). Every problem — unreadable
 JSON, a missing or unknown top-level field, a length mismatch, an input item without a field its type needs or
 with the wrong JSON type — is reported as ``<file>: <field>: <message>``, and nothing is scored.
+
+``allow_length_mismatch=True`` reproduces the public scorer instead for the one case METRIC.md §2.3 documents:
+a file whose ``inputs`` and ``responses`` differ in length (a missing one counts as empty, as its
+``blob.get(key, [])`` reads them) is loaded, with a note, and the scorer gives that type 0 while its inputs still
+count in the IDF corpus (§5.3). Organizers reproducing the official numbers need that; by default it is an error.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ def _is_type(value: Any, kind: str) -> bool:
     }[kind]
 
 
-def check_blob(qa_type: str, blob: Any, filename: str) -> list[Problem]:
+def check_blob(qa_type: str, blob: Any, filename: str, *, allow_length_mismatch: bool = False) -> list[Problem]:
     """Problems of one parsed type file (empty list when it can be scored)."""
     if not isinstance(blob, dict):
         return [Problem(filename, "(top level)", "must be a JSON object with 'inputs' and 'responses'")]
@@ -91,15 +96,16 @@ def check_blob(qa_type: str, blob: Any, filename: str) -> list[Problem]:
                 for key in sorted(set(blob) - TOP_LEVEL_FIELDS)]  # fmt: skip
     for key in ("inputs", "responses"):
         if key not in blob:
-            problems.append(Problem(filename, key, "missing"))
+            if not allow_length_mismatch:
+                problems.append(Problem(filename, key, "missing"))
         elif not isinstance(blob[key], list):
             problems.append(Problem(filename, key, f"must be a list, not {type(blob[key]).__name__}"))
     if "prompts" in blob and not isinstance(blob["prompts"], list):
         problems.append(Problem(filename, "prompts", f"must be a list, not {type(blob['prompts']).__name__}"))
     if problems:
         return problems
-    inputs, responses = blob["inputs"], blob["responses"]
-    if len(inputs) != len(responses):
+    inputs, responses = blob.get("inputs", []), blob.get("responses", [])
+    if len(inputs) != len(responses) and not allow_length_mismatch:
         problems.append(Problem(filename, "responses", f"{len(responses)} responses for {len(inputs)} inputs"))
     for i, item in enumerate(inputs):
         if len(problems) >= MAX_PROBLEMS_PER_FILE:
@@ -125,7 +131,9 @@ def check_blob(qa_type: str, blob: Any, filename: str) -> list[Problem]:
     return problems
 
 
-def load_submission_dir(path: str | os.PathLike, name: str | None = None) -> Submission:
+def load_submission_dir(
+    path: str | os.PathLike, name: str | None = None, *, allow_length_mismatch: bool = False
+) -> Submission:
     """Read and check a harness output folder; raise :class:`SubmissionError` listing every problem."""
     folder = Path(path)
     submission = Submission(name or folder.name, folder)
@@ -148,12 +156,16 @@ def load_submission_dir(path: str | os.PathLike, name: str | None = None) -> Sub
         except OSError as exc:
             problems.append(Problem(filename, "(file)", f"unreadable: {exc.strerror or exc}"))
             continue
-        file_problems = check_blob(qa_type, blob, filename)
+        file_problems = check_blob(qa_type, blob, filename, allow_length_mismatch=allow_length_mismatch)
         if file_problems:
             problems.extend(file_problems)
             continue
-        submission.inputs[qa_type] = blob["inputs"]
-        submission.responses[qa_type] = blob["responses"]
+        inputs, responses = blob.get("inputs", []), blob.get("responses", [])
+        if len(inputs) != len(responses):
+            submission.notes.append(f"{filename}: {len(responses)} responses for {len(inputs)} inputs – {qa_type} "
+                                    "scores 0 as in the public scorer (its inputs still count in the IDF)")  # fmt: skip
+        submission.inputs[qa_type] = inputs
+        submission.responses[qa_type] = responses
     if not problems and not submission.inputs:
         problems.append(Problem(str(folder), "(folder)", f"none of the result files {', '.join(QA_FILES.values())}"))
     if problems:

@@ -143,3 +143,48 @@ def test_management_command_refuses_an_unusable_device(tmp_path):
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
     assert "unknown device 'tpu'" in done.stderr and "Traceback" not in done.stderr
+
+
+def _score(folders, encoder, nltk_dir, monkeypatch, **kwargs):
+    monkeypatch.setattr("analytics.metrics.encoder.Encoder", lambda *a, **k: encoder)  # reuse the session model
+    out, err = io.StringIO(), io.StringIO()
+    code = score_folders([str(f) for f in folders], as_json=True, nltk_data=str(nltk_dir), stdout=out, stderr=err,
+                         progress=False, **kwargs)  # fmt: skip
+    return code, (json.loads(out.getvalue()) if code == 0 else None), err.getvalue()
+
+
+def test_length_mismatch_stops_the_run_unless_asked_to_score_it_as_the_public_scorer(
+    tmp_path, encoder, nltk_dir, monkeypatch
+):
+    """METRIC.md §2.3: with --allow-length-mismatch the type scores 0, its inputs still feed the IDF (§5.3)."""
+    same = shutil.copytree(REFERENCE / "open_c_wrong", tmp_path / "same")
+    mismatched = shutil.copytree(REFERENCE / "open_c_wrong", tmp_path / "mismatched")
+    blob = json.loads((mismatched / "multi_hop.json").read_text())
+    blob["responses"] = blob["responses"][:-1]
+    (mismatched / "multi_hop.json").write_text(json.dumps(blob))
+    without = shutil.copytree(REFERENCE / "open_c_wrong", tmp_path / "without")
+    (without / "multi_hop.json").unlink()
+
+    code, _, err = _score([mismatched], encoder, nltk_dir, monkeypatch)
+    assert code == 2 and "multi_hop.json: responses: 4 responses for 5 inputs" in err
+
+    code, result, err = _score([same, mismatched, without], encoder, nltk_dir, monkeypatch,
+                               allow_length_mismatch=True)  # fmt: skip
+    assert code == 0, err
+    assert "multi_hop scores 0 as in the public scorer" in err
+    assert result["same"]["multi_hop_semantic_match_score"] > 0
+    assert result["mismatched"]["multi_hop_semantic_match_score"] == 0.0
+    # The mismatched file's gold answers are still in the IDF: the short answers score as with a complete file,
+    # and not as when multi_hop.json is absent.
+    for key in ("short_semantic_match_score", "short_inverse_semantic_match_score"):
+        assert result["mismatched"][key] == result["same"][key]
+    assert result["mismatched"]["short_semantic_match_score"] != result["without"]["short_semantic_match_score"]
+    assert result["mismatched"]["run"]["idf_answers"] == result["same"]["run"]["idf_answers"]
+    assert result["mismatched"]["run"]["idf_answers"] == result["without"]["run"]["idf_answers"] + 5
+
+
+def test_missing_responses_key_is_an_empty_list_only_when_mismatches_are_allowed(tmp_path):
+    folder = _folder(tmp_path, true_false={"inputs": GOOD_TF["inputs"]})
+    assert _problems(folder) == [f"{folder / 'true_false.json'}: responses: missing"]
+    loaded = load_submission_dir(folder, allow_length_mismatch=True)
+    assert loaded.responses["true_false"] == [] and "1 inputs" in loaded.notes[0]
