@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     with tqdm(total=len(tokens), desc="token table", unit="token", file=sys.stderr) as bar:
         build_table(
             tokens,
-            lambda batch: encoder._encode(batch, encoder.token_batch_size),
+            encoder.encode_token_strings,
             path,
             weights_sha256=encoder.weights_sha256,
             vocab_sha256=vocabulary_sha256(tokens),

@@ -228,9 +228,13 @@ class Encoder:
             return
         missing = sorted(missing)
         self.stats.token_strings_encoded += len(missing)
-        vectors = self._encode(missing, self.token_batch_size)
+        vectors = self.encode_token_strings(missing)
         for token, vector in zip(missing, vectors, strict=True):
             self._token_cache[token] = vector
+
+    def encode_token_strings(self, tokens: Sequence[str]) -> np.ndarray:
+        """Each token string through the model on its own (``[CLS] token [SEP]``), in large batches, no cache."""
+        return self._encode(tokens, self.token_batch_size)
 
     def token_matrix(self, tokens: Sequence[str]) -> np.ndarray:
         """Stacked vectors of ``tokens`` (each encoded alone as ``[CLS] token [SEP]``), from the cache."""

@@ -5,7 +5,7 @@ each one on its own as the sentence ``[CLS] piece [SEP]``. A piece is a vocabula
 and ``[UNK]`` are not alphanumeric), so the token strings it can ever meet are the model's alphanumeric
 vocabulary entries: 23,502 of all-MiniLM-L6-v2's 30,522, each re-tokenising to three positions. METRIC.md's
 speed note says each distinct token "needs encoding once per run (or once ever, cached)": this is "once ever".
-The table is built at install time (``python manage.py build_token_table``, run by ``make``; about 70,000
+The table is built at install time (``scripts/build_token_table.py``, run by ``make``; about 70,000
 positions, some seconds), keyed by the SHA-256 of the model's weights and of the vocabulary, and the
 :class:`~.encoder.Encoder` reads it instead of encoding tokens. A table that is missing, stale (other weights
 or vocabulary) or unreadable is not used, with the reason recorded; tokens are then encoded as before. The
@@ -88,11 +88,12 @@ def build_table(
         if progress:
             progress(min(start + BUILD_BATCH, len(tokens)), len(tokens))
     vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    # ``meta`` adds provenance (engine, torch version); it cannot override the keys the loader checks.
     header = {
+        **dict(meta or {}),
         "format": FORMAT_VERSION,
         "weights_sha256": weights_sha256,
         "vocab_sha256": vocab_sha256,
-        **dict(meta or {}),
     }
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     try:

@@ -52,7 +52,7 @@ def _build(encoder, tokens, directory, **overrides):
     keys = {"weights_sha256": encoder.weights_sha256, "vocab_sha256": vocabulary_sha256(encoder.vocabulary_tokens())}
     keys.update(overrides)
     path = table_path(directory, encoder.weights_sha256)
-    return build_table(tokens, lambda batch: encoder._encode(batch, 64), path, **keys)
+    return build_table(tokens, encoder.encode_token_strings, path, **keys)
 
 
 def test_vocabulary_tokens_are_exactly_what_the_word_layer_can_produce(encoder, sample):
@@ -143,8 +143,10 @@ def test_an_interrupted_build_leaves_the_old_table_and_no_temporary_file(encoder
     assert list(table_dir.iterdir()) == [path]
 
 
-def test_load_refuses_another_format(encoder, tmp_path):
-    path = _build(encoder, ["ex"], tmp_path, meta={"format": 0})
+def test_load_refuses_another_format(encoder, tmp_path, monkeypatch):
+    monkeypatch.setattr("analytics.metrics.token_table.FORMAT_VERSION", 0)  # a table written by another layout
+    path = _build(encoder, ["ex"], tmp_path, meta={"format": 5, "weights_sha256": "spoofed"})
+    monkeypatch.undo()
     with pytest.raises(TokenTableProblem, match="format 0"):
         load_table(path, weights_sha256=encoder.weights_sha256, vocab_sha256="x")
 
