@@ -3,9 +3,13 @@
     python -m analytics.metrics.cli SUBMISSION_DIR [...] [--profile cliniqlink-2025|paper] [--json]
                                     [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--device cpu|cuda]
                                     [--nltk-data DIR] [--cache-dir DIR] [--allow-length-mismatch]
+                                    [--keep-going]
 
-The model and the NLTK data load once for all folders. Progress goes to stderr. Exit status: 0 on success,
-2 when a folder cannot be read (each problem names the file and the field), 1 on another error.
+The model and the NLTK data load once for all folders. Every folder is read before anything is scored: by
+default one bad folder stops the run (nothing is scored); with ``--keep-going`` the good folders are scored and
+the bad ones are reported (on stderr, and under ``"errors"`` in the ``--json`` object). Progress goes to stderr.
+Exit status: 0 on success, 2 when a folder cannot be read (each problem names the file and the field; also with
+``--keep-going``, after the good folders are scored), 1 on another error.
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-length-mismatch", action="store_true",
                         help="as the public scorer: a file whose inputs and responses differ in length scores 0 "
                              "for its type (with a note) instead of stopping the run")  # fmt: skip
+    parser.add_argument("--keep-going", action="store_true",
+                        help="score the folders that can be read and report the others (exit status 2) instead "
+                             "of scoring nothing when one folder is bad")  # fmt: skip
 
 
 def _names(paths: Sequence[str]) -> list[str]:
@@ -58,14 +65,16 @@ def _names(paths: Sequence[str]) -> list[str]:
     return [n if base.count(n) == 1 else str(Path(p)) for n, p in zip(base, paths, strict=True)]
 
 
-def load_all(paths: Sequence[str], *, allow_length_mismatch: bool = False) -> tuple[list[Submission], list[str]]:
-    """Read every folder before scoring anything; return the submissions and every problem found."""
-    submissions, problems = [], []
+def load_all(
+    paths: Sequence[str], *, allow_length_mismatch: bool = False
+) -> tuple[list[Submission], dict[str, list[str]]]:
+    """Read every folder before scoring anything; return the submissions and the problems per bad folder name."""
+    submissions, problems = [], {}
     for path, name in zip(paths, _names(paths), strict=True):
         try:
             submissions.append(load_submission_dir(path, name=name, allow_length_mismatch=allow_length_mismatch))
         except SubmissionError as exc:
-            problems.extend(str(p) for p in exc.problems)
+            problems[name] = [str(p) for p in exc.problems]
     return submissions, problems
 
 
@@ -105,6 +114,7 @@ def score_folders(
     nltk_data: str | None = None,
     cache_dir: str | None = None,
     allow_length_mismatch: bool = False,
+    keep_going: bool = False,
     progress: bool = True,
     stdout: IO[str] = sys.stdout,
     stderr: IO[str] = sys.stderr,
@@ -112,8 +122,11 @@ def score_folders(
     """Score every folder with one model and one set of NLTK resources; print results; return an exit code."""
     submissions, problems = load_all(paths, allow_length_mismatch=allow_length_mismatch)
     if problems:
-        stderr.write("error: cannot score, bad input:\n" + "".join(f"  {p}\n" for p in problems))
-        return 2
+        lines = [p for folder_problems in problems.values() for p in folder_problems]
+        verdict = f"skipping {len(problems)} of {len(paths)} folders" if keep_going else "cannot score"
+        stderr.write(f"error: {verdict}, bad input:\n" + "".join(f"  {p}\n" for p in lines))
+        if not keep_going:
+            return 2
     from .scorer import score_submission
 
     encoder = text_metrics = None
@@ -151,10 +164,12 @@ def score_folders(
         if rows_file:
             rows_file.close()
     if as_json:
+        out.update({name: {"errors": folder_problems} for name, folder_problems in problems.items()})
         stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
-        stdout.write(format_table(out))
-    return 0
+        table = format_table(out) if out else ""
+        stdout.write(table + "".join(f"{name}: not scored (bad input, see above)\n" for name in problems))
+    return 2 if problems else 0
 
 
 def _has_open_items(sub: Submission) -> bool:
@@ -204,6 +219,7 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
             as_json=options["json"],
             model_path=options["model_path"], device=options.get("device"), nltk_data=options["nltk_data"],
             cache_dir=options.get("cache_dir"), allow_length_mismatch=options.get("allow_length_mismatch", False),
+            keep_going=options.get("keep_going", False),
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip
     except (ResourceError, OSError, ValueError) as exc:  # a resource problem: say what, not a traceback

@@ -106,6 +106,34 @@ def test_score_folders_reports_bad_input_and_exits_2(tmp_path):
     assert "list.json: answers: unknown field" in err.getvalue()
 
 
+def test_keep_going_scores_the_good_folders_and_reports_the_bad_ones(tmp_path):
+    good = _closed_only(tmp_path)
+    (tmp_path / "bad").mkdir()
+    bad = _folder(tmp_path / "bad", true_false={**GOOD_TF, "extra": 1})
+    folders = [str(good), str(bad)]
+
+    out, err = io.StringIO(), io.StringIO()
+    assert score_folders(folders, as_json=True, stdout=out, stderr=err, progress=False) == 2
+    assert out.getvalue() == "" and "cannot score" in err.getvalue()  # the default: one bad folder, nothing scored
+
+    out, err = io.StringIO(), io.StringIO()
+    assert score_folders(folders, as_json=True, keep_going=True, stdout=out, stderr=err, progress=False) == 2
+    result = json.loads(out.getvalue())
+    assert result["closed"]["true_false_accuracy"] == 1.0 and result["closed"]["run"]["profile"]
+    assert result["bad"] == {
+        "errors": [f"{bad / 'true_false.json'}: extra: unknown field (allowed: inputs, responses, prompts)"]
+    }
+    assert "skipping 1 of 2 folders" in err.getvalue() and "true_false.json: extra: unknown field" in err.getvalue()
+
+    out = io.StringIO()
+    assert score_folders(folders, keep_going=True, stdout=out, stderr=io.StringIO(), progress=False) == 2
+    assert "true_false_accuracy" in out.getvalue() and "bad: not scored (bad input, see above)" in out.getvalue()
+
+    out = io.StringIO()
+    assert score_folders([str(bad)], keep_going=True, stdout=out, stderr=io.StringIO(), progress=False) == 2
+    assert out.getvalue() == "bad: not scored (bad input, see above)\n"
+
+
 def _closed_only(tmp_path):
     folder = tmp_path / "closed"
     folder.mkdir()
