@@ -73,6 +73,46 @@ class AnswerScore(models.Model):
         return self.f1
 
 
+class ScoringChunk(models.Model):
+    """Texts of a scoring run that one task encodes into the embedding store (a run's work split across
+    workers; :mod:`analytics.scoring`). ``done_at`` is set once the vectors are stored; a redelivered task
+    encodes its chunk again harmlessly and counts the attempt."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    texts = models.JSONField(help_text="The texts to encode (a list of strings).")
+    attempts = models.PositiveIntegerField(default=0)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="scoring_chunk_once")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} chunk {self.index}"
+
+
+class TextEmbedding(models.Model):
+    """A sentence embedding of the metric's model, shared by every worker and every later run.
+
+    Keyed by the model (:attr:`analytics.metrics.Encoder.embedding_key`: weights hash and truncation length) and
+    the SHA-256 of the text; the vector is 384 float32 values, little-endian. Rows older than
+    ``METRIC_EMBEDDING_RETENTION_DAYS`` are deleted by a periodic task (they are re-encoded when needed)."""
+
+    model_key = models.CharField(max_length=80)
+    text_sha256 = models.CharField(max_length=64)
+    vector = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model_key", "text_sha256"], name="text_embedding_once_per_model")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.text_sha256[:12]} ({self.model_key[:12]})"
+
+
 class Report(models.Model):
     """An analytics report computed by a job, stored with its parameters and a timestamp."""
 

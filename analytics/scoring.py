@@ -2,8 +2,15 @@
 
 The model and the NLTK resources load once per worker process and are reused by every job it runs. Scores
 are written with an upsert on (run, item), so a task that is killed and redelivered rewrites the same rows:
-nothing is lost and nothing is duplicated. Scale-out is by job: each system × profile is one job, and
-several Celery workers score several systems at once.
+nothing is lost and nothing is duplicated.
+
+Scale-out. Sentence embeddings, almost all of a run's work, go through the embedding store
+(:mod:`analytics.embeddings`, PostgreSQL), so they are computed once for every worker and every later run (a
+release's references are encoded by its first scoring run only). A run with more new texts than
+``METRIC_CHUNK_TEXTS`` is split (:func:`scoring_run_split`): its texts are cut into chunks that any worker
+encodes into the store (:func:`scoring_chunk_encode`), and the last chunk to finish queues the run's final
+task, which scores with nothing left to encode. Several systems are several jobs, so more workers score
+more systems at once as well.
 """
 
 from __future__ import annotations
@@ -12,10 +19,12 @@ import functools
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from analytics.models import AnswerScore, ScoringRun
+from analytics.models import AnswerScore, ScoringChunk, ScoringRun
 from portal.errors import DomainError
+from portal.models import Job
 
 # Portal QA type → the metric's type (the harness output file stem).
 METRIC_TYPE = {
@@ -46,9 +55,11 @@ SCORE_FIELDS = [
 
 @functools.cache
 def shared_encoder():
+    from analytics.embeddings import DatabaseTextStore
     from analytics.metrics import Encoder
 
-    return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR)
+    store = DatabaseTextStore() if settings.METRIC_EMBEDDING_STORE else None
+    return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR, text_store=store)
 
 
 @functools.cache
@@ -100,12 +111,14 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
         raise DomainError(f"{run.system} has no outputs for items in this scope; import outputs first")
     scores, summary, record = [], {}, {"notes": []}
     if inputs:
+        encoder = shared_encoder()
+        before = (encoder.stats.texts_encoded, encoder.stats.texts_from_store)
         result = score_submission(
             inputs,
             responses,
             profile=run.profile,
             seed=run.seed,
-            encoder=shared_encoder(),
+            encoder=encoder,
             text_metrics=shared_text_metrics(),
             stopwords_version=settings.METRIC_STOPWORDS_VERSION,
             progress=_progress_bridge(progress),
@@ -124,6 +137,11 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
                 )
             )
         summary, record = result.summary, {**result.run, "notes": result.notes}
+        record["sentence_embeddings"] = {
+            "encoded_by_this_task": encoder.stats.texts_encoded - before[0],
+            "read_from_store": encoder.stats.texts_from_store - before[1],
+            "chunk_tasks": run.chunks.count(),
+        }
     if others:
         free = score_free_text([(ref, resp) for *_, ref, resp in others], text_metrics=shared_text_metrics())
         for (item_id, output_id, qa_type, _, _), row in zip(others, free.rows, strict=True):
@@ -152,6 +170,59 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
 
 
 PORTAL_TYPE = {metric: portal for portal, metric in METRIC_TYPE.items()}
+
+
+def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> list[ScoringChunk]:
+    """The run's chunks still to encode, created on the first call; empty when the run is scored in one task.
+
+    A run is split when the embedding store is on and more than ``chunk_texts`` (default
+    ``METRIC_CHUNK_TEXTS``) of the texts it embeds are not stored yet. Calling it again (a redelivered task)
+    creates nothing new and returns the chunks not done.
+    """
+    if run.chunks.exists():
+        return list(run.chunks.filter(done_at__isnull=True))
+    size = settings.METRIC_CHUNK_TEXTS if chunk_texts is None else chunk_texts
+    if size <= 0 or not settings.METRIC_EMBEDDING_STORE:
+        return []
+    from analytics.embeddings import DatabaseTextStore
+    from analytics.metrics.scorer import embedding_texts
+
+    inputs, responses, _, _ = scoring_inputs(run)
+    texts = embedding_texts(
+        inputs, responses, profile=run.profile, seed=run.seed, stopwords_version=settings.METRIC_STOPWORDS_VERSION
+    )
+    missing = DatabaseTextStore().missing(shared_encoder().embedding_key, texts)
+    if len(missing) <= size:
+        return []
+    chunks = [
+        ScoringChunk(run=run, index=i, texts=missing[start : start + size])
+        for i, start in enumerate(range(0, len(missing), size))
+    ]
+    ScoringChunk.objects.bulk_create(chunks, ignore_conflicts=True)  # a concurrent redelivery made the same ones
+    return list(run.chunks.filter(done_at__isnull=True))
+
+
+def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
+    """Encode the chunk's texts into the embedding store and mark it done; True when no chunk of its run is
+    left (the caller then queues the final task; a redelivered last chunk says True again, which is harmless)."""
+    from analytics.embeddings import DatabaseTextStore
+
+    ScoringChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    encoder = shared_encoder()
+    vectors = encoder.embed_texts(chunk.texts)
+    # Texts this worker had cached in memory were not written by embed_texts; the store must have them all.
+    DatabaseTextStore().put_many(encoder.embedding_key, dict(zip(chunk.texts, vectors, strict=True)))
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().get(pk=chunk.run_id)  # serialises the chunks' endings
+        first_time = ScoringChunk.objects.filter(pk=chunk.pk, done_at__isnull=True).update(done_at=timezone.now())
+        left = run.chunks.filter(done_at__isnull=True).count()
+        if first_time and run.job_id:
+            total = run.chunks.count()
+            Job.objects.filter(pk=run.job_id).update(
+                progress_done=F("progress_done") + len(chunk.texts),
+                message=f"encoding texts: {total - left} of {total} chunks done",
+            )
+    return left == 0
 
 
 def _progress_bridge(progress):

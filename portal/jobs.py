@@ -3,6 +3,11 @@
 A Celery task calls :func:`job_run` with the job id and a function of ``(job, progress)``. Progress writes are
 throttled (at most every 0.3 s) so a tight loop does not hammer the database, and the final state is always
 written. Running a job twice (a redelivered task) is safe as long as the work function is idempotent.
+
+A job split across tasks (a scoring run encoded in chunks by several workers): the first task's work returns
+:data:`CONTINUES` (the job stays running), each part runs under :func:`job_part` (skipped once the job has
+finished, failing the job if it raises), and the last task calls ``job_run(..., resume=True)``, which finishes
+the job without counting a new attempt.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from django.db import transaction
 from django.utils import timezone
@@ -67,28 +73,54 @@ def job_enqueue(job: Job, task) -> None:
     transaction.on_commit(lambda: task.delay(str(job.pk)))
 
 
-def job_run(job_id, work: Callable[[Job, Progress], dict | None]) -> Job:
-    """Run ``work`` for the job, recording start, progress, result or error."""
+#: Returned by a work function whose job goes on in other tasks: the job stays running.
+CONTINUES = "continues"
+
+
+def job_run(job_id, work: Callable[[Job, Progress], dict | str | None], *, resume: bool = False) -> Job:
+    """Run ``work`` for the job, recording start, progress, result or error.
+
+    ``resume``: the job was started by an earlier task and goes on here (no new attempt, same start time);
+    nothing is done if it has failed meanwhile.
+    """
     job = Job.objects.get(pk=job_id)
-    if job.status == Job.Status.SUCCEEDED:
-        return job  # a redelivered task after success: nothing to do
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, started_at=timezone.now(), attempts=job.attempts + 1, error=""
-    )
-    job.refresh_from_db()
+    if job.status == Job.Status.SUCCEEDED or (resume and job.status == Job.Status.FAILED):
+        return job  # a redelivered task after the end: nothing to do
+    if not resume:
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.RUNNING, started_at=timezone.now(), attempts=job.attempts + 1, error=""
+        )
+        job.refresh_from_db()
     progress = Progress(job)
-    try:
+    with _failures_recorded(job):
         result = work(job, progress) or {}
+        if result != CONTINUES:
+            _finish(job, Job.Status.SUCCEEDED, result=result, done=progress.total or progress.done)
+    job.refresh_from_db()
+    return job
+
+
+def job_part(job_id, work: Callable[[Job], None]) -> bool:
+    """Run one part of a job split across tasks; False (nothing run) once the job has finished."""
+    job = Job.objects.get(pk=job_id)
+    if job.finished:
+        return False
+    with _failures_recorded(job):
+        work(job)
+    return True
+
+
+@contextmanager
+def _failures_recorded(job: Job):
+    """A DomainError fails the job with its message; anything else is logged, recorded and re-raised."""
+    try:
+        yield
     except DomainError as exc:
         _finish(job, Job.Status.FAILED, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - recorded for the person watching the job, then re-raised
         logger.exception("job %s (%s) failed", job.pk, job.kind)
         _finish(job, Job.Status.FAILED, error=f"Internal error: {exc.__class__.__name__}: {exc}")
         raise
-    else:
-        _finish(job, Job.Status.SUCCEEDED, result=result, done=progress.total or progress.done)
-    job.refresh_from_db()
-    return job
 
 
 def _finish(job: Job, status: str, *, error: str = "", result: dict | None = None, done: int | None = None):

@@ -213,6 +213,7 @@ CELERY_RESULT_BACKEND = None
 # Periodic work (run by the worker started with --beat): abandoned review leases go back to the queue.
 CELERY_BEAT_SCHEDULE = {
     "expire-review-leases": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
+    "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
@@ -242,6 +243,12 @@ METRIC_MODEL_PATH = env_str("METRIC_MODEL_PATH")  # empty: the model packaged in
 NLTK_DATA_DIR = env_str("NLTK_DATA", str(VAR_DIR / "nltk_data"))
 METRIC_STOPWORDS_VERSION = env_int("METRIC_STOPWORDS_VERSION", 198)
 METRIC_CACHE_DIR = env_str("METRIC_CACHE_DIR", str(VAR_DIR / "metric-cache"))  # token table (build_token_table.py)
+# Sentence embeddings kept in PostgreSQL (analytics.embeddings): shared by every worker and later runs.
+METRIC_EMBEDDING_STORE = env_bool("METRIC_EMBEDDING_STORE", True)
+METRIC_EMBEDDING_RETENTION_DAYS = env_int("METRIC_EMBEDDING_RETENTION_DAYS", 90)
+# A scoring job with more new texts than this is split into encoding tasks of this many texts, which any
+# worker may take (0: never split).
+METRIC_CHUNK_TEXTS = env_int("METRIC_CHUNK_TEXTS", 400)
 
 # --- Workflow settings ------------------------------------------------------------------------------------
 REVIEW_SECOND_SHARE = env_float("REVIEW_SECOND_SHARE", 0.45)

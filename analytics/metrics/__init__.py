@@ -15,7 +15,7 @@ Public API::
 See ``METRIC.md`` for the algorithm; :mod:`.profiles` lists every reproduced quirk with its section.
 """
 
-from .encoder import Encoder, shared_encoder
+from .encoder import Encoder, TextVectorStore, shared_encoder
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from .scorer import QA_TYPES, SubmissionScore, score_submission
 from .submission import Problem, Submission, SubmissionError, load_submission_dir
@@ -32,6 +32,7 @@ __all__ = [
     "SubmissionError",
     "SubmissionScore",
     "TextMetrics",
+    "TextVectorStore",
     "get_profile",
     "load_submission_dir",
     "score_submission",

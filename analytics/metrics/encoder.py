@@ -11,6 +11,9 @@ to end without padding (``bench/bench_scoring.py`` compares it with ``SentenceTr
 models go through ``encode`` in batches.
 Token vectors come from the on-disk table of :mod:`.token_table` when one was built for the model (every token
 the word layer can meet, encoded once at install time), else they are encoded on first use.
+A ``text_store`` (any object with ``get_many`` / ``put_many``, see :class:`TextVectorStore`) extends the text cache
+beyond the process: the portal passes one backed by PostgreSQL, so a release's references are encoded once
+for every worker and every later run, and the texts of one scoring job can be encoded by several workers.
 The numbers are those of the per-pair path up to float rounding (~1e-7);
 ``tests/analytics/metrics/test_semantic_model.py`` and ``test_packed.py`` check it.
 
@@ -21,10 +24,11 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -42,8 +46,19 @@ class EncoderStats:
     token_strings_encoded: int = 0
     token_vectors_from_table: int = 0
     texts_encoded: int = 0
+    texts_from_store: int = 0
     contextual_texts_encoded: int = 0
     encode_calls: int = 0
+
+
+class TextVectorStore(Protocol):
+    """Sentence embeddings kept outside the process, keyed by :attr:`Encoder.embedding_key` and the text."""
+
+    def get_many(self, model_key: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those ``texts`` that have one (float32, ``[DIM]``)."""
+
+    def put_many(self, model_key: str, vectors: Mapping[str, np.ndarray]) -> None:
+        """Keep these vectors (a text already stored keeps its vector)."""
 
 
 class Encoder:
@@ -56,6 +71,8 @@ class Encoder:
     small batches (``batch_size`` 8; on a CPU larger ones are no faster, and the smaller transient attention
     tensors keep the C heap from fragmenting in long jobs). ``token_table`` False ignores the on-disk token
     table; ``cache_dir`` overrides where it is looked for (:func:`~.resources.default_metric_cache_dir`).
+    ``text_store`` (optional, settable later) is consulted for texts missing from the in-process cache, and
+    receives every text this encoder encodes.
     """
 
     def __init__(
@@ -69,6 +86,7 @@ class Encoder:
         packed: bool = True,
         token_table: bool = True,
         cache_dir: str | os.PathLike | None = None,
+        text_store: TextVectorStore | None = None,
     ) -> None:
         self.model_path: Path = resolve_model_path(model_path)
         device = resolve_device(device)
@@ -102,6 +120,7 @@ class Encoder:
         self._table: TokenTable | None = None
         self._table_checked = False
         self.token_table_problem: str | None = None
+        self.text_store = text_store
 
     # -- identity ------------------------------------------------------------------------------------------
     @property
@@ -109,6 +128,11 @@ class Encoder:
         if self._sha256 is None:
             self._sha256 = weights_sha256(self.model_path)
         return self._sha256
+
+    @property
+    def embedding_key(self) -> str:
+        """What a text's sentence embedding depends on besides the text: the weights and the truncation length."""
+        return f"{self.weights_sha256}:{self.max_seq_length}"
 
     # -- the on-disk token table -----------------------------------------------------------------------------
     def vocabulary_tokens(self) -> list[str]:
@@ -196,11 +220,18 @@ class Encoder:
         """Sentence embeddings (mean-pooled, L2-normalised, truncated at 256 pieces) of ``texts``, in order.
 
         Each distinct text is encoded once, in batches of ``batch_size``; the last ``text_cache_size`` texts are
-        kept, so the references shared by several submissions of one release are encoded once.
+        kept, so the references shared by several submissions of one release are encoded once. Texts not in
+        that cache are looked up in the ``text_store`` first, and what is encoded is written to it.
         """
         missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
-        self.stats.texts_encoded += len(missing)
-        fresh = dict(zip(missing, self._encode(missing, self.batch_size), strict=True))
+        stored = self.text_store.get_many(self.embedding_key, missing) if self.text_store and missing else {}
+        to_encode = [t for t in missing if t not in stored]
+        self.stats.texts_from_store += len(stored)
+        self.stats.texts_encoded += len(to_encode)
+        fresh = dict(zip(to_encode, self._encode(to_encode, self.batch_size), strict=True))
+        if self.text_store and fresh:
+            self.text_store.put_many(self.embedding_key, fresh)
+        fresh.update(stored)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, text in enumerate(texts):
             vector = fresh.get(text)

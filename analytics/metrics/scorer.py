@@ -23,7 +23,9 @@ from .semantic import (
     Baseline,
     SemanticConfig,
     SemanticScorer,
+    baseline_sample,
     build_idf,
+    embedded_texts,
     paragraph_baseline,
     step_penalty,
 )
@@ -119,8 +121,7 @@ class _Job:
         return self._text_metrics
 
     def open_types(self, inputs: Mapping[str, list], responses: Mapping[str, list[str]], corpus: list[str]):
-        items = {t: prepare_items(t, inputs[t], responses[t]) for t in OPEN_TYPES if t in inputs}
-        compared = [it for t in items for it in items[t] if not it.question_echo]
+        items, compared = compared_items(inputs, responses)
         if self.profile.fixed_baseline is not None:
             baseline = Baseline(
                 self.profile.fixed_baseline, f"fixed {self.profile.fixed_baseline} ({self.profile.name})"
@@ -131,7 +132,7 @@ class _Job:
             return {t: self._type_result(t, its, []) for t, its in items.items()}, baseline
         tokenize = self.encoder.tokenize
         idf = build_idf(corpus, tokenize, unseen=self.profile.unseen_idf)
-        config = SemanticConfig(self.profile.contextual_tokens, self.profile.paragraph_on_raw, self.profile.offset)
+        config = semantic_config(self.profile)
         scorer = SemanticScorer(self.encoder, idf, stopwords(self.stopwords_version), baseline.value, config)
         pairs = [(it.expected, it.prediction) for it in compared]
         done = 0
@@ -185,6 +186,61 @@ class _Job:
         return TypeResult(qa_type, summary, records)
 
 
+def usable_submission(
+    inputs_by_type: Mapping[str, Sequence[dict]], responses_by_type: Mapping[str, Sequence[Any]]
+) -> tuple[dict[str, list], dict[str, list[str]], list[str]]:
+    """Per type present: the inputs and the cleaned responses (§3.1); a type whose lengths differ gets none (it
+    scores 0, as in the public scorer) and a note."""
+    inputs: dict[str, list] = {}
+    responses: dict[str, list[str]] = {}
+    notes: list[str] = []
+    for qa_type in QA_TYPES:
+        if qa_type not in inputs_by_type:
+            continue
+        items, resp = list(inputs_by_type[qa_type]), list(responses_by_type.get(qa_type) or [])
+        if len(items) != len(resp):
+            notes.append(f"{qa_type}: {len(items)} inputs but {len(resp)} responses; the type scores 0")
+            inputs[qa_type], responses[qa_type] = [], []
+            continue
+        inputs[qa_type], responses[qa_type] = items, [clean_response(r) for r in resp]
+    return inputs, responses, notes
+
+
+def compared_items(
+    inputs: Mapping[str, list], responses: Mapping[str, list[str]]
+) -> tuple[dict[str, list[OpenItem]], list[OpenItem]]:
+    """The open-ended items per type, and those actually compared (not question echoes, §5.1)."""
+    items = {t: prepare_items(t, inputs[t], responses[t]) for t in OPEN_TYPES if t in inputs}
+    return items, [it for t in items for it in items[t] if not it.question_echo]
+
+
+def semantic_config(profile: Profile) -> SemanticConfig:
+    return SemanticConfig(profile.contextual_tokens, profile.paragraph_on_raw, profile.offset)
+
+
+def embedding_texts(
+    inputs_by_type: Mapping[str, Sequence[dict]],
+    responses_by_type: Mapping[str, Sequence[Any]],
+    *,
+    profile: str | Profile = "cliniqlink-2025",
+    seed: int | None = 0,
+    stopwords_version: int = DEFAULT_STOPWORD_VERSION,
+) -> list[str]:
+    """Every text whose sentence embedding :func:`score_submission` will ask the encoder for (the baseline sample,
+    the sentence and paragraph layers' texts), distinct, in order; no model needed.
+
+    Encoding these into the encoder's text store beforehand (several workers, one chunk each) leaves the scoring
+    run nothing to encode but the paper profile's contextual token states and any missing token vectors.
+    """
+    prof = get_profile(profile)
+    inputs, responses, _ = usable_submission(inputs_by_type, responses_by_type)
+    texts = baseline_sample(idf_corpus(inputs_by_type), seed) if prof.fixed_baseline is None else []
+    _, compared = compared_items(inputs, responses)
+    pairs = [(it.expected, it.prediction) for it in compared]
+    texts += embedded_texts(pairs, stopwords(stopwords_version), semantic_config(prof))[2]
+    return list(dict.fromkeys(texts))
+
+
 def score_submission(
     inputs_by_type: Mapping[str, Sequence[dict]],
     responses_by_type: Mapping[str, Sequence[Any]],
@@ -211,18 +267,7 @@ def score_submission(
     if unknown:
         raise ValueError(f"unknown QA type(s) {unknown}; expected some of {list(QA_TYPES)}")
     job = _Job(prof, seed, encoder, text_metrics, stopwords_version, model_path, progress)
-    inputs: dict[str, list] = {}
-    responses: dict[str, list[str]] = {}
-    for qa_type in QA_TYPES:
-        if qa_type not in inputs_by_type:
-            continue
-        items, resp = list(inputs_by_type[qa_type]), list(responses_by_type.get(qa_type) or [])
-        if len(items) != len(resp):
-            job.notes.append(f"{qa_type}: {len(items)} inputs but {len(resp)} responses; the type scores 0")
-            inputs[qa_type], responses[qa_type] = [], []
-            continue
-        inputs[qa_type], responses[qa_type] = items, [clean_response(r) for r in resp]
-
+    inputs, responses, job.notes = usable_submission(inputs_by_type, responses_by_type)
     corpus = idf_corpus(inputs_by_type)
     per_type: dict[str, TypeResult] = {}
     if "true_false" in inputs:

@@ -80,6 +80,13 @@ class Baseline:
     source: str
 
 
+def baseline_sample(answers: Sequence[str], seed: int | None) -> list[str]:
+    """The 100 answers whose raw embeddings give the baseline (§5.5); empty below 100 answers."""
+    if len(answers) < BASELINE_MIN_ANSWERS:
+        return []
+    return random.Random(seed).sample(list(answers), BASELINE_MIN_ANSWERS)
+
+
 def paragraph_baseline(answers: Sequence[str], encoder: Encoder | None, *, seed: int | None) -> Baseline:
     """§5.5 ``para_baseline``: 0.3 below 100 answers; else mean cosine of the raw embeddings of 50 pairs
     (items 1–50 against 51–100) of ``random.Random(seed).sample(answers, 100)``.
@@ -90,7 +97,7 @@ def paragraph_baseline(answers: Sequence[str], encoder: Encoder | None, *, seed:
         return Baseline(BASELINE_FALLBACK, f"fallback 0.3 ({len(answers)} answers < {BASELINE_MIN_ANSWERS})")
     if encoder is None:
         raise ValueError("an encoder is needed to estimate the paragraph baseline from ≥ 100 answers")
-    sample = random.Random(seed).sample(list(answers), BASELINE_MIN_ANSWERS)
+    sample = baseline_sample(answers, seed)
     vectors = encoder.embed_texts(sample)
     sims = [cosine(a, b) for a, b in zip(vectors[:50], vectors[50:], strict=True)]
     return Baseline(float(sum(sims) / len(sims)), f"seeded sample of 100 of {len(answers)} answers (seed {seed})")
@@ -168,6 +175,19 @@ class SemanticConfig:
     offset: float = 0.25
 
 
+def embedded_texts(
+    pairs: Sequence[tuple[str, str]], stop: frozenset[str], config: SemanticConfig
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """The pairs stripped (``raw``) and content-filtered, and the texts whose sentence embeddings the sentence and
+    paragraph layers use: the filtered strings, and with ``paragraph_on_raw`` the raw ones too."""
+    raw = [(str(e).strip(), str(p).strip()) for e, p in pairs]
+    filtered = [(content_only(e, stop), content_only(p, stop)) for e, p in raw]
+    texts = [t for pair in filtered for t in pair]
+    if config.paragraph_on_raw:
+        texts += [t for pair in raw for t in pair]
+    return raw, filtered, texts
+
+
 class SemanticScorer:
     """Scores many (expected, prediction) pairs with one encoder pass per chunk of pairs.
 
@@ -199,11 +219,7 @@ class SemanticScorer:
         return out
 
     def _score_chunk(self, pairs: Sequence[tuple[str, str]]) -> list[SemanticScore]:
-        raw = [(str(e).strip(), str(p).strip()) for e, p in pairs]
-        filtered = [(content_only(e, self.stop), content_only(p, self.stop)) for e, p in raw]
-        texts = [t for pair in filtered for t in pair]
-        if self.config.paragraph_on_raw:
-            texts += [t for pair in raw for t in pair]
+        raw, filtered, texts = embedded_texts(pairs, self.stop, self.config)
         vectors = self.encoder.embed_texts(texts)
         sentence_vec = {t: vectors[i] for i, t in enumerate(texts)}
 
