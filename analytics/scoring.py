@@ -19,7 +19,7 @@ import functools
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
@@ -209,15 +209,15 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
 
     ScoringChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
     encoder = shared_encoder()
-    vectors = encoder.embed_texts(chunk.texts)
-    # Texts this worker had cached in memory were not written by embed_texts; the store must have them all.
+    # One write of every vector: texts this worker already had in memory are stored too.
+    vectors = encoder.embed_texts(chunk.texts, write_store=False)
     DatabaseTextStore().put_many(encoder.embedding_key, dict(zip(chunk.texts, vectors, strict=True)))
     with transaction.atomic():
         run = ScoringRun.objects.select_for_update().get(pk=chunk.run_id)  # serialises the chunks' endings
         first_time = ScoringChunk.objects.filter(pk=chunk.pk, done_at__isnull=True).update(done_at=timezone.now())
-        left = run.chunks.filter(done_at__isnull=True).count()
+        counts = run.chunks.aggregate(total=Count("pk"), left=Count("pk", filter=Q(done_at__isnull=True)))
+        total, left = counts["total"], counts["left"]
         if first_time and run.job_id:
-            total = run.chunks.count()
             Job.objects.filter(pk=run.job_id).update(
                 progress_done=F("progress_done") + len(chunk.texts),
                 message=f"encoding texts: {total - left} of {total} chunks done",

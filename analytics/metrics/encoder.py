@@ -216,12 +216,13 @@ class Encoder:
         self.stats.texts_encoded += 1
         return self._encode([text], 1)[0]
 
-    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_texts(self, texts: Sequence[str], *, write_store: bool = True) -> np.ndarray:
         """Sentence embeddings (mean-pooled, L2-normalised, truncated at 256 pieces) of ``texts``, in order.
 
         Each distinct text is encoded once, in batches of ``batch_size``; the last ``text_cache_size`` texts are
         kept, so the references shared by several submissions of one release are encoded once. Texts not in
-        that cache are looked up in the ``text_store`` first, and what is encoded is written to it.
+        that cache are looked up in the ``text_store`` first, and what is encoded is written to it (unless
+        ``write_store`` is False: a caller that stores every vector itself).
         """
         missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
         stored = self.text_store.get_many(self.embedding_key, missing) if self.text_store and missing else {}
@@ -229,7 +230,7 @@ class Encoder:
         self.stats.texts_from_store += len(stored)
         self.stats.texts_encoded += len(to_encode)
         fresh = dict(zip(to_encode, self._encode(to_encode, self.batch_size), strict=True))
-        if self.text_store and fresh:
+        if self.text_store and fresh and write_store:
             self.text_store.put_many(self.embedding_key, fresh)
         fresh.update(stored)
         out = np.zeros((len(texts), DIM), dtype=np.float32)

@@ -143,7 +143,7 @@ def test_redelivered_chunks_count_once_and_the_last_one_queues_the_final_task(sy
 def test_a_failing_chunk_fails_the_job_with_the_reason_and_stores_no_scores(system, organizer, settings, monkeypatch):
     settings.METRIC_CHUNK_TEXTS = 10
 
-    def broken(texts):
+    def broken(texts, **options):
         raise RuntimeError("encoder out of memory")
 
     monkeypatch.setattr(shared_encoder(), "embed_texts", broken)

@@ -63,6 +63,11 @@ def test_texts_not_in_memory_come_from_the_store_and_new_ones_go_to_it(encoder, 
     assert encoder.stats.texts_from_store == before.texts_from_store
 
 
+def test_a_caller_can_keep_the_encoder_from_writing_the_store(encoder, store):
+    encoder.embed_texts(["bradycardia"], write_store=False)
+    assert store.rows == {} and store.puts == 0
+
+
 def test_a_store_of_another_model_key_is_not_used(encoder, store):
     store.rows[("another-model:256", "pyridoxine")] = np.ones(384, dtype=np.float32).tobytes()
     vector = encoder.embed_texts(["pyridoxine"])[0]
@@ -93,7 +98,7 @@ def _bigger(sub, copies: int):
         for k in range(copies):
             for item, response in zip(items, sub.responses[qa_type], strict=True):
                 item = json.loads(json.dumps(item))
-                if isinstance(item.get("answer"), str) and qa_type not in ("true_false",):
+                if isinstance(item.get("answer"), str) and qa_type != "true_false":
                     item["answer"] = f"{item['answer']} (variant {k})"
                 inputs[qa_type].append(item)
                 responses[qa_type].append(f"{response} {k}" if isinstance(response, str) else response)
