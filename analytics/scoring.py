@@ -221,6 +221,7 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
             Job.objects.filter(pk=run.job_id).update(
                 progress_done=F("progress_done") + len(chunk.texts),
                 message=f"encoding texts: {total - left} of {total} chunks done",
+                heartbeat_at=timezone.now(),
             )
     return left == 0
 

@@ -57,7 +57,10 @@ class JobSerializer(serializers.ModelSerializer):
             "message",
             "error",
             "result",
+            "attempts",
             "created_at",
+            "started_at",
+            "heartbeat_at",
             "finished_at",
         ]
         read_only_fields = fields

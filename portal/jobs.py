@@ -8,6 +8,12 @@ A job split across tasks (a scoring run encoded in chunks by several workers): t
 :data:`CONTINUES` (the job stays running), each part runs under :func:`job_part` (skipped once the job has
 finished, failing the job if it raises), and the last task calls ``job_run(..., resume=True)``, which finishes
 the job without counting a new attempt.
+
+Lost work. With late acknowledgement the broker redelivers a task whose worker died (after the visibility
+timeout); a job that died ``JOB_MAX_ATTEMPTS`` times is then failed rather than run again. A message the broker
+itself lost (Redis restarted without persistence, a flushed queue) would leave its job "queued" or "running" for
+ever: :func:`jobs_recover` (a periodic task) queues such jobs again once they have shown no sign of life for
+``JOB_STALE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -16,8 +22,12 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from portal.errors import DomainError
@@ -58,7 +68,7 @@ class Progress:
         if not force and now - self._last_write < self.min_interval and self.done < self.total:
             return
         self._last_write = now
-        fields = {"progress_done": self.done, "progress_total": self.total}
+        fields = {"progress_done": self.done, "progress_total": self.total, "heartbeat_at": timezone.now()}
         if message:
             fields["message"] = message[:300]
         Job.objects.filter(pk=self.job.pk).update(**fields)
@@ -70,6 +80,7 @@ def job_create(*, kind: str, params: dict, user=None) -> Job:
 
 def job_enqueue(job: Job, task) -> None:
     """Queue ``task(job.id)`` once the current transaction commits (never before the row exists)."""
+    Job.objects.filter(pk=job.pk).update(task_name=task.name)
     transaction.on_commit(lambda: task.delay(str(job.pk)))
 
 
@@ -86,9 +97,14 @@ def job_run(job_id, work: Callable[[Job, Progress], dict | str | None], *, resum
     job = Job.objects.get(pk=job_id)
     if job.status == Job.Status.SUCCEEDED or (resume and job.status == Job.Status.FAILED):
         return job  # a redelivered task after the end: nothing to do
+    if not resume and job.status == Job.Status.RUNNING and job.attempts >= settings.JOB_MAX_ATTEMPTS:
+        _give_up(job)  # every earlier attempt died with its worker: do not take down another one
+        job.refresh_from_db()
+        return job
     if not resume:
+        now = timezone.now()
         Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.RUNNING, started_at=timezone.now(), attempts=job.attempts + 1, error=""
+            status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, attempts=job.attempts + 1, error=""
         )
         job.refresh_from_db()
     progress = Progress(job)
@@ -105,9 +121,84 @@ def job_part(job_id, work: Callable[[Job], None]) -> bool:
     job = Job.objects.get(pk=job_id)
     if job.finished:
         return False
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
     with _failures_recorded(job):
         work(job)
     return True
+
+
+@dataclass
+class Recovery:
+    """What :func:`jobs_recover` did: job ids queued again, and those given up on."""
+
+    requeued: list[str] = field(default_factory=list)
+    abandoned: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"requeued": self.requeued, "abandoned": self.abandoned}
+
+
+def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
+    """Queue again the unfinished jobs that have shown no sign of life for ``stale_after``.
+
+    Such a job's task was lost by the broker: a task whose worker died is redelivered by the broker itself
+    before ``JOB_STALE_SECONDS`` (the default) have passed, and a running task writes progress. Queuing it again
+    is safe because every job's work is idempotent (it may already have been redelivered). A running job whose
+    attempts reached ``JOB_MAX_ATTEMPTS`` is failed instead. Jobs run in the calling process (no task name) are
+    left alone. Safe to run from several places at once: each job is taken under a row lock, others skip it.
+    """
+    from celery import current_app
+
+    current_app.loader.import_default_modules()  # the task registry is filled lazily (autodiscovery)
+    now = now or timezone.now()
+    stale_after = timedelta(seconds=settings.JOB_STALE_SECONDS) if stale_after is None else stale_after
+    report = Recovery()
+    candidates = (
+        Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+        .exclude(task_name="")
+        .alias(last_seen=Coalesce("heartbeat_at", "created_at"))
+        .filter(last_seen__lt=now - stale_after)
+        .values_list("pk", flat=True)
+    )
+    for pk in list(candidates):
+        with transaction.atomic():
+            job = Job.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+            if job is None or job.finished:
+                continue
+            last_seen = job.heartbeat_at or job.created_at
+            if last_seen >= now - stale_after:
+                continue  # it moved since the candidates were listed
+            task = current_app.tasks.get(job.task_name)
+            if job.status == Job.Status.RUNNING and job.attempts >= settings.JOB_MAX_ATTEMPTS:
+                _give_up(job)
+                report.abandoned.append(str(job.pk))
+            elif task is None:
+                _finish(job, Job.Status.FAILED, error=f"Internal error: the job's task {job.task_name!r} no longer "
+                        "exists; start the job again.")  # fmt: skip
+                report.abandoned.append(str(job.pk))
+            else:
+                Job.objects.filter(pk=job.pk).update(
+                    heartbeat_at=now,
+                    message=f"queued again: no sign of life since {last_seen:%Y-%m-%d %H:%M %Z} (its task was lost)",
+                )
+                transaction.on_commit(lambda task=task, pk=job.pk: task.delay(str(pk)))
+                report.requeued.append(str(job.pk))
+                logger.warning("job %s (%s) showed no sign of life since %s: queued again", job.pk, job.kind,
+                               last_seen)  # fmt: skip
+    return report
+
+
+def _give_up(job: Job) -> None:
+    _finish(
+        job,
+        Job.Status.FAILED,
+        error=(
+            f"Stopped after {job.attempts} attempts: the worker running this job stopped each time without an "
+            "error (killed, out of memory, or restarted), so it is not run again. Start it again once the cause "
+            "is fixed (the worker log says what happened)."
+        ),
+    )
+    logger.error("job %s (%s) given up after %s attempts", job.pk, job.kind, job.attempts)
 
 
 @contextmanager

@@ -8,6 +8,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.db import models
+from django.utils import timezone
 
 
 class Institution(models.Model):
@@ -91,6 +92,11 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The Celery task that runs the job (its first step), so that a job whose message the broker lost can be
+    # queued again (portal.jobs.jobs_recover); empty for jobs run in the calling process.
+    task_name = models.CharField(max_length=200, blank=True)
+    # Last sign of life: queued, started, a progress write, a part of a split job ending, queued again.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -113,6 +119,19 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
+
+    @property
+    def quiet_minutes(self) -> int:
+        """Whole minutes since the last sign of life of an unfinished job (0 once finished)."""
+        if self.finished:
+            return 0
+        last_seen = self.heartbeat_at or self.created_at
+        return int((timezone.now() - last_seen).total_seconds() // 60) if last_seen else 0
+
+    @property
+    def requeue_minutes(self) -> int:
+        """Minutes without a sign of life after which the job is queued again (portal.jobs.jobs_recover)."""
+        return settings.JOB_STALE_SECONDS // 60
 
 
 class AuditEntry(models.Model):

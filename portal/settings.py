@@ -210,13 +210,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_BACKEND = None
-# Periodic work (run by the worker started with --beat): abandoned review leases go back to the queue.
+# Periodic work (run by the worker started with --beat): abandoned review leases go back to the queue, jobs
+# whose task the broker lost are queued again.
 CELERY_BEAT_SCHEDULE = {
     "expire-review-leases": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
+    "recover-stalled-jobs": {"task": "portal.tasks.jobs_recover_task", "schedule": 300.0},
     "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+# A task whose worker died is redelivered by Redis after this many seconds (late acknowledgement).
+BROKER_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT}
+# A queued or running job with no sign of life for this long had its task lost by the broker and is queued again
+# (portal.jobs.jobs_recover). Longer than the visibility timeout, so the broker's own redelivery comes first.
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", BROKER_VISIBILITY_TIMEOUT + 1800)
+# A job whose worker died this many times (killed, out of memory) is failed instead of being run again.
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3)
 
 # --- Files, uploads ------------------------------------------------------------------------------------------
 STATIC_URL = "/static/"

@@ -105,6 +105,8 @@ def job_payload(job: Job) -> dict:
         "message": job.message,
         "error": job.error,
         "result": job.result,
+        "attempts": job.attempts,
+        "heartbeat_at": job.heartbeat_at.isoformat() if job.heartbeat_at else None,
     }
 
 

@@ -17,7 +17,7 @@ from analytics.embeddings import DatabaseTextStore, embeddings_prune, text_sha25
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun, TextEmbedding
 from analytics.scoring import scoring_chunk_encode, scoring_run_split, shared_encoder
 from analytics.services import scoring_request
-from analytics.tasks import scoring_chunk_task, scoring_finish_task
+from analytics.tasks import scoring_chunk_task, scoring_finish_task, scoring_task
 from annotation.services.imports import items_import
 from portal.jobs import job_create
 from portal.models import Job
@@ -152,3 +152,28 @@ def test_a_failing_chunk_fails_the_job_with_the_reason_and_stores_no_scores(syst
     assert job.status == "failed" and "RuntimeError: encoder out of memory" in job.error
     assert run.chunks.filter(done_at__isnull=True).exists()
     assert not AnswerScore.objects.filter(run=run).exists()
+
+
+def test_a_split_run_whose_chunk_messages_were_lost_is_finished_by_job_recovery(system, organizer, settings):
+    """The broker lost the chunk messages after one chunk was done: recovery runs the run's first task again,
+    which queues only the chunks not done; the job ends with every score, no chunk encoded twice."""
+    from portal.jobs import jobs_recover
+
+    settings.JOB_STALE_SECONDS = 600
+    run = ScoringRun.objects.create(system=system, created_by=organizer)
+    run.job = job_create(kind="scoring", params={"run_id": run.pk}, user=organizer)
+    run.save()
+    chunks = scoring_run_split(run=run, chunk_texts=10)
+    scoring_chunk_encode(chunk=chunks[0])
+    long_ago = timezone.now() - timedelta(minutes=11)
+    Job.objects.filter(pk=run.job_id).update(
+        status="running", attempts=1, task_name=scoring_task.name, heartbeat_at=long_ago
+    )
+    settings.METRIC_CHUNK_TEXTS = 10
+    assert jobs_recover().requeued == [str(run.job_id)]  # runs here, in-process
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == "succeeded", job.error
+    assert job.attempts == 2
+    assert sorted(run.chunks.values_list("attempts", flat=True)) == [1] * len(chunks)
+    assert not run.chunks.filter(done_at__isnull=True).exists()
+    assert AnswerScore.objects.filter(run=run).count() == 35

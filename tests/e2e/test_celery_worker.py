@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,27 @@ def test_import_job_runs_in_a_real_worker_through_redis(worker_factory, organize
     assert job.started_at and job.finished_at and job.started_at <= job.finished_at
     assert QAItem.objects.count() == 35
     assert "import_items_task" in worker.log()
+
+
+def test_a_job_whose_message_the_broker_lost_is_queued_again_and_runs(broker, worker_factory, organizer):
+    """Redis restarted without persistence (here: FLUSHALL) after the job was queued: no worker will ever see the
+    message; the recovery sweep (run by beat, here called directly) queues it again and a real worker runs it."""
+    import redis
+
+    from annotation.services.imports import import_request
+    from portal.jobs import jobs_recover
+
+    sample = ROOT / "fixtures" / "cliniqlink-sample"
+    job = import_request(kind="items", paths=[sample], displays={str(sample): "cliniqlink-sample"}, user=organizer)
+    client = redis.Redis.from_url(broker)
+    assert client.llen("celery") == 1  # the message is in the queue...
+    client.flushall()  # ...and gone
+    assert client.llen("celery") == 0
+
+    report = jobs_recover(stale_after=timedelta(0))
+    assert report.requeued == [str(job.pk)]
+    assert client.llen("celery") == 1
+    worker = worker_factory()
+    job = _wait_finished(job, worker)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.attempts == 1 and QAItem.objects.count() == 35

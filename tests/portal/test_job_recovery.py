@@ -1,0 +1,162 @@
+"""Jobs whose task was lost: queued again after JOB_STALE_SECONDS without a sign of life; a job whose worker
+keeps dying is failed after JOB_MAX_ATTEMPTS instead of being run again.
+
+(Here tasks run in-process; ``tests/e2e/test_worker_faults.py`` loses a message in a real Redis.)
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.models import QAItem
+from annotation.tasks import import_items_task
+from portal.jobs import Progress, job_create, job_enqueue, jobs_recover
+from portal.models import Job
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = str(ROOT / "fixtures" / "cliniqlink-sample")
+
+pytestmark = pytest.mark.django_db
+
+
+def _lost_import_job(organizer, *, minutes_ago: float, **fields) -> Job:
+    """An import job queued ``minutes_ago`` whose message never reached a worker (the commit hook is dropped)."""
+    job = job_create(kind="import_items", params={"paths": [SAMPLE]}, user=organizer)
+    job_enqueue(job, import_items_task)  # this test's transaction never commits: the message is "lost"
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago), **fields)
+    job.refresh_from_db()
+    return job
+
+
+def test_a_queued_job_whose_task_was_lost_is_queued_again_and_runs(
+    organizer, settings, django_capture_on_commit_callbacks
+):
+    settings.JOB_STALE_SECONDS = 600
+    job = _lost_import_job(organizer, minutes_ago=11)
+    assert job.task_name == "annotation.tasks.import_items_task" and job.status == "queued"
+    with django_capture_on_commit_callbacks(execute=True):
+        report = jobs_recover()
+    assert report.requeued == [str(job.pk)] and report.abandoned == []
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    assert job.attempts == 1 and job.result["created"] == 35
+    assert QAItem.objects.count() == 35
+
+
+def test_jobs_with_recent_life_finished_or_run_in_process_are_left_alone(
+    organizer, settings, django_capture_on_commit_callbacks
+):
+    settings.JOB_STALE_SECONDS = 600
+    fresh = _lost_import_job(organizer, minutes_ago=9)
+    # Created long ago but running, with progress written a minute ago.
+    busy = _lost_import_job(
+        organizer, minutes_ago=120, status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(minutes=1)
+    )
+    done = _lost_import_job(organizer, minutes_ago=120, status="succeeded", attempts=1)
+    failed = _lost_import_job(organizer, minutes_ago=120, status="failed", attempts=1)
+    in_process = _lost_import_job(organizer, minutes_ago=120, task_name="")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        report = jobs_recover()
+    assert report.requeued == [] and report.abandoned == [] and callbacks == []
+    statuses = dict(Job.objects.values_list("pk", "status"))
+    assert [statuses[j.pk] for j in (fresh, busy, done, failed, in_process)] == [
+        "queued",
+        "running",
+        "succeeded",
+        "failed",
+        "queued",
+    ]
+    assert QAItem.objects.count() == 0
+
+
+def test_a_running_job_silent_for_too_long_is_run_again_as_a_new_attempt(
+    organizer, settings, django_capture_on_commit_callbacks
+):
+    settings.JOB_STALE_SECONDS, settings.JOB_MAX_ATTEMPTS = 600, 3
+    job = _lost_import_job(
+        organizer, minutes_ago=60, status="running", attempts=2, heartbeat_at=timezone.now() - timedelta(minutes=30)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        report = jobs_recover()
+    assert report.requeued == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.attempts == 3
+    assert QAItem.objects.count() == 35
+
+
+def test_a_job_whose_worker_died_max_attempts_times_is_failed_not_run(
+    organizer, settings, django_capture_on_commit_callbacks
+):
+    settings.JOB_STALE_SECONDS, settings.JOB_MAX_ATTEMPTS = 600, 3
+    job = _lost_import_job(organizer, minutes_ago=60, status="running", attempts=3)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        report = jobs_recover()
+    assert report.abandoned == [str(job.pk)] and report.requeued == [] and callbacks == []
+    job.refresh_from_db()
+    assert job.status == "failed" and job.finished_at is not None
+    assert job.error.startswith("Stopped after 3 attempts: the worker running this job stopped each time")
+    assert QAItem.objects.count() == 0
+
+
+def test_a_redelivered_task_of_a_job_that_keeps_killing_its_worker_gives_up(organizer, settings):
+    """The broker's own redelivery (a worker SIGKILLed mid-job) counts attempts: the third death is the last."""
+    settings.JOB_MAX_ATTEMPTS = 3
+    job = _lost_import_job(organizer, minutes_ago=1, status="running", attempts=2)
+    import_items_task(str(job.pk))  # attempt 3: runs
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.attempts == 3
+
+    job = _lost_import_job(organizer, minutes_ago=1, status="running", attempts=3)
+    import_items_task(str(job.pk))  # three attempts died already: not a fourth
+    job.refresh_from_db()
+    assert job.status == "failed" and job.attempts == 3 and "Stopped after 3 attempts" in job.error
+
+
+def test_a_job_whose_task_no_longer_exists_fails_with_a_reason(organizer, settings):
+    settings.JOB_STALE_SECONDS = 60
+    job = _lost_import_job(organizer, minutes_ago=5, task_name="annotation.tasks.renamed_task")
+    report = jobs_recover()
+    assert report.abandoned == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.status == "failed" and "'annotation.tasks.renamed_task' no longer exists" in job.error
+
+
+def test_progress_and_start_are_signs_of_life(organizer):
+    job = job_create(kind="import_items", params={}, user=organizer)
+    assert job.heartbeat_at is None
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    before = timezone.now()
+    progress = Progress(job)
+    progress.start(10, "working")
+    job.refresh_from_db()
+    assert job.heartbeat_at >= before
+
+
+def test_the_job_page_says_when_a_job_has_been_quiet(organizer, organizer_client, settings):
+    settings.JOB_STALE_SECONDS = 5400
+    job = _lost_import_job(
+        organizer, minutes_ago=60, status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(minutes=7)
+    )
+    page = organizer_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "No progress for 7 minutes" in page
+    assert "queued again by itself after 90 minutes without progress" in page
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+    assert "No progress" not in organizer_client.get(f"/jobs/{job.pk}/").content.decode()
+    payload = organizer_client.get(f"/jobs/{job.pk}/?format=json").json()
+    assert payload["attempts"] == 1 and payload["heartbeat_at"]
+
+
+def test_jobs_recover_command(organizer, capsys):
+    job = _lost_import_job(organizer, minutes_ago=3, status="running", attempts=5)
+    out = StringIO()
+    call_command("jobs_recover", "--stale-minutes", "2", stdout=out)
+    assert f"failed (gave up): job {job.pk}" in out.getvalue()
+    assert "0 job(s) queued again, 1 given up" in out.getvalue()
+    job.refresh_from_db()
+    assert job.status == "failed"
