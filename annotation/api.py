@@ -14,9 +14,10 @@ from annotation.selectors import item_list
 from annotation.serializers import ImportRequestSerializer, JobSerializer, QAItemSerializer
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
+from portal.jobs import job_retry
 from portal.models import Job
 from portal.permissions import AUTHENTICATED
-from portal.roles import Role, can_organize
+from portal.roles import Role, can_follow_job
 
 
 class ItemListApi(generics.ListAPIView):
@@ -72,6 +73,20 @@ class JobDetailApi(APIView):
     @extend_schema(responses=JobSerializer)
     def get(self, request, job_id):
         job = get_object_or_404(Job, pk=job_id)
-        if job.created_by_id != request.user.pk and not can_organize(request.user):
+        if not can_follow_job(request.user, job):
             return Response({"detail": "Not your job."}, status=status.HTTP_403_FORBIDDEN)
         return Response(JobSerializer(job).data)
+
+
+class JobRetryApi(APIView):
+    """Run a job again that failed for a reason other than its input (its worker died, an internal error)."""
+
+    required_roles = AUTHENTICATED
+
+    @extend_schema(request=None, responses={202: JobSerializer})
+    def post(self, request, job_id):
+        job = get_object_or_404(Job, pk=job_id)
+        if not can_follow_job(request.user, job):
+            return Response({"detail": "Not your job."}, status=status.HTTP_403_FORBIDDEN)
+        job = job_retry(job=job, by=request.user)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import Job
 
@@ -104,7 +105,12 @@ def job_run(job_id, work: Callable[[Job, Progress], dict | str | None], *, resum
     if not resume:
         now = timezone.now()
         Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, attempts=job.attempts + 1, error=""
+            status=Job.Status.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            attempts=job.attempts + 1,
+            error="",
+            retryable=False,
         )
         job.refresh_from_db()
     progress = Progress(job)
@@ -188,6 +194,49 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
     return report
 
 
+def job_retry(*, job: Job, by) -> Job:
+    """Run a failed job again from the start, e.g. after the cause of a worker crash has been fixed.
+
+    Only jobs that failed for a reason other than their input (``retryable``): a bad upload would fail the same
+    way, and is mended by uploading a corrected file. The attempts count starts again from zero.
+    """
+    from celery import current_app
+
+    current_app.loader.import_default_modules()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.status != Job.Status.FAILED or not job.retryable:
+            raise DomainError(
+                "Only a job that failed for a reason other than its input can be run again; this one is "
+                f"{job.status}{' (its input was refused: correct it and start a new job)' if job.finished else ''}.",
+                code="not_retryable",
+            )
+        task = current_app.tasks.get(job.task_name)
+        if task is None:
+            raise DomainError("This job was run in the web process and cannot be queued again.", code="not_retryable")
+        audit_record(
+            actor=by,
+            obj=job,
+            action="job_retried",
+            before={"status": job.status, "error": job.error, "attempts": job.attempts},
+            after={"status": Job.Status.QUEUED},
+        )
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.QUEUED,
+            error="",
+            retryable=False,
+            attempts=0,
+            started_at=None,
+            finished_at=None,
+            progress_done=0,
+            heartbeat_at=timezone.now(),
+            message=f"queued again by {by}",
+        )
+        transaction.on_commit(lambda: task.delay(str(job.pk)))
+    job.refresh_from_db()
+    return job
+
+
 def _give_up(job: Job) -> None:
     _finish(
         job,
@@ -197,6 +246,7 @@ def _give_up(job: Job) -> None:
             "error (killed, out of memory, or restarted), so it is not run again. Start it again once the cause "
             "is fixed (the worker log says what happened)."
         ),
+        retryable=True,
     )
     logger.error("job %s (%s) given up after %s attempts", job.pk, job.kind, job.attempts)
 
@@ -210,12 +260,20 @@ def _failures_recorded(job: Job):
         _finish(job, Job.Status.FAILED, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - recorded for the person watching the job, then re-raised
         logger.exception("job %s (%s) failed", job.pk, job.kind)
-        _finish(job, Job.Status.FAILED, error=f"Internal error: {exc.__class__.__name__}: {exc}")
+        _finish(job, Job.Status.FAILED, error=f"Internal error: {exc.__class__.__name__}: {exc}", retryable=True)
         raise
 
 
-def _finish(job: Job, status: str, *, error: str = "", result: dict | None = None, done: int | None = None):
-    fields = {"status": status, "finished_at": timezone.now(), "error": error}
+def _finish(
+    job: Job,
+    status: str,
+    *,
+    error: str = "",
+    result: dict | None = None,
+    done: int | None = None,
+    retryable: bool = False,
+):
+    fields = {"status": status, "finished_at": timezone.now(), "error": error, "retryable": retryable}
     if result is not None:
         fields["result"] = result
     if done is not None:

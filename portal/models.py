@@ -97,6 +97,8 @@ class Job(models.Model):
     task_name = models.CharField(max_length=200, blank=True)
     # Last sign of life: queued, started, a progress write, a part of a split job ending, queued again.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Failed for a reason other than its input (its worker died, an internal error): may be run again as it is.
+    retryable = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

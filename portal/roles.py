@@ -63,3 +63,8 @@ def can_rank(user) -> bool:
 
 def can_organize(user) -> bool:
     return has_role(user, Role.ORGANIZER)
+
+
+def can_follow_job(user, job) -> bool:
+    """A job's progress (and a retry once it failed) is for the person who started it and for organizers."""
+    return job.created_by_id == user.pk or can_organize(user) or user.is_superuser

@@ -23,6 +23,7 @@ urlpatterns = [
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
+    path("jobs/<uuid:job_id>/retry/", views.JobRetryView.as_view(), name="job_retry"),
     path("", include("annotation.urls")),
     path("", include("annotation.urls_releases")),
     path("", include("ranking.urls")),

@@ -9,10 +9,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.generic import TemplateView
 
+from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonForm
+from portal.jobs import job_retry
 from portal.models import Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
-from portal.roles import ROLE_DESCRIPTIONS, Role
+from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job
 from portal.services import person_admit
 
 
@@ -82,16 +84,29 @@ class JobView(RoleRequiredMixin, View):
 
     def get(self, request, job_id):
         job = get_object_or_404(Job, pk=job_id)
-        if (
-            job.created_by_id != request.user.pk
-            and not request.user.groups.filter(name=Role.ORGANIZER).exists()
-            and not request.user.is_superuser
-        ):
+        if not can_follow_job(request.user, job):
             return JsonResponse({"detail": "not your job"}, status=403)
         if request.GET.get("format") == "json":
             return JsonResponse(job_payload(job))
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
         return render(request, template, {"job": job})
+
+
+class JobRetryView(RoleRequiredMixin, View):
+    """POST: run a job again that failed for a reason other than its input (see ``portal.jobs.job_retry``)."""
+
+    required_roles = AUTHENTICATED
+
+    def post(self, request, job_id):
+        job = get_object_or_404(Job, pk=job_id)
+        if not can_follow_job(request.user, job):
+            return JsonResponse({"detail": "not your job"}, status=403)
+        try:
+            job_retry(job=job, by=request.user)
+            messages.success(request, "The job is queued again.")
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        return redirect("job", job.pk)
 
 
 def job_payload(job: Job) -> dict:

@@ -16,8 +16,9 @@ from django.utils import timezone
 
 from annotation.models import QAItem
 from annotation.tasks import import_items_task
-from portal.jobs import Progress, job_create, job_enqueue, jobs_recover
-from portal.models import Job
+from portal.errors import DomainError
+from portal.jobs import Progress, job_create, job_enqueue, job_run, jobs_recover
+from portal.models import AuditEntry, Job
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = str(ROOT / "fixtures" / "cliniqlink-sample")
@@ -99,7 +100,7 @@ def test_a_job_whose_worker_died_max_attempts_times_is_failed_not_run(
         report = jobs_recover()
     assert report.abandoned == [str(job.pk)] and report.requeued == [] and callbacks == []
     job.refresh_from_db()
-    assert job.status == "failed" and job.finished_at is not None
+    assert job.status == "failed" and job.finished_at is not None and job.retryable
     assert job.error.startswith("Stopped after 3 attempts: the worker running this job stopped each time")
     assert QAItem.objects.count() == 0
 
@@ -160,3 +161,63 @@ def test_jobs_recover_command(organizer, capsys):
     assert "0 job(s) queued again, 1 given up" in out.getvalue()
     job.refresh_from_db()
     assert job.status == "failed"
+
+
+def test_only_failures_not_caused_by_the_input_may_be_run_again(organizer):
+    def broken(job, progress):
+        raise RuntimeError("worker lost its GPU")
+
+    def refused(job, progress):
+        raise DomainError("MC.json, record 3, field 'options': must be a list of strings")
+
+    crashed = job_create(kind="import_items", params={}, user=organizer)
+    with pytest.raises(RuntimeError):
+        job_run(crashed.pk, broken)
+    bad_input = job_create(kind="import_items", params={}, user=organizer)
+    job_run(bad_input.pk, refused)
+    crashed.refresh_from_db(), bad_input.refresh_from_db()
+    assert crashed.status == bad_input.status == "failed"
+    assert crashed.retryable and not bad_input.retryable
+
+
+def test_a_failed_job_is_run_again_from_the_page_with_an_audit_entry(
+    organizer, organizer_client, settings, django_capture_on_commit_callbacks
+):
+    job = _lost_import_job(organizer, minutes_ago=5, status="failed", attempts=3, retryable=True, error="Stopped")
+    page = organizer_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Run this job again" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = organizer_client.post(f"/jobs/{job.pk}/retry/", follow=True)
+    assert "The job is queued again." in response.content.decode()
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.attempts == 1 and not job.retryable and job.error == ""
+    assert QAItem.objects.count() == 35
+    entry = AuditEntry.objects.get(action="job_retried", object_id=str(job.pk))
+    assert entry.actor == organizer and entry.before["attempts"] == 3 and entry.before["error"] == "Stopped"
+    assert "Run this job again" not in organizer_client.get(f"/jobs/{job.pk}/").content.decode()
+
+
+def test_a_job_refused_for_its_input_or_someone_elses_job_is_not_run_again(organizer, make_user, client):
+    bad_input = _lost_import_job(organizer, minutes_ago=5, status="failed", attempts=1, error="MC.json, record 3")
+    client.force_login(organizer)
+    assert "Run this job again" not in client.get(f"/jobs/{bad_input.pk}/").content.decode()
+    response = client.post(f"/api/jobs/{bad_input.pk}/retry/")
+    assert response.status_code == 400 and response.json()["code"] == "not_retryable"
+    page = client.post(f"/jobs/{bad_input.pk}/retry/", follow=True).content.decode()
+    assert "its input was refused: correct it and start a new job" in page
+    crashed = _lost_import_job(organizer, minutes_ago=5, status="failed", attempts=1, retryable=True)
+    client.force_login(make_user("reviewer", email="other@example.org"))
+    assert client.post(f"/api/jobs/{crashed.pk}/retry/").status_code == 403
+    assert client.post(f"/jobs/{crashed.pk}/retry/").status_code == 403
+    statuses = set(Job.objects.values_list("status", flat=True))
+    assert statuses == {"failed"} and not AuditEntry.objects.filter(action="job_retried").exists()
+
+
+def test_the_api_runs_a_failed_job_again(organizer, client, django_capture_on_commit_callbacks):
+    job = _lost_import_job(organizer, minutes_ago=5, status="failed", attempts=1, retryable=True)
+    client.force_login(organizer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/api/jobs/{job.pk}/retry/")
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    job.refresh_from_db()
+    assert job.status == "succeeded" and QAItem.objects.count() == 35
