@@ -75,6 +75,28 @@ class Progress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
 
 
+def job_list(*, user, status: str = "", kind: str = ""):
+    """Jobs newest first: every job for organizers, a person's own jobs for anyone else."""
+    from portal.roles import can_organize
+
+    jobs = Job.objects.select_related("created_by")
+    if not (can_organize(user) or user.is_superuser):
+        jobs = jobs.filter(created_by=user)
+    if status:
+        jobs = jobs.filter(status=status)
+    if kind:
+        jobs = jobs.filter(kind__startswith=kind)  # "report" matches every "report:<kind>"
+    return jobs.order_by("-created_at")
+
+
+def job_counts(*, since) -> dict[str, int]:
+    """Jobs per status created since ``since`` (the organizer's home page)."""
+    from django.db.models import Count
+
+    rows = Job.objects.filter(created_at__gte=since).values("status").annotate(n=Count("pk"))
+    return {row["status"]: row["n"] for row in rows}
+
+
 def job_create(*, kind: str, params: dict, user=None) -> Job:
     return Job.objects.create(kind=kind, params=params, created_by=user if getattr(user, "pk", None) else None)
 

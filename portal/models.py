@@ -73,6 +73,16 @@ class User(AbstractUser):
         return f"annotator-{digest[:8]}"
 
 
+#: Job kinds as people read them ("report:<kind>" jobs are shown as "Report (<kind>)").
+JOB_KINDS = {
+    "import_items": "Item import",
+    "import_sources": "Source passages import",
+    "import_outputs": "Model outputs import",
+    "scoring": "Scoring run",
+    "report": "Report",
+}
+
+
 class Job(models.Model):
     """A long-running piece of work (import, scoring, report, export) with progress that pages poll."""
 
@@ -121,6 +131,12 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
+
+    @property
+    def kind_label(self) -> str:
+        base, _, detail = self.kind.partition(":")
+        label = JOB_KINDS.get(base, self.kind)
+        return f"{label} ({detail.replace('_', ' ')})" if detail else label
 
     @property
     def quiet_minutes(self) -> int:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views import View
 from django.views.generic import TemplateView
 
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonForm
-from portal.jobs import job_retry
-from portal.models import Institution, Job, User
+from portal.jobs import job_counts, job_list, job_retry
+from portal.models import JOB_KINDS, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
-from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job
+from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.services import person_admit
 
 
@@ -27,7 +31,10 @@ class HomeView(RoleRequiredMixin, TemplateView):
 
         ctx = super().get_context_data(**kwargs)
         ctx["role_descriptions"] = ROLE_DESCRIPTIONS
-        ctx["counts"] = item_counts_by_status()
+        if can_organize(self.request.user):
+            ctx["counts"] = item_counts_by_status()
+            ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
+            ctx["job_statuses"] = Job.Status.choices
         return ctx
 
 
@@ -90,6 +97,32 @@ class JobView(RoleRequiredMixin, View):
             return JsonResponse(job_payload(job))
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
         return render(request, template, {"job": job})
+
+
+class JobListView(RoleRequiredMixin, View):
+    """Background jobs (imports, scoring, reports): all of them for organizers, one's own for others."""
+
+    required_roles = AUTHENTICATED
+
+    def get(self, request):
+        status = request.GET.get("status", "")
+        status = status if status in Job.Status.values else ""
+        kind = request.GET.get("kind", "")[:50]
+        page = Paginator(job_list(user=request.user, status=status, kind=kind), 50).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
+        return render(
+            request,
+            "portal/job_list.html",
+            {
+                "page": page,
+                "status": status,
+                "kind": kind,
+                "statuses": Job.Status.choices,
+                "kinds": JOB_KINDS,
+                "query": query.urlencode(),
+            },
+        )
 
 
 class JobRetryView(RoleRequiredMixin, View):
