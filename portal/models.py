@@ -139,6 +139,16 @@ class Job(models.Model):
         return f"{label} ({detail.replace('_', ' ')})" if detail else label
 
     @property
+    def duration_text(self) -> str:
+        """How long the last attempt took ("" until it has finished)."""
+        if not (self.started_at and self.finished_at):
+            return ""
+        seconds = max(0.0, (self.finished_at - self.started_at).total_seconds())
+        if seconds < 90:
+            return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+        return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+    @property
     def quiet_minutes(self) -> int:
         """Whole minutes since the last sign of life of an unfinished job (0 once finished)."""
         if self.finished:

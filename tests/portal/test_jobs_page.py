@@ -22,7 +22,18 @@ def _job(kind: str, user, **fields) -> Job:
 
 def test_organizers_see_every_job_with_its_state(organizer, make_user, client):
     other = make_user("organizer", email="second@example.org")
-    _job("import_items", organizer, status="succeeded", progress_done=35, progress_total=35, attempts=1)
+    started = timezone.now() - timedelta(minutes=5)
+    _job(
+        "import_items",
+        organizer,
+        status="succeeded",
+        progress_done=35,
+        progress_total=35,
+        attempts=1,
+        started_at=started,
+        finished_at=started + timedelta(seconds=42),
+        message="importing: writing rows",
+    )
     _job("report:metric_correlation", other, status="failed", error="Internal error: RuntimeError: disk full")
     _job("scoring", None, status="running", attempts=2, heartbeat_at=timezone.now() - timedelta(minutes=12))
     client.force_login(organizer)
@@ -32,6 +43,7 @@ def test_organizers_see_every_job_with_its_state(organizer, make_user, client):
         assert f"<td>{label}</td>" in page
     assert "Internal error: RuntimeError: disk full" in page
     assert "no progress for 12 min" in page
+    assert "finished in 42 s" in page and "importing: writing rows" not in page
     assert page.count('data-status="') == 3
 
 
