@@ -31,11 +31,30 @@ class HomeView(RoleRequiredMixin, TemplateView):
 
         ctx = super().get_context_data(**kwargs)
         ctx["role_descriptions"] = ROLE_DESCRIPTIONS
+        ctx.update(_own_work(self.request.user))
         if can_organize(self.request.user):
             ctx["counts"] = item_counts_by_status()
             ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
             ctx["job_statuses"] = Job.Status.choices
         return ctx
+
+
+def _own_work(user) -> dict:
+    """What the home page offers each role as its next step (only the person's own numbers)."""
+    from annotation.services.queue import assignment_current
+    from annotation.vetting_selectors import adjudication_queue, reviewer_progress
+    from portal.roles import can_adjudicate, can_rank, can_review
+    from ranking.selectors import studies_for_ranker
+
+    work = {}
+    if can_review(user):
+        work["review_progress"] = reviewer_progress(user)
+        work["review_current"] = assignment_current(reviewer=user)
+    if can_adjudicate(user):
+        work["adjudication_waiting"] = adjudication_queue().count()
+    if can_rank(user):
+        work["ranking_studies"] = studies_for_ranker(ranker=user)
+    return work
 
 
 class PeopleView(RoleRequiredMixin, View):

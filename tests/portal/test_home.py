@@ -1,0 +1,76 @@
+"""The home page offers each role its next step with the person's own numbers (and nothing of anyone else's)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import QAItem
+from annotation.services.queue import assignment_next
+from annotation.vetting_selectors import reviewer_progress
+from portal.models import User
+from tests.reviews import done_review
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(db):
+    call_command("load_demo", verbosity=0)  # inside the test's transaction: rolled back afterwards
+
+
+def _card(html: str, card_id: str) -> str:
+    match = re.search(rf'<section class="card" id="{card_id}">(.*?)</section>', html, flags=re.S)
+    assert match, f"no {card_id} card"
+    return re.sub(r"\s+", " ", match.group(1))
+
+
+def test_a_reviewer_sees_their_own_count_and_the_way_back_to_an_item_in_progress(demo, client):
+    reviewer = User.objects.get(email="reviewer1@demo.portal")
+    client.force_login(reviewer)
+    before = reviewer_progress(reviewer)["total"]
+    card = _card(client.get("/").content.decode(), "my-review-work")
+    assert f"{before} item{'s' if before != 1 else ''} reviewed" in card
+    assert 'href="/review/"' in card and "Continue" not in card
+
+    lease = assignment_next(reviewer=reviewer)
+    card = _card(client.get("/").content.decode(), "my-review-work")
+    assert f'href="/review/{lease.pk}/"' in card and "Continue" in card
+
+    other = QAItem.objects.exclude(pk=lease.item_id).first()
+    done_review(other, reviewer, "primary", "correct", 5)  # one more review of theirs
+    done_review(other, User.objects.get(email="reviewer2@demo.portal"), "secondary", "correct", 5)  # not theirs
+    card = _card(client.get("/").content.decode(), "my-review-work")
+    after = before + 1
+    assert f"{after} item{'s' if after != 1 else ''} reviewed, " in card
+
+
+def test_an_adjudicator_sees_how_many_items_wait(demo, client):
+    from annotation.vetting_selectors import adjudication_queue
+
+    client.force_login(User.objects.get(email="adjudicator@demo.portal"))
+    html = client.get("/").content.decode()
+    waiting = adjudication_queue().count()
+    assert f"{waiting} item{'s' if waiting != 1 else ''} waiting for a decision" in _card(html, "my-adjudication-work")
+    assert 'id="my-ranking-work"' not in html
+
+
+def test_a_ranker_sees_their_progress_per_open_study(demo, client):
+    from ranking.selectors import studies_for_ranker
+
+    ranker = User.objects.get(email="ranker1@demo.portal")
+    client.force_login(ranker)
+    card = _card(client.get("/").content.decode(), "my-ranking-work")
+    rows = studies_for_ranker(ranker=ranker)
+    assert rows
+    for row in rows:
+        assert f"<td>{row['study'].name}</td><td>{row['done']} of {row['questions']} questions</td>" in card
+
+
+def test_organizers_get_no_work_cards_of_other_roles(demo, client):
+    client.force_login(User.objects.get(email="organizer@demo.portal"))
+    html = client.get("/").content.decode()
+    assert "Items by status" in html
+    assert not re.search(r'id="my-(review|adjudication|ranking)-work"', html)
