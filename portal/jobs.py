@@ -230,7 +230,7 @@ def job_retry(*, job: Job, by) -> Job:
         if job.status != Job.Status.FAILED or not job.retryable:
             raise DomainError(
                 "Only a job that failed for a reason other than its input can be run again; this one is "
-                f"{job.status}{' (its input was refused: correct it and start a new job)' if job.finished else ''}.",
+                f"{job.status}{' (its input was refused: correct it and start a new job)' if job.status == Job.Status.FAILED else ''}.",
                 code="not_retryable",
             )
         task = current_app.tasks.get(job.task_name)

@@ -205,6 +205,10 @@ def test_a_job_refused_for_its_input_or_someone_elses_job_is_not_run_again(organ
     assert response.status_code == 400 and response.json()["code"] == "not_retryable"
     page = client.post(f"/jobs/{bad_input.pk}/retry/", follow=True).content.decode()
     assert "its input was refused: correct it and start a new job" in page
+    succeeded = _lost_import_job(organizer, minutes_ago=5, status="succeeded", attempts=1)
+    response = client.post(f"/api/jobs/{succeeded.pk}/retry/")
+    assert response.status_code == 400 and response.json()["detail"].endswith("this one is succeeded.")
+    Job.objects.filter(pk=succeeded.pk).delete()
     crashed = _lost_import_job(organizer, minutes_ago=5, status="failed", attempts=1, retryable=True)
     client.force_login(make_user("reviewer", email="other@example.org"))
     assert client.post(f"/api/jobs/{crashed.pk}/retry/").status_code == 403
