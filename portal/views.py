@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import JsonResponse
@@ -103,15 +104,21 @@ class PeopleView(RoleRequiredMixin, View):
         )
 
 
+def _followed_job(request, job_id) -> Job:
+    """The job, if the signed-in person may follow it (see ``can_follow_job``); 404 / 403 otherwise."""
+    job = get_object_or_404(Job, pk=job_id)
+    if not can_follow_job(request.user, job):
+        raise PermissionDenied("This job was started by someone else.")
+    return job
+
+
 class JobView(RoleRequiredMixin, View):
     """A job's progress: an HTML page with a bar (HTMX polls it) or JSON with ?format=json."""
 
     required_roles = AUTHENTICATED
 
     def get(self, request, job_id):
-        job = get_object_or_404(Job, pk=job_id)
-        if not can_follow_job(request.user, job):
-            return JsonResponse({"detail": "not your job"}, status=403)
+        job = _followed_job(request, job_id)
         if request.GET.get("format") == "json":
             return JsonResponse(job_payload(job))
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
@@ -150,9 +157,7 @@ class JobRetryView(RoleRequiredMixin, View):
     required_roles = AUTHENTICATED
 
     def post(self, request, job_id):
-        job = get_object_or_404(Job, pk=job_id)
-        if not can_follow_job(request.user, job):
-            return JsonResponse({"detail": "not your job"}, status=403)
+        job = _followed_job(request, job_id)
         try:
             job_retry(job=job, by=request.user)
             messages.success(request, "The job is queued again.")
