@@ -11,13 +11,14 @@ from rest_framework.views import APIView
 
 from annotation.models import QAItem
 from annotation.selectors import item_list
-from annotation.serializers import ImportRequestSerializer, JobSerializer, QAItemSerializer
+from annotation.serializers import ImportRequestSerializer, QAItemSerializer
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
 from portal.jobs import job_retry
 from portal.models import Job
 from portal.permissions import AUTHENTICATED
 from portal.roles import Role, can_follow_job
+from portal.serializers import JobSerializer
 
 
 class ItemListApi(generics.ListAPIView):

@@ -1,7 +1,6 @@
 from rest_framework import serializers
 
 from annotation.models import QAItem
-from portal.models import Job
 
 
 class QAItemSerializer(serializers.ModelSerializer):
@@ -40,27 +39,3 @@ class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["cliniqlink", "promptcblue"], default="cliniqlink")
     batch_name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     files = serializers.ListField(child=serializers.FileField(), min_length=1)
-
-
-class JobSerializer(serializers.ModelSerializer):
-    percent = serializers.IntegerField(read_only=True)
-
-    class Meta:
-        model = Job
-        fields = [
-            "id",
-            "kind",
-            "status",
-            "progress_done",
-            "progress_total",
-            "percent",
-            "message",
-            "error",
-            "result",
-            "attempts",
-            "created_at",
-            "started_at",
-            "heartbeat_at",
-            "finished_at",
-        ]
-        read_only_fields = fields

@@ -20,6 +20,7 @@ from portal.jobs import job_counts, job_list, job_retry
 from portal.models import JOB_KINDS, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
+from portal.serializers import JobSerializer
 from portal.services import person_admit
 
 
@@ -120,7 +121,7 @@ class JobView(RoleRequiredMixin, View):
     def get(self, request, job_id):
         job = _followed_job(request, job_id)
         if request.GET.get("format") == "json":
-            return JsonResponse(job_payload(job))
+            return JsonResponse(JobSerializer(job).data)
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
         return render(request, template, {"job": job})
 
@@ -164,22 +165,6 @@ class JobRetryView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
         return redirect("job", job.pk)
-
-
-def job_payload(job: Job) -> dict:
-    return {
-        "id": str(job.pk),
-        "kind": job.kind,
-        "status": job.status,
-        "progress_done": job.progress_done,
-        "progress_total": job.progress_total,
-        "percent": job.percent,
-        "message": job.message,
-        "error": job.error,
-        "result": job.result,
-        "attempts": job.attempts,
-        "heartbeat_at": job.heartbeat_at.isoformat() if job.heartbeat_at else None,
-    }
 
 
 def health(request):
