@@ -14,6 +14,7 @@ from annotation.selectors import item_list
 from annotation.serializers import ImportRequestSerializer, QAItemSerializer
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
+from annotation.vetting_selectors import conflict_of_interest_refuse
 from portal.jobs import job_retry
 from portal.models import Job
 from portal.permissions import AUTHENTICATED
@@ -40,6 +41,12 @@ class ItemDetailApi(generics.RetrieveAPIView):
     serializer_class = QAItemSerializer
     lookup_field = "uid"
     queryset = QAItem.objects.select_related("passage")
+
+    def get_object(self):
+        # Its status tells an organizer who also reviews how the other reviews of the item went.
+        item = super().get_object()
+        conflict_of_interest_refuse(self.request.user, item)
+        return item
 
 
 class ImportCreateApi(APIView):

@@ -22,7 +22,10 @@ from annotation.services.review import review_submit
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.vetting_selectors import (
     adjudication_queue,
+    conflict_of_interest_q,
+    dispute_for,
     disputes_visible_to,
+    item_unblinded_for,
     reviewer_progress,
     reviews_visible_to,
     vetting_progress,
@@ -114,7 +117,7 @@ class DisputeDetailApi(APIView):
 
     @extend_schema(responses=s.DisputeSerializer)
     def get(self, request, pk):
-        return Response(s.DisputeSerializer(get_object_or_404(disputes_visible_to(request.user), pk=pk)).data)
+        return Response(s.DisputeSerializer(dispute_for(request.user, pk)).data)
 
 
 class DisputeCommentApi(APIView):
@@ -122,7 +125,7 @@ class DisputeCommentApi(APIView):
 
     @extend_schema(request=s.NoteSerializer, responses={201: s.DisputeCommentSerializer})
     def post(self, request, pk):
-        dispute = get_object_or_404(disputes_visible_to(request.user), pk=pk)
+        dispute = dispute_for(request.user, pk)
         comment = dispute_comment_add(
             dispute=dispute, author=request.user, text=_valid(s.NoteSerializer, request)["text"]
         )
@@ -146,17 +149,19 @@ class AdjudicationQueueApi(APIView):
 
     @extend_schema(responses=s.AdjudicationQueueItemSerializer(many=True))
     def get(self, request):
-        return Response(s.AdjudicationQueueItemSerializer(adjudication_queue()[:500], many=True).data)
+        queue = adjudication_queue(user=request.user)[:500]
+        return Response(s.AdjudicationQueueItemSerializer(queue, many=True).data)
 
 
 class AdjudicationItemApi(APIView):
-    """GET: the item with every review side by side (un-blinded). POST: record the final judgement."""
+    """GET: the item with every review side by side (un-blinded). POST: record the final judgement.
+    403 for an adjudicator conflicted on the item (they reviewed it or were given it to review)."""
 
     required_roles = (Role.ADJUDICATOR,)
 
     @extend_schema(responses=s.AdjudicationItemSerializer)
     def get(self, request, uid):
-        item = get_object_or_404(QAItem.objects.select_related("passage"), uid=uid)
+        item = item_unblinded_for(request.user, uid)
         payload = {
             "item": item,
             "status": item.status,
@@ -169,7 +174,7 @@ class AdjudicationItemApi(APIView):
 
     @extend_schema(request=s.AdjudicationRequestSerializer, responses={201: s.ItemFinalSerializer})
     def post(self, request, uid):
-        item = get_object_or_404(QAItem, uid=uid)
+        item = item_unblinded_for(request.user, uid)
         item_adjudicate(item=item, adjudicator=request.user, **_valid(s.AdjudicationRequestSerializer, request))
         item.refresh_from_db()
         return Response(s.ItemFinalSerializer(item).data, status=status.HTTP_201_CREATED)
@@ -213,7 +218,9 @@ class GoldListApi(APIView):
 
     @extend_schema(responses=s.GoldSerializer(many=True))
     def get(self, request):
-        return Response(s.GoldSerializer(GoldItem.objects.select_related("item")[:1000], many=True).data)
+        # An organizer who also reviews never learns that an item they were given is gold.
+        golds = GoldItem.objects.select_related("item").exclude(conflict_of_interest_q(request.user, "item__"))
+        return Response(s.GoldSerializer(golds[:1000], many=True).data)
 
     @extend_schema(request=s.GoldRequestSerializer, responses={201: s.GoldSerializer})
     def post(self, request):

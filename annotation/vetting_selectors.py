@@ -6,6 +6,7 @@ import statistics
 from datetime import timedelta
 from functools import cache
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -22,7 +23,63 @@ from annotation.models import (
     VettingConfig,
 )
 from annotation.workflow import ItemStatus, Stage, Verdict
-from portal.roles import can_adjudicate, can_organize
+from portal.audit import audit_history
+from portal.errors import NotAllowed, NotFound
+from portal.roles import Role, can_adjudicate, can_organize
+
+CONFLICT_OF_INTEREST = (
+    "You were given item {uid} to review, so you may not see its other reviews, its history or its disputes, "
+    "nor decide it: another adjudicator or an organizer who has not reviewed it will."
+)
+# Audit actions that say an item is gold and what its expected verdict is: for organizers only.
+_GOLD_ACTIONS = ("gold_marked", "gold_updated", "gold_deactivated")
+
+
+# --- conflict of interest: one rule, used by every page, API endpoint and service below ----------------------
+
+
+def _leases_of(user) -> QuerySet[Assignment]:
+    """The rule: a person is conflicted on every item they were ever given to review (any stage, gold included,
+    whether the lease is live, ran out, ended in a dispute or produced a review).
+
+    Not only live leases: a hold that ran out can still turn into a review (late reviews are accepted, see
+    ``annotation.services.review``), and whoever has looked at the item to judge it must not judge it again as
+    adjudicator nor read the other judgements first. Whatever other roles the person holds."""
+    return Assignment.objects.filter(reviewer=user)
+
+
+def conflict_of_interest_q(user, prefix: str = "") -> Q:
+    """``Q`` true for items ``user`` is conflicted on (``prefix`` for related lookups, e.g. ``"item__"``)."""
+    return Q(Exists(_leases_of(user).filter(item=OuterRef(f"{prefix}pk"))))
+
+
+def has_conflict_of_interest(user, item: QAItem) -> bool:
+    return _leases_of(user).filter(item=item).exists()
+
+
+def conflict_of_interest_refuse(user, item: QAItem) -> None:
+    """Raise :class:`NotAllowed` (403, with the reason) when ``user`` is conflicted on ``item``."""
+    if has_conflict_of_interest(user, item):
+        raise NotAllowed(CONFLICT_OF_INTEREST.format(uid=item.uid), code="conflict_of_interest")
+
+
+def item_unblinded_for(user, uid: str) -> QAItem:
+    """The item of a page / endpoint that shows its reviews, history or disputes (adjudication, organizers' item page): 404 if there is none, 403 if ``user`` is conflicted on it."""
+    item = QAItem.objects.select_related("passage", "batch").filter(uid=uid).first()
+    if item is None:
+        raise NotFound(f"No item with uid {uid}.")
+    conflict_of_interest_refuse(user, item)
+    return item
+
+
+def item_history_visible_to(user, item: QAItem) -> QuerySet:
+    """The item's audit trail; the gold marking (expected verdict) only for organizers.
+
+    Callers have refused conflicted people already (:func:`conflict_of_interest_refuse`)."""
+    history = audit_history(item)
+    if can_organize(user):
+        return history
+    return history.exclude(action__in=_GOLD_ACTIONS)
 
 
 def open_issue_q(prefix: str = "") -> Q:
@@ -54,24 +111,45 @@ def items_release_eligible(*, relevance: float = 5) -> QuerySet[QAItem]:
 
 
 def reviews_visible_to(user, item: QAItem) -> QuerySet[Review]:
-    """Blinding: reviewers see only their own review of an item; adjudicators and organizers see all."""
-    reviews = Review.objects.filter(item=item).select_related("reviewer")
-    if can_adjudicate(user) or can_organize(user):
+    """Blinding: reviewers see only their own review of an item; adjudicators and organizers see all, except on
+    items they are conflicted on (then only their own, like any reviewer)."""
+    reviews = Review.objects.filter(item=item).select_related("reviewer", "assignment")
+    if (can_adjudicate(user) or can_organize(user)) and not has_conflict_of_interest(user, item):
         return reviews
     return reviews.filter(reviewer=user)
 
 
 def disputes_visible_to(user) -> QuerySet[Dispute]:
+    """Reviewers: their own disputes. Adjudicators and organizers: all, except disputes by others on items they are
+    conflicted on."""
     disputes = Dispute.objects.select_related("item", "raised_by", "resolver").prefetch_related("comments__author")
     if can_adjudicate(user) or can_organize(user):
-        return disputes
+        return disputes.filter(Q(raised_by=user) | ~conflict_of_interest_q(user, prefix="item__"))
     return disputes.filter(raised_by=user)
 
 
-def adjudication_queue() -> QuerySet[QAItem]:
-    """Items an adjudicator should decide: disagreements / unclear items, and held items with open issues."""
+def dispute_for(user, pk: int) -> Dispute:
+    """One dispute for its page / endpoint: 404 if it does not exist or is someone else's (for a reviewer), 403 with
+    the reason when an adjudicator or organizer is conflicted on its item."""
+    dispute = disputes_visible_to(user).filter(pk=pk).first()
+    if dispute is not None:
+        return dispute
+    hidden = Dispute.objects.select_related("item").filter(pk=pk).first()
+    if hidden is not None and (can_adjudicate(user) or can_organize(user)):
+        conflict_of_interest_refuse(user, hidden.item)
+    raise NotFound("No such dispute.")
+
+
+def _adjudication_waiting() -> QuerySet[QAItem]:
+    return QAItem.objects.filter(Q(status=ItemStatus.IN_ADJUDICATION) | (Q(status=ItemStatus.HELD) & open_issue_q()))
+
+
+def adjudication_queue(*, user) -> QuerySet[QAItem]:
+    """Items ``user`` should decide: disagreements / unclear items, and held items with open issues, less the items
+    ``user`` is conflicted on (other adjudicators still get those)."""
     return (
-        QAItem.objects.filter(Q(status=ItemStatus.IN_ADJUDICATION) | (Q(status=ItemStatus.HELD) & open_issue_q()))
+        _adjudication_waiting()
+        .exclude(conflict_of_interest_q(user))
         .annotate(
             open_disputes=Count("disputes", filter=Q(disputes__status=Dispute.Status.OPEN), distinct=True),
             open_feedback=Count(
@@ -81,6 +159,15 @@ def adjudication_queue() -> QuerySet[QAItem]:
         .select_related("batch")
         .order_by("-batch__priority", "id")
     )
+
+
+def adjudication_blocked() -> QuerySet[QAItem]:
+    """Items waiting for adjudication that no adjudicator may decide (every adjudicator is conflicted on them, or
+    there is none): shown to organizers, who give the adjudicator role to someone who has not reviewed them."""
+    adjudicators = get_user_model().objects.filter(groups__name=Role.ADJUDICATOR, is_active=True)
+    # An adjudicator (outer reference) with no lease on the waiting item (the reference one level further out).
+    free = adjudicators.exclude(Exists(_leases_of(OuterRef("pk")).filter(item=OuterRef(OuterRef("pk")))))
+    return _adjudication_waiting().exclude(Exists(free)).order_by("id")
 
 
 def reviewer_progress(user) -> dict:
@@ -220,6 +307,7 @@ def vetting_progress() -> dict:
         "double_review_share": round(drawn / primary_done, 3) if primary_done else None,
         "second_share_target": VettingConfig.load().second_share,
         "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
+        "adjudication_blocked": list(adjudication_blocked().values_list("uid", flat=True)[:50]),
         "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
         "dispute_resolution": dispute_resolution_hours(),
         "people": reviewer_quality(),

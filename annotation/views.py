@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views import View
 
 from annotation.forms import ItemFilterForm, ItemImportForm
 from annotation.importers import ImportProblem
-from annotation.models import QAItem
 from annotation.selectors import batch_list, item_list
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
-from portal.audit import audit_history
+from annotation.vetting_selectors import item_history_visible_to, item_unblinded_for
+from annotation.views_review import RefusalPageMixin
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -40,12 +40,15 @@ class ItemListView(RoleRequiredMixin, View):
         )
 
 
-class ItemDetailView(RoleRequiredMixin, View):
+class ItemDetailView(RefusalPageMixin, RoleRequiredMixin, View):
+    """Organizers' item page with its history; refused (403) to an organizer conflicted on the item."""
+
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request, uid):
-        item = get_object_or_404(QAItem.objects.select_related("batch", "passage"), uid=uid)
-        return render(request, "annotation/item_detail.html", {"item": item, "history": audit_history(item)})
+        item = item_unblinded_for(request.user, uid)
+        history = item_history_visible_to(request.user, item)
+        return render(request, "annotation/item_detail.html", {"item": item, "history": history})
 
 
 class ImportView(RoleRequiredMixin, View):

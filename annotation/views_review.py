@@ -6,7 +6,6 @@ Views validate input with a form and call one service; the rules live in ``annot
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
@@ -19,7 +18,7 @@ from annotation.forms_review import (
     NextForm,
     ReviewForm,
 )
-from annotation.models import Assignment, Dispute, QAItem
+from annotation.models import Assignment, Dispute
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -30,12 +29,30 @@ from annotation.services.disputes import (
 )
 from annotation.services.queue import assignment_current, assignment_next
 from annotation.services.review import review_submit
-from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, reviewer_progress, reviews_visible_to
+from annotation.vetting_selectors import (
+    adjudication_queue,
+    dispute_for,
+    disputes_visible_to,
+    item_history_visible_to,
+    item_unblinded_for,
+    reviewer_progress,
+    reviews_visible_to,
+)
 from annotation.workflow import RELEVANCE_SCALE
-from portal.audit import audit_history
-from portal.errors import DomainError
+from portal.errors import DomainError, NotAllowed, NotFound
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+
+
+class RefusalPageMixin:
+    """A page whose object the rules refuse to this person (403: conflict of interest) or that does not exist (404)
+    answers with a page saying why, instead of Django's bare error page. Put it before ``RoleRequiredMixin``."""
+
+    def dispatch(self, request, *args, **kwargs):
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        except (NotAllowed, NotFound) as exc:
+            return render(request, "annotation/refused.html", {"message": str(exc)}, status=exc.http_status)
 
 
 def _go_next(request, qa_type: str = ""):
@@ -192,14 +209,11 @@ class DisputeListView(RoleRequiredMixin, View):
         return render(request, "annotation/dispute_list.html", {"disputes": disputes[:500], "status": status})
 
 
-class DisputeDetailView(RoleRequiredMixin, View):
+class DisputeDetailView(RefusalPageMixin, RoleRequiredMixin, View):
     required_roles = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)
 
     def _dispute(self, request, pk) -> Dispute:
-        dispute = disputes_visible_to(request.user).filter(pk=pk).first()
-        if dispute is None:
-            raise Http404("No such dispute")
-        return dispute
+        return dispute_for(request.user, pk)
 
     def get(self, request, pk):
         return render(
@@ -222,11 +236,13 @@ class AdjudicationQueueView(RoleRequiredMixin, View):
     required_roles = (Role.ADJUDICATOR,)
 
     def get(self, request):
-        return render(request, "annotation/adjudication_queue.html", {"items": adjudication_queue()[:200]})
+        items = adjudication_queue(user=request.user)[:200]
+        return render(request, "annotation/adjudication_queue.html", {"items": items})
 
 
-class AdjudicationItemView(RoleRequiredMixin, View):
-    """All reviews side by side (un-blinded: adjudicators only), open issues, and the final judgement form."""
+class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
+    """All reviews side by side (un-blinded: adjudicators not conflicted on the item only), open issues, and the
+    final judgement form."""
 
     required_roles = (Role.ADJUDICATOR,)
 
@@ -242,16 +258,16 @@ class AdjudicationItemView(RoleRequiredMixin, View):
                 "adjudications": item.adjudications.all(),
                 "form": form or AdjudicationForm(),
                 "relevance_scale": RELEVANCE_SCALE,
-                "history": audit_history(item),
+                "history": item_history_visible_to(request.user, item),
             },
             status=status,
         )
 
     def get(self, request, uid):
-        return self._render(request, get_object_or_404(QAItem.objects.select_related("passage", "batch"), uid=uid))
+        return self._render(request, item_unblinded_for(request.user, uid))
 
     def post(self, request, uid):
-        item = get_object_or_404(QAItem, uid=uid)
+        item = item_unblinded_for(request.user, uid)
         try:
             if request.POST.get("action") == "reject_issues":
                 for dispute in item.disputes.filter(status=Dispute.Status.OPEN):

@@ -11,7 +11,7 @@ from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import vetting_progress
+from annotation.vetting_selectors import conflict_of_interest_q, vetting_progress
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -31,7 +31,10 @@ class VettingDashboardView(RoleRequiredMixin, View):
                 "config_form": config_form or VettingConfigForm(initial=initial),
                 "gold_form": gold_form or GoldForm(),
                 "progress": vetting_progress(),
-                "golds": GoldItem.objects.select_related("item").order_by("-created_at")[:100],
+                # An organizer who also reviews never learns that an item they were given is gold.
+                "golds": GoldItem.objects.select_related("item")
+                .exclude(conflict_of_interest_q(request.user, "item__"))
+                .order_by("-created_at")[:100],
             },
             status=status,
         )

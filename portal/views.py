@@ -53,7 +53,7 @@ def _own_work(user) -> dict:
         work["review_progress"] = reviewer_progress(user)
         work["review_current"] = assignment_current(reviewer=user)
     if can_adjudicate(user):
-        work["adjudication_waiting"] = adjudication_queue().count()
+        work["adjudication_waiting"] = adjudication_queue(user=user).count()
     if can_rank(user):
         work["ranking_studies"] = studies_for_ranker(ranker=user)
     return work

@@ -8,6 +8,7 @@ from annotation.models import Adjudication, Dispute, FeedbackNote, QAItem
 from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
+from annotation.vetting_selectors import conflict_of_interest_refuse
 from annotation.workflow import ItemStatus, Route, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
@@ -22,7 +23,7 @@ def item_adjudicate(
     """Record the final verdict and relevance; resolves open disputes (``dispute_outcome``) and closes open
     feedback notes with the reason, then moves the item to verified (correct) or rejected (anything else).
 
-    An adjudicator who reviewed the item cannot adjudicate it.
+    An adjudicator conflicted on the item (``annotation.vetting_selectors.conflict_of_interest_q``) cannot decide it.
     """
     if not can_adjudicate(adjudicator):
         raise NotAllowed("Only adjudicators record final judgements.")
@@ -35,8 +36,7 @@ def item_adjudicate(
             raise Conflict(
                 f"item {locked.uid} is {locked.status}, not waiting for adjudication", code="not_adjudicable"
             )
-        if locked.reviews.filter(reviewer=adjudicator).exists():
-            raise NotAllowed("You reviewed this item; another adjudicator must decide it.")
+        conflict_of_interest_refuse(adjudicator, locked)
         adjudication = Adjudication.objects.create(
             item=locked, adjudicator=adjudicator, verdict=verdict, relevance=relevance, reason=reason.strip()
         )

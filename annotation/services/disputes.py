@@ -8,6 +8,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Dispute, DisputeComment, FeedbackNote, QAItem
 from annotation.services.review import assignment_lock_own
 from annotation.services.transitions import item_transition
+from annotation.vetting_selectors import conflict_of_interest_refuse
 from annotation.workflow import Action, ItemStatus
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
@@ -16,6 +17,14 @@ from portal.roles import can_adjudicate, can_organize
 
 def _can_resolve(user) -> bool:
     return can_adjudicate(user) or can_organize(user)
+
+
+def _resolver_check(user, item_id: int, refusal: str) -> None:
+    """Adjudicators and organizers close issues, but not on an item they are conflicted on (they reviewed it or
+    were given it to review): someone who has not judged the item decides."""
+    if not _can_resolve(user):
+        raise NotAllowed(refusal)
+    conflict_of_interest_refuse(user, QAItem.objects.only("pk", "uid").get(pk=item_id))
 
 
 def item_hold(*, item: QAItem, actor, note: str) -> None:
@@ -111,8 +120,10 @@ def dispute_file(
 
 def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeComment:
     """Add to a dispute's thread: its author, adjudicators and organizers take part."""
-    if dispute.raised_by_id != author.pk and not _can_resolve(author):
-        raise NotAllowed("Only the person who filed the dispute, adjudicators and organizers may comment.")
+    if dispute.raised_by_id != author.pk:
+        _resolver_check(
+            author, dispute.item_id, "Only the person who filed the dispute, adjudicators and organizers may comment."
+        )
     if not (text or "").strip():
         raise DomainError("the comment is empty", code="empty_text")
     comment = DisputeComment.objects.create(dispute=dispute, author=author, text=text.strip())
@@ -124,8 +135,7 @@ def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeCommen
 
 def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -> Dispute:
     """Mark one dispute upheld or rejected (no item move; callers release the hold)."""
-    if not _can_resolve(resolver):
-        raise NotAllowed("Only adjudicators and organizers resolve disputes.")
+    _resolver_check(resolver, dispute.item_id, "Only adjudicators and organizers resolve disputes.")
     if outcome not in (Dispute.Status.UPHELD, Dispute.Status.REJECTED):
         raise DomainError("outcome must be 'upheld' or 'rejected'", code="invalid_outcome")
     _lock_item_first(dispute.item_id)
@@ -186,8 +196,7 @@ def feedback_file(
 
 def feedback_close(*, note: FeedbackNote, actor, response: str = "", release: bool = True) -> FeedbackNote:
     """Close a feedback note with an optional response; releases the hold if nothing else is open."""
-    if not _can_resolve(actor):
-        raise NotAllowed("Only adjudicators and organizers close feedback notes.")
+    _resolver_check(actor, note.item_id, "Only adjudicators and organizers close feedback notes.")
     with transaction.atomic():
         _lock_item_first(note.item_id)
         locked = FeedbackNote.objects.select_for_update().get(pk=note.pk)

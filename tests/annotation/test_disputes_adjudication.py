@@ -45,7 +45,7 @@ def test_a_disputed_item_is_held_and_out_of_release_and_queue(sample_items, conf
     # nobody else is handed the held item
     others = [assignment_next(reviewer=make_user("reviewer")) for _ in range(len(sample_items))]
     assert item.pk not in [a.item_id for a in others if a]
-    assert item in adjudication_queue()
+    assert item in adjudication_queue(user=make_user("adjudicator"))
 
 
 def test_verified_item_with_open_feedback_is_not_release_eligible(sample_items, config, reviewer, review, make_user):
@@ -104,7 +104,7 @@ def test_disagreement_is_adjudicated_and_overturn_rates_are_counted(sample_items
     review(a, "correct", 5)
     review(assignment_next(reviewer=bob), "incorrect", 5)
     item = QAItem.objects.get(pk=a.item_id)
-    assert item.status == ItemStatus.IN_ADJUDICATION and item in adjudication_queue()
+    assert item.status == ItemStatus.IN_ADJUDICATION and item in adjudication_queue(user=make_user("adjudicator"))
     with pytest.raises(NotAllowed):
         item_adjudicate(item=item, adjudicator=alice, verdict="correct", relevance=5, reason="x")
     item_adjudicate(

@@ -52,7 +52,7 @@ def test_an_adjudicator_sees_how_many_items_wait(demo, client):
 
     client.force_login(User.objects.get(email="adjudicator@demo.portal"))
     html = client.get("/").content.decode()
-    waiting = adjudication_queue().count()
+    waiting = adjudication_queue(user=User.objects.get(email="adjudicator@demo.portal")).count()
     assert f"{waiting} item{'s' if waiting != 1 else ''} waiting for a decision" in _card(html, "my-adjudication-work")
     assert 'id="my-ranking-work"' not in html
 
