@@ -12,6 +12,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from ranking.shuffle import new_shuffle_secret
+
 DEFAULT_TAG_SCALE = ["good", "okay", "bad"]
 
 
@@ -70,7 +72,15 @@ class Study(models.Model):
         null=True, blank=True, help_text="The frozen release whose items the study uses (annotation.Release id)."
     )
     item_filter = models.JSONField(default=dict, blank=True, help_text="{qa_types, sample_size, seed} as given.")
-    seed = models.BigIntegerField(default=0, help_text="Base of every ranker's shuffle and of the item sample.")
+    seed = models.BigIntegerField(default=0, help_text="Seed of the item sample.")
+    # Never shown to rankers (no page, serializer or export carries it); organizers reproduce a task's order from it
+    # with ranking.shuffle.task_seed / permutation.
+    shuffle_secret = models.CharField(
+        max_length=64,
+        default=new_shuffle_secret,
+        editable=False,
+        help_text="Key of every ranker's answer shuffle (hex, 32 random bytes).",
+    )
     systems = models.ManyToManyField(System, related_name="studies", help_text="Model systems (never the reference).")
     include_reference = models.BooleanField(default=True)
     overlap = models.PositiveSmallIntegerField(default=3, help_text="Rankers per question.")
@@ -142,7 +152,11 @@ class RankingTask(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tasks")
     question = models.ForeignKey(StudyQuestion, on_delete=models.CASCADE, related_name="tasks")
     ranker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ranking_tasks")
-    seed = models.CharField(max_length=64, help_text="sha256 of study seed, ranker id and item id.")
+    seed = models.CharField(
+        max_length=64,
+        help_text="HMAC-SHA256 of ranker id and item id keyed by the study's shuffle secret (tasks handed out before "
+        "studies had one: sha256 of study seed, ranker id and item id).",
+    )
     order = models.JSONField(help_text="StudyAnswer ids in presented order: slot A is order[0], B order[1], …")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.LEASED, db_index=True)
     leased_at = models.DateTimeField(auto_now_add=True)

@@ -1,7 +1,10 @@
 """Per-ranker answer shuffles (pure, no Django).
 
-Each (study, ranker, item) gets its own seed, derived with SHA-256 so it is the same on every machine and every
-Python run (``hash()`` is salted per process). The permutation is a Fisher–Yates shuffle driven by
+Each (study, ranker, item) gets its own seed: HMAC-SHA256 of the ranker and item ids keyed by the study's secret
+(``Study.shuffle_secret``, 32 random bytes, never shown to rankers). Keyed, because a ranker knows their own id, can
+guess item ids and the study seed (0 by default): with a plain hash of those they could compute which slot holds the
+reference. The seed is the same on every machine and every Python run (``hash()`` is salted per process), so an
+organizer with the secret reproduces every order. The permutation is a Fisher–Yates shuffle driven by
 ``random.Random`` seeded with that integer, which is deterministic for integer seeds. The result is stored on the
 task anyway, so a later change here never reorders work already handed out.
 """
@@ -9,15 +12,24 @@ task anyway, so a later change here never reorders work already handed out.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
+import secrets
 import string
 
 SLOT_LETTERS = string.ascii_uppercase
 
 
-def task_seed(*, study_seed: int, ranker_id: int, item_id: int) -> str:
-    """Hex SHA-256 of the three ids; stable across processes and machines."""
-    return hashlib.sha256(f"ranking:{study_seed}:{ranker_id}:{item_id}".encode()).hexdigest()
+def new_shuffle_secret() -> str:
+    """32 random bytes, hex: the key of a study's shuffles."""
+    return secrets.token_hex(32)
+
+
+def task_seed(*, secret: str, ranker_id: int, item_id: int) -> str:
+    """Hex HMAC-SHA256 of the ranker and item ids keyed by the study's secret (hex); stable across processes and
+    machines, unpredictable without the secret."""
+    message = f"ranking:{ranker_id}:{item_id}".encode()
+    return hmac.new(bytes.fromhex(secret), message, hashlib.sha256).hexdigest()
 
 
 def permutation(n: int, seed: str) -> list[int]:

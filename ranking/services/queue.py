@@ -108,7 +108,7 @@ def _resume(*, study: Study, ranker, now, lease) -> RankingTask | None:
 
 def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -> RankingTask | None:
     answer_ids = list(question.answers.order_by("id").values_list("id", flat=True))
-    seed = task_seed(study_seed=study.seed, ranker_id=ranker.pk, item_id=question.item_id)
+    seed = task_seed(secret=study.shuffle_secret, ranker_id=ranker.pk, item_id=question.item_id)
     order = [answer_ids[i] for i in permutation(len(answer_ids), seed)]
     ask = study.include_reference and seeded_fraction(seed, "unblinding") < study.unblinding_rate
     try:

@@ -156,6 +156,9 @@ def study_create(
         if include_reference:
             reference_outputs_ensure(item_ids=picked)
             answer_systems.append(reference_system())
+        # Answers are stored (and enter the keyed shuffle) in system-name order, so the reference is not always the
+        # last one: the order before shuffling says nothing either.
+        answer_systems.sort(key=lambda system: system.name)
         _questions_create(study=study, item_ids=picked, systems=answer_systems)
         audit_record(
             actor=user,
