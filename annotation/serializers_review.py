@@ -129,6 +129,12 @@ class FullReviewSerializer(serializers.ModelSerializer):
 
     reviewer = serializers.CharField(source="reviewer.email", read_only=True)
     stage = serializers.CharField(read_only=True)
+    lease_expires_at = serializers.DateTimeField(
+        source="assignment.expires_at",
+        read_only=True,
+        help_text="End of the reviewer's hold; a created_at after it marks a late review (accepted because nobody "
+        "else had taken the item).",
+    )
 
     class Meta:
         model = Review
@@ -142,6 +148,7 @@ class FullReviewSerializer(serializers.ModelSerializer):
             "server_seconds",
             "active_seconds",
             "created_at",
+            "lease_expires_at",
         ]
         read_only_fields = fields
 

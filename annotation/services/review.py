@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, VettingConfig
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
+    Action,
     ItemStatus,
     Stage,
     Verdict,
@@ -78,7 +80,8 @@ def review_submit(
         if assignment.status == Assignment.Status.SUBMITTED:
             existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
             return existing.objects.get(assignment=assignment)  # a retried or double POST: stored once
-        if assignment.status != Assignment.Status.ACTIVE:
+        late = now > assignment.expires_at
+        if assignment.status != Assignment.Status.ACTIVE and not (late and _ran_out(assignment)):
             raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")
         fields = {
             "verdict": verdict,
@@ -101,21 +104,60 @@ def review_submit(
             audit_record(actor=reviewer, obj=answer, action="gold_answer_created", after={"verdict": verdict})
             return answer
         item = QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=assignment.item_id)
-        if item.status != _STAGE_STATUS[assignment.stage]:
+        if late:
+            _late_slot_check(assignment=assignment, item=item, now=now)
+        elif item.status != _STAGE_STATUS[assignment.stage]:
             raise Conflict(
                 f"The item is now {item.get_status_display().lower()}; your review was not stored.", code="item_moved"
             )
         review = Review.objects.create(
             assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
         )
-        audit_record(
-            actor=reviewer,
-            obj=review,
-            action="review_created",
-            after={"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance},
-        )
+        after = {"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance}
+        if late:
+            after["late_seconds"] = round((now - assignment.expires_at).total_seconds())
+        audit_record(actor=reviewer, obj=review, action="review_created", after=after)
         _route(item=item, review=review, actor=reviewer)
     return review
+
+
+# Late reviews. A review sent after its 30-minute hold ran out is stored when nobody else has taken the item for that
+# stage meanwhile and the item still waits for that review: the reviewer's work counts, and the unique constraints
+# still allow one review per stage. The hold's end stays on the lease (``expires_at``) next to the time the review
+# arrived (``finished_at``, the review's ``created_at``), and adjudicators see the review marked late. Otherwise the
+# review is refused with the reason; the page shows the form again with what the reviewer wrote.
+
+
+def _ran_out(assignment: Assignment) -> bool:
+    """A lease ended only because its time ran out (by the sweeper, by its holder taking another item, or by someone
+    else taking the slot), not because its holder filed a dispute or a feedback note instead of a review."""
+    return not (assignment.disputes.exists() or assignment.feedback.exists())
+
+
+def _late_refusal(assignment: Assignment, why: str) -> Conflict:
+    minutes = round((assignment.expires_at - assignment.created_at).total_seconds() / 60)
+    return Conflict(
+        f"Your {minutes}-minute hold on this item ran out at {assignment.expires_at:%H:%M} UTC and {why}, so your "
+        "review was not stored. What you wrote is still in the form; take the next item when you are ready.",
+        code="lease_expired",
+    )
+
+
+def _late_slot_check(*, assignment: Assignment, item: QAItem, now) -> None:
+    """Take the stage slot back for a late review, or refuse. The item row is locked: the queue skips locked items,
+    so nobody can be handed the item while this runs."""
+    others = Assignment.objects.filter(item=item, stage=assignment.stage).exclude(pk=assignment.pk)
+    if others.filter(Q(status=Assignment.Status.SUBMITTED) | Q(status=Assignment.Status.ACTIVE, expires_at__gt=now)):
+        raise _late_refusal(assignment, "another reviewer has taken the item since")
+    expected = _STAGE_STATUS[assignment.stage]
+    if assignment.stage == Stage.PRIMARY and item.status == ItemStatus.IMPORTED:
+        # The sweeper put the item back in the queue; nobody took it, so the late lease takes it again.
+        item_transition(
+            item=item, action=Action.ASSIGN, actor=assignment.reviewer, note=f"late review on assignment {assignment.pk}",
+            row_locked=True,
+        )  # fmt: skip
+    elif item.status != expected:
+        raise _late_refusal(assignment, f"the item has moved on (it is now {item.get_status_display().lower()})")
 
 
 def _route(*, item: QAItem, review: Review, actor) -> None:
