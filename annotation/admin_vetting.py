@@ -16,6 +16,7 @@ from annotation.models import (
     Review,
     VettingConfig,
 )
+from annotation.vetting_selectors import conflict_of_interest_q
 
 
 class _ReadOnly(admin.ModelAdmin):
@@ -29,31 +30,41 @@ class _ReadOnly(admin.ModelAdmin):
         return False
 
 
+class _Blinded(_ReadOnly):
+    """Rows about items the signed-in person was given to review stay out of their lists (conflict of interest)."""
+
+    item_path = "item__"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(conflict_of_interest_q(request.user, self.item_path))
+
+
 @admin.register(VettingConfig)
 class VettingConfigAdmin(_ReadOnly):
     list_display = ["seed", "second_share", "relevance_gap", "gold_rate", "gold_min_accuracy", "updated_at"]
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(_ReadOnly):
+class AssignmentAdmin(_Blinded):
     list_display = ["item", "reviewer", "stage", "status", "created_at", "expires_at"]
     list_filter = ["stage", "status"]
     raw_id_fields = ["item", "reviewer"]
 
 
 @admin.register(Review)
-class ReviewAdmin(_ReadOnly):
+class ReviewAdmin(_Blinded):
     list_display = ["item", "reviewer", "stage", "verdict", "relevance", "created_at"]
     list_filter = ["stage", "verdict", "relevance"]
 
 
 @admin.register(GoldItem)
-class GoldItemAdmin(_ReadOnly):
+class GoldItemAdmin(_Blinded):
     list_display = ["item", "expected_verdict", "planted_error", "active", "created_at"]
 
 
 @admin.register(GoldAnswer)
-class GoldAnswerAdmin(_ReadOnly):
+class GoldAnswerAdmin(_Blinded):
+    item_path = "gold__item__"
     list_display = ["gold", "reviewer", "verdict", "is_correct", "created_at"]
 
 
@@ -65,18 +76,18 @@ class DisputeCommentInline(admin.TabularInline):
 
 
 @admin.register(Dispute)
-class DisputeAdmin(_ReadOnly):
+class DisputeAdmin(_Blinded):
     list_display = ["pk", "item", "raised_by", "category", "status", "created_at", "resolved_at"]
     list_filter = ["status", "category"]
     inlines = [DisputeCommentInline]
 
 
 @admin.register(FeedbackNote)
-class FeedbackNoteAdmin(_ReadOnly):
+class FeedbackNoteAdmin(_Blinded):
     list_display = ["pk", "item", "author", "status", "created_at", "closed_at"]
     list_filter = ["status"]
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(_ReadOnly):
+class AdjudicationAdmin(_Blinded):
     list_display = ["item", "adjudicator", "verdict", "relevance", "created_at"]

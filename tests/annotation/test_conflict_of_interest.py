@@ -164,3 +164,16 @@ def test_when_every_adjudicator_reviewed_the_item_organizers_are_told(client, se
     assert item.uid in html and "every adjudicator reviewed these items" in html
     make_user("adjudicator")  # someone free to decide it
     assert vetting_progress()["adjudication_blocked"] == []
+
+
+def test_the_admin_lists_leave_out_what_a_staff_member_was_given_to_review(client, second_lease, make_user):
+    alice, dana, second = second_lease
+    dana.is_staff = dana.is_superuser = True
+    dana.save()
+    client.force_login(dana)
+    assert "0 reviews" in client.get("/admin/annotation/review/").content.decode()
+    staff = make_user("organizer")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    assert "1 review" in client.get("/admin/annotation/review/").content.decode()
