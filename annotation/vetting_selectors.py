@@ -29,7 +29,7 @@ from portal.roles import Role, can_adjudicate, can_organize
 
 CONFLICT_OF_INTEREST = (
     "You were given item {uid} to review, so you may not see its other reviews, its history or its disputes, "
-    "nor decide it: another adjudicator or an organizer who has not reviewed it will."
+    "nor decide it or close its issues: someone who has not reviewed it will."
 )
 # Audit actions that say an item is gold and what its expected verdict is: for organizers only.
 _GOLD_ACTIONS = ("gold_marked", "gold_updated", "gold_deactivated")
@@ -64,7 +64,8 @@ def conflict_of_interest_refuse(user, item: QAItem) -> None:
 
 
 def item_unblinded_for(user, uid: str) -> QAItem:
-    """The item of a page / endpoint that shows its reviews, history or disputes (adjudication, organizers' item page): 404 if there is none, 403 if ``user`` is conflicted on it."""
+    """The item of a page / endpoint that shows its reviews, history or disputes (adjudication, the organizers' item
+    page): 404 if there is none, 403 if ``user`` is conflicted on it."""
     item = QAItem.objects.select_related("passage", "batch").filter(uid=uid).first()
     if item is None:
         raise NotFound(f"No item with uid {uid}.")
