@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -103,13 +103,16 @@ def review_submit(
             )
             audit_record(actor=reviewer, obj=answer, action="gold_answer_created", after={"verdict": verdict})
             return answer
-        item = QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=assignment.item_id)
         if late:
+            item = _late_item_lock(assignment)
             _late_slot_check(assignment=assignment, item=item, now=now)
-        elif item.status != _STAGE_STATUS[assignment.stage]:
-            raise Conflict(
-                f"The item is now {item.get_status_display().lower()}; your review was not stored.", code="item_moved"
-            )
+        else:
+            item = QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=assignment.item_id)
+            if item.status != _STAGE_STATUS[assignment.stage]:
+                raise Conflict(
+                    f"The item is now {item.get_status_display().lower()}; your review was not stored.",
+                    code="item_moved",
+                )
         review = Review.objects.create(
             assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
         )
@@ -141,6 +144,18 @@ def _late_refusal(assignment: Assignment, why: str) -> Conflict:
         "review was not stored. What you wrote is still in the form; take the next item when you are ready.",
         code="lease_expired",
     )
+
+
+def _late_item_lock(assignment: Assignment) -> QAItem:
+    """Lock the item of a late review without waiting.
+
+    Race: a "next" that takes over this very slot holds the item row and then ends this expired lease, whose row we
+    already hold; waiting for the item here would deadlock (PostgreSQL would abort one of the two with an error).
+    The late review gives way instead: the item is being handed out again at this moment."""
+    try:
+        return QAItem.objects.select_for_update(nowait=True).only(*LOCK_FIELDS).get(pk=assignment.item_id)
+    except OperationalError:
+        raise _late_refusal(assignment, "the item is being handed to another reviewer at this moment") from None
 
 
 def _late_slot_check(*, assignment: Assignment, item: QAItem, now) -> None:

@@ -4,9 +4,12 @@ refused with the reason and the page keeps what the reviewer wrote."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -125,3 +128,37 @@ def test_adjudicators_see_that_a_review_came_late(client, sample_items, config, 
     reviews = {r["stage"]: r for r in _api(adjudicator).get(f"/api/adjudication/{item.uid}/").json()["reviews"]}
     assert reviews["secondary"]["created_at"] > reviews["secondary"]["lease_expires_at"]
     assert reviews["primary"]["created_at"] < reviews["primary"]["lease_expires_at"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_late_review_gives_way_to_a_takeover_in_progress_instead_of_deadlocking(
+    sample_items, config, reviewer, review
+):
+    """A "next" taking over the slot holds the item row (and would next end this expired lease): the late review
+    does not wait for it (that would deadlock) but is refused with the reason at once."""
+    lease = assignment_next(reviewer=reviewer)
+    locked, done = threading.Event(), threading.Event()
+
+    def taker():
+        try:
+            with transaction.atomic():
+                QAItem.objects.select_for_update().get(pk=lease.item_id)
+                locked.set()
+                done.wait(20)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=taker)
+    thread.start()
+    try:
+        assert locked.wait(20)
+        started = time.monotonic()
+        with pytest.raises(Conflict) as refused:
+            review(lease, "correct", 5, now=lease.expires_at + timedelta(minutes=1))
+        assert time.monotonic() - started < 5
+    finally:
+        done.set()
+        thread.join(20)
+    assert refused.value.code == "lease_expired" and "handed to another reviewer" in str(refused.value)
+    lease.refresh_from_db()
+    assert lease.status == Assignment.Status.ACTIVE and not Review.objects.exists()
