@@ -28,6 +28,12 @@ class RankingTaskAdmin(admin.ModelAdmin):
     list_filter = ["status", "study"]
     raw_id_fields = ["question", "ranker"]
 
+    def get_queryset(self, request):
+        # A staff member who also ranks must not read the stored order (answer ids, created in system-name order)
+        # of a task they are still working on.
+        own_open = RankingTask.objects.filter(ranker=request.user.pk, status=RankingTask.Status.LEASED)
+        return super().get_queryset(request).exclude(pk__in=own_open.values("pk"))
+
 
 @admin.register(ReferenceFlag)
 class ReferenceFlagAdmin(admin.ModelAdmin):

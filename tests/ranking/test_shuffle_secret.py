@@ -87,3 +87,22 @@ def test_the_migration_gives_each_existing_study_a_secret_and_keeps_stored_order
     assert len(set(secrets)) == len(studies) and all(len(bytes.fromhex(s)) == 32 for s in secrets)
     assert {t.pk: (t.seed, t.order) for t in RankingTask.objects.all()} == before
     assert len(tasks) == 2
+
+
+def test_a_staff_member_who_ranks_cannot_read_their_open_task_in_the_admin(client, make_study, make_user):
+    study = make_study()
+    staff_ranker = make_user("ranker", "organizer")
+    staff_ranker.is_staff = staff_ranker.is_superuser = True
+    staff_ranker.save()
+    task = task_next(study=study, ranker=staff_ranker)
+    client.force_login(staff_ranker)
+    assert client.get(f"/admin/ranking/rankingtask/{task.pk}/change/").status_code == 302  # "does not exist"
+    assert (
+        f"/admin/ranking/rankingtask/{task.pk}/change/"
+        not in client.get("/admin/ranking/rankingtask/").content.decode()
+    )
+    other = make_user("organizer")
+    other.is_staff = other.is_superuser = True
+    other.save()
+    client.force_login(other)
+    assert client.get(f"/admin/ranking/rankingtask/{task.pk}/change/").status_code == 200
