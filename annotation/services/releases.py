@@ -8,6 +8,7 @@ database refuses it anyway.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
-from annotation.qa_types import CLINIQLINK_TYPES
+from annotation.qa_types import CLINIQLINK_TYPES, QAType
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
@@ -48,10 +49,74 @@ TABLE_COLUMNS = [
 ]
 
 
+class RuleError(DomainError):
+    """A selection rule parameter that is unknown or has a wrong value; ``field`` names it."""
+
+    code = "invalid_rule"
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"selection rule, field '{field}': {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def _shown(value) -> str:
+    """A submitted value as the person wrote it (JSON), shortened for a message."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _choices_list(field: str, value, allowed: list[str]) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleError(field, f"must be a list of names, not {_shown(value)}")
+    unknown = [v for v in value if v not in allowed]
+    if unknown:
+        raise RuleError(field, f"unknown value {_shown(unknown[0])}; use any of {', '.join(allowed)}")
+    return list(value)
+
+
+def _check_statuses(value) -> list[str]:
+    return _choices_list("statuses", value, list(ItemStatus.values))
+
+
+def _check_final_verdict(value) -> str | None:
+    if value is None or (isinstance(value, str) and value in Verdict.values):
+        return value
+    raise RuleError("final_verdict", f"must be null (any) or one of {', '.join(Verdict.values)}, not {_shown(value)}")
+
+
+def _check_min_relevance(value) -> float | None:
+    if value is None:
+        return None
+    # bool is an int in Python: `true` must not silently mean a minimum relevance of 1.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 5:
+        raise RuleError("min_relevance", f"must be null (any) or a number from 1 to 5, not {_shown(value)}")
+    return float(value)
+
+
+def _check_exclude_open_issues(value) -> bool:
+    if not isinstance(value, bool):
+        raise RuleError("exclude_open_issues", f"must be true or false, not {_shown(value)}")
+    return value
+
+
+def _check_qa_types(value) -> list[str]:
+    return _choices_list("qa_types", value, [t.value for t in QAType])
+
+
+def _check_benchmark(value) -> str | None:
+    if value is None or (isinstance(value, str) and 0 < len(value) <= 40):
+        return value
+    raise RuleError("benchmark", f"must be null (any) or a benchmark name (1 to 40 characters), not {_shown(value)}")
+
+
 @dataclass
 class SelectionRule:
     """Which items a release takes. The defaults are the benchmark's rule: verified correct, final GP
-    relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released."""
+    relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released.
+
+    :meth:`from_dict` is the one validation of a rule, whatever the door (releases page, API, command line):
+    a wrong type, an unknown key or an out-of-range value is a :class:`RuleError` naming the field."""
 
     statuses: list[str] = field(default_factory=lambda: [ItemStatus.VERIFIED.value])
     final_verdict: str | None = Verdict.CORRECT.value
@@ -62,11 +127,14 @@ class SelectionRule:
 
     @classmethod
     def from_dict(cls, data: dict | None) -> SelectionRule:
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise RuleError("rule", f"must be an object of parameters, not {_shown(data)}")
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
         if unknown:
-            raise DomainError(f"unknown selection rule parameter(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
+            raise RuleError(unknown[0], f"unknown parameter; the parameters are {', '.join(cls.__dataclass_fields__)}")
+        return cls(**{name: _CHECKS[name](value) for name, value in data.items()})
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -86,6 +154,16 @@ class SelectionRule:
         if self.exclude_open_issues:
             items = items.exclude(open_issue_q())
         return items.order_by("id")
+
+
+_CHECKS = {
+    "statuses": _check_statuses,
+    "final_verdict": _check_final_verdict,
+    "min_relevance": _check_min_relevance,
+    "exclude_open_issues": _check_exclude_open_issues,
+    "qa_types": _check_qa_types,
+    "benchmark": _check_benchmark,
+}
 
 
 def release_get(label: str) -> Release:

@@ -60,7 +60,7 @@ def test_default_rule_takes_verified_correct_relevance_5_without_open_issues(sam
 
 
 def test_unknown_rule_parameter_and_empty_selection_are_refused(sample_items):
-    with pytest.raises(DomainError, match="unknown selection rule parameter"):
+    with pytest.raises(DomainError, match="field .min_relevence.: unknown parameter"):
         release_freeze(name="x", rule={"min_relevence": 4})
     with pytest.raises(DomainError, match="selects no items"):
         release_freeze(name="x")
