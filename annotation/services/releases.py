@@ -207,6 +207,9 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             created_by=_user(user),
         )
         ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
+        # From here on the database refuses any item for this release (and requires this before commit).
+        Release.objects.filter(pk=release.pk).update(frozen=True)
+        release.frozen = True
         audit_record(
             actor=user,
             obj=release,
