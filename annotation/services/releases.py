@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
@@ -22,7 +22,7 @@ from annotation.qa_types import CLINIQLINK_TYPES, QAType
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
-from portal.errors import DomainError, NotFound
+from portal.errors import Conflict, DomainError, NotFound
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -181,7 +181,9 @@ def release_get(label: str) -> Release:
 
 
 def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=None) -> Release:
-    """Freeze a new version of release ``name`` from the items the rule selects."""
+    """Freeze a new version of release ``name`` from the items the rule selects.
+
+    Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
     selection = SelectionRule.from_dict(rule)
     if not name or "@" in name or "/" in name:
         raise DomainError("a release name must be non-empty and contain neither '@' nor '/'")
@@ -194,7 +196,16 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
         manifests = _manifests(entries)
-        version = (Release.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
+        latest = Release.objects.filter(name=name).order_by("-version").first()
+        # A version identical to the one before it (same rule, same items with the same content) would only
+        # be a confusing duplicate: refused, naming the release that already holds exactly this.
+        if latest is not None and latest.rule == selection.as_dict() and latest.manifests == manifests:
+            raise Conflict(
+                f"Nothing changed since {latest.label}: the same rule selects the same {latest.item_count} items "
+                f"with identical content (checksum {latest.checksum}). No new version was frozen.",
+                code="identical_release",
+            )
+        version = (latest.version if latest else 0) + 1
         release = Release.objects.create(
             name=name,
             version=version,
