@@ -25,6 +25,7 @@ from annotation.services.releases import (
     release_freeze,
     release_get,
     report_rows,
+    rule_description,
 )
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
@@ -118,6 +119,7 @@ class ReleaseDetailView(RoleRequiredMixin, View):
             "annotation/release_detail.html",
             {
                 "release": release,
+                "rule_text": rule_description(release.rule),
                 "rows": report_rows(release.report),
                 "columns": REPORT_COLUMNS,
                 "formats": EXPORT_FORMATS,

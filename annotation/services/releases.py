@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
-from annotation.qa_types import CLINIQLINK_TYPES, QAType
+from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
@@ -136,6 +136,27 @@ class SelectionRule:
             raise RuleError(unknown[0], f"unknown parameter; the parameters are {', '.join(cls.__dataclass_fields__)}")
         return cls(**{name: _CHECKS[name](value) for name, value in data.items()})
 
+    def describe(self) -> str:
+        """The rule in words, for pages."""
+        parts = [
+            "status " + " or ".join(ItemStatus(s).label.lower() for s in self.statuses)
+            if self.statuses
+            else "any status",
+            f"final verdict {Verdict(self.final_verdict).label.lower()}" if self.final_verdict else "any verdict",
+            f"final GP relevance at least {self.min_relevance:g}"
+            if self.min_relevance is not None
+            else "any GP relevance",
+            "items with open feedback or disputes held out"
+            if self.exclude_open_issues
+            else "items with open feedback or disputes included",
+            "QA types " + ", ".join(QA_TYPE_LABELS[QAType(t)] for t in self.qa_types)
+            if self.qa_types
+            else "all QA types",
+        ]
+        if self.benchmark:
+            parts.append(f"benchmark {self.benchmark}")
+        return "; ".join(parts)
+
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
@@ -164,6 +185,14 @@ _CHECKS = {
     "qa_types": _check_qa_types,
     "benchmark": _check_benchmark,
 }
+
+
+def rule_description(rule: dict) -> str:
+    """A stored rule in words; one stored before rules were checked, and no longer valid, is shown as stored."""
+    try:
+        return SelectionRule.from_dict(rule).describe()
+    except RuleError:
+        return f"as stored: {_shown(rule)}"
 
 
 def release_get(label: str) -> Release:

@@ -89,3 +89,13 @@ def test_page_refuses_an_out_of_range_value_on_its_field(frozen_ready, organizer
     assert response.status_code == 400
     assert "min_relevance" in response.context["form"].errors
     assert Release.objects.count() == 0
+
+
+def test_release_page_states_the_rule_in_words(frozen_ready, organizer_client):
+    release = release_freeze(name="words", rule={"min_relevance": 4, "qa_types": ["list", "true_false"]})
+    page = organizer_client.get(f"/releases/{release.label}/").content.decode()
+    assert (
+        "status verified; final verdict correct; final GP relevance at least 4; items with open feedback or "
+        "disputes held out; QA types List, True / false" in page
+    )
+    assert "min_relevance" not in page and "{&#x27;" not in page
