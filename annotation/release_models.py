@@ -1,5 +1,6 @@
-"""Frozen benchmark releases. Rows are written once, at freeze time, and never changed: a database trigger
-(migration ``releases``) refuses every UPDATE and DELETE, whatever the door (admin, API, shell, service)."""
+"""Frozen benchmark releases. Rows are written once, at freeze time, and never changed: database triggers
+(migrations ``releases`` and ``release_insert_truncate_guard``) refuse every UPDATE, DELETE and TRUNCATE, and
+every INSERT of items into a frozen release, whatever the door (admin, API, shell, service, raw SQL)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ class Release(models.Model):
     report = models.JSONField(help_text="The composition report (Table 1) at freeze time.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     created_at = models.DateTimeField(auto_now_add=True)
+    # False only inside the freeze's own transaction, while its items are inserted; the freeze's last step sets
+    # it. The database refuses items for a frozen release, any other change of this flag, and a commit that
+    # leaves a release unfrozen.
+    frozen = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name", "-version"]

@@ -14,11 +14,12 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def save_uploads(files) -> tuple[list[Path], dict[str, str]]:
-    """Store uploaded files under MEDIA_ROOT/uploads/<uuid>/ keeping their names (for error messages and the
-    ClinIQLink file-name → type rule). Returns the paths and a path → original-name map."""
+    """Store uploaded files under PORTAL_UPLOADS_DIR/<uuid>/ keeping their names (for error messages and the
+    ClinIQLink file-name → type rule). Returns the paths and a path → original-name map. The folder is deleted
+    PORTAL_UPLOAD_RETENTION_DAYS after its job ends (``portal.jobs.uploads_prune``)."""
     if not files:
         raise ImportProblem("(upload)", "no file was uploaded")
-    folder = Path(settings.MEDIA_ROOT) / "uploads" / uuid.uuid4().hex
+    folder = Path(settings.PORTAL_UPLOADS_DIR) / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     paths, displays = [], {}
     for upload in files:

@@ -18,12 +18,14 @@ from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS
 from annotation.services.releases import (
     EXPORT_FORMATS,
     REPORT_COLUMNS,
+    RuleError,
     SelectionRule,
     composition_report,
     release_export,
     release_freeze,
     release_get,
     report_rows,
+    rule_description,
 )
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
@@ -48,14 +50,25 @@ class FreezeForm(forms.Form):
         label="QA types",
     )
 
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            # The rule's own class validates it, as for the API and the command line.
+            try:
+                self.selection = SelectionRule.from_dict(
+                    {
+                        "final_verdict": data["final_verdict"] or None,
+                        "min_relevance": data["min_relevance"],
+                        "exclude_open_issues": data["exclude_open_issues"],
+                        "qa_types": list(data["qa_types"]),
+                    }
+                )
+            except RuleError as exc:
+                self.add_error(exc.field if exc.field in self.fields else None, exc.reason)
+        return data
+
     def rule(self) -> dict:
-        data = self.cleaned_data
-        return SelectionRule(
-            final_verdict=data["final_verdict"] or None,
-            min_relevance=data["min_relevance"],
-            exclude_open_issues=data["exclude_open_issues"],
-            qa_types=list(data["qa_types"]),
-        ).as_dict()
+        return self.selection.as_dict()
 
 
 class ReleaseListView(RoleRequiredMixin, View):
@@ -63,11 +76,7 @@ class ReleaseListView(RoleRequiredMixin, View):
 
     def get(self, request):
         form = FreezeForm(request.GET or None, initial={"exclude_open_issues": True})
-        preview = (
-            SelectionRule.from_dict(form.rule()).queryset().count()
-            if form.is_valid()
-            else SelectionRule().queryset().count()
-        )
+        preview = form.selection.queryset().count() if form.is_valid() else SelectionRule().queryset().count()
         return self._render(request, form, preview)
 
     def post(self, request):
@@ -110,6 +119,7 @@ class ReleaseDetailView(RoleRequiredMixin, View):
             "annotation/release_detail.html",
             {
                 "release": release,
+                "rule_text": rule_description(release.rule),
                 "rows": report_rows(release.report),
                 "columns": REPORT_COLUMNS,
                 "formats": EXPORT_FORMATS,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
@@ -113,6 +115,8 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the uploaded files this job read were deleted (PORTAL_UPLOAD_RETENTION_DAYS after it ended).
+    uploads_deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -155,6 +159,22 @@ class Job(models.Model):
             return 0
         last_seen = self.heartbeat_at or self.created_at
         return int((timezone.now() - last_seen).total_seconds() // 60) if last_seen else 0
+
+    def upload_folders(self) -> list[Path]:
+        """The upload folders (PORTAL_UPLOADS_DIR/<id>/) of the files this job reads: its ``path`` / ``paths``
+        parameters as the import services write them. Files elsewhere (a command-line import's) are not listed."""
+        root = Path(settings.PORTAL_UPLOADS_DIR).resolve()
+        params = self.params if isinstance(self.params, dict) else {}
+        paths = list(params.get("paths") or []) + ([params["path"]] if params.get("path") else [])
+        folders = {Path(p).resolve().parent for p in paths if isinstance(p, str)}
+        return sorted(folder for folder in folders if folder.parent == root)
+
+    @property
+    def uploads_delete_after(self):
+        """When this finished job's uploaded files will be deleted (None: not finished, none, or already gone)."""
+        if not self.finished or self.uploads_deleted_at or not self.finished_at or not self.upload_folders():
+            return None
+        return self.finished_at + timedelta(days=settings.PORTAL_UPLOAD_RETENTION_DAYS)
 
     @property
     def requeue_minutes(self) -> int:

@@ -7,6 +7,7 @@ from portal.models import Job
 
 class JobSerializer(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
+    uploads_delete_after = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = Job
@@ -25,5 +26,7 @@ class JobSerializer(serializers.ModelSerializer):
             "started_at",
             "heartbeat_at",
             "finished_at",
+            "uploads_delete_after",
+            "uploads_deleted_at",
         ]
         read_only_fields = fields

@@ -216,6 +216,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-review-leases": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
     "recover-stalled-jobs": {"task": "portal.tasks.jobs_recover_task", "schedule": 300.0},
     "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
+    "prune-uploads": {"task": "portal.tasks.uploads_prune_task", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A task whose worker died is redelivered by Redis after this many seconds (late acknowledgement).
@@ -241,6 +242,11 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Uploaded import files, one folder per upload (annotation.uploads). A finished job's files are deleted this many
+# days after it ended (portal.jobs.uploads_prune, daily): long enough to inspect a refused file or run a failed
+# job again; the imported rows themselves are in the database.
+PORTAL_UPLOADS_DIR = MEDIA_ROOT / "uploads"
+PORTAL_UPLOAD_RETENTION_DAYS = env_int("PORTAL_UPLOAD_RETENTION_DAYS", 7)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 100 * 1024 * 1024)
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 100 * 1024 * 1024)

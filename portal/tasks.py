@@ -9,3 +9,13 @@ def jobs_recover_task() -> dict:
     from portal.jobs import jobs_recover
 
     return jobs_recover().as_dict()
+
+
+@shared_task
+def uploads_prune_task() -> dict:
+    """Periodic: delete the uploaded files of jobs that ended more than PORTAL_UPLOAD_RETENTION_DAYS ago."""
+    from django.conf import settings
+
+    from portal.jobs import uploads_prune
+
+    return uploads_prune(older_than_days=settings.PORTAL_UPLOAD_RETENTION_DAYS).as_dict()

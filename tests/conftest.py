@@ -48,3 +48,18 @@ def reviewer(make_user):
 def organizer_client(client, organizer):
     client.force_login(organizer)
     return client
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A transactional test ends with Django's flush (TRUNCATE of every table), which the database refuses
+    while a release table holds rows: such a test's releases are removed first (before its fixtures end)."""
+    marker = item.get_closest_marker("django_db")
+    transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
+        name in item.fixturenames for name in ("transactional_db", "live_server")
+    )
+    if transactional:
+        from tests.release_tables import release_tables_wipe
+
+        release_tables_wipe()
+    return (yield)

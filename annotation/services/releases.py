@@ -8,20 +8,21 @@ database refuses it anyway.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
-from annotation.qa_types import CLINIQLINK_TYPES
+from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
-from portal.errors import DomainError, NotFound
+from portal.errors import Conflict, DomainError, NotFound
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -48,10 +49,74 @@ TABLE_COLUMNS = [
 ]
 
 
+class RuleError(DomainError):
+    """A selection rule parameter that is unknown or has a wrong value; ``field`` names it."""
+
+    code = "invalid_rule"
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"selection rule, field '{field}': {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def _shown(value) -> str:
+    """A submitted value as the person wrote it (JSON), shortened for a message."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _choices_list(field: str, value, allowed: list[str]) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleError(field, f"must be a list of names, not {_shown(value)}")
+    unknown = [v for v in value if v not in allowed]
+    if unknown:
+        raise RuleError(field, f"unknown value {_shown(unknown[0])}; use any of {', '.join(allowed)}")
+    return list(value)
+
+
+def _check_statuses(value) -> list[str]:
+    return _choices_list("statuses", value, list(ItemStatus.values))
+
+
+def _check_final_verdict(value) -> str | None:
+    if value is None or (isinstance(value, str) and value in Verdict.values):
+        return value
+    raise RuleError("final_verdict", f"must be null (any) or one of {', '.join(Verdict.values)}, not {_shown(value)}")
+
+
+def _check_min_relevance(value) -> float | None:
+    if value is None:
+        return None
+    # bool is an int in Python: `true` must not silently mean a minimum relevance of 1.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 5:
+        raise RuleError("min_relevance", f"must be null (any) or a number from 1 to 5, not {_shown(value)}")
+    return float(value)
+
+
+def _check_exclude_open_issues(value) -> bool:
+    if not isinstance(value, bool):
+        raise RuleError("exclude_open_issues", f"must be true or false, not {_shown(value)}")
+    return value
+
+
+def _check_qa_types(value) -> list[str]:
+    return _choices_list("qa_types", value, [t.value for t in QAType])
+
+
+def _check_benchmark(value) -> str | None:
+    if value is None or (isinstance(value, str) and 0 < len(value) <= 40):
+        return value
+    raise RuleError("benchmark", f"must be null (any) or a benchmark name (1 to 40 characters), not {_shown(value)}")
+
+
 @dataclass
 class SelectionRule:
     """Which items a release takes. The defaults are the benchmark's rule: verified correct, final GP
-    relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released."""
+    relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released.
+
+    :meth:`from_dict` is the one validation of a rule, whatever the door (releases page, API, command line):
+    a wrong type, an unknown key or an out-of-range value is a :class:`RuleError` naming the field."""
 
     statuses: list[str] = field(default_factory=lambda: [ItemStatus.VERIFIED.value])
     final_verdict: str | None = Verdict.CORRECT.value
@@ -62,11 +127,35 @@ class SelectionRule:
 
     @classmethod
     def from_dict(cls, data: dict | None) -> SelectionRule:
-        data = dict(data or {})
-        unknown = set(data) - set(cls.__dataclass_fields__)
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise RuleError("rule", f"must be an object of parameters, not {_shown(data)}")
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
         if unknown:
-            raise DomainError(f"unknown selection rule parameter(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
+            raise RuleError(unknown[0], f"unknown parameter; the parameters are {', '.join(cls.__dataclass_fields__)}")
+        return cls(**{name: _CHECKS[name](value) for name, value in data.items()})
+
+    def describe(self) -> str:
+        """The rule in words, for pages."""
+        parts = [
+            "status " + " or ".join(ItemStatus(s).label.lower() for s in self.statuses)
+            if self.statuses
+            else "any status",
+            f"final verdict {Verdict(self.final_verdict).label.lower()}" if self.final_verdict else "any verdict",
+            f"final GP relevance at least {self.min_relevance:g}"
+            if self.min_relevance is not None
+            else "any GP relevance",
+            "items with open feedback or disputes held out"
+            if self.exclude_open_issues
+            else "items with open feedback or disputes included",
+            "QA types " + ", ".join(QA_TYPE_LABELS[QAType(t)] for t in self.qa_types)
+            if self.qa_types
+            else "all QA types",
+        ]
+        if self.benchmark:
+            parts.append(f"benchmark {self.benchmark}")
+        return "; ".join(parts)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -88,6 +177,24 @@ class SelectionRule:
         return items.order_by("id")
 
 
+_CHECKS = {
+    "statuses": _check_statuses,
+    "final_verdict": _check_final_verdict,
+    "min_relevance": _check_min_relevance,
+    "exclude_open_issues": _check_exclude_open_issues,
+    "qa_types": _check_qa_types,
+    "benchmark": _check_benchmark,
+}
+
+
+def rule_description(rule: dict) -> str:
+    """A stored rule in words; one stored before rules were checked, and no longer valid, is shown as stored."""
+    try:
+        return SelectionRule.from_dict(rule).describe()
+    except RuleError:
+        return f"as stored: {_shown(rule)}"
+
+
 def release_get(label: str) -> Release:
     """``NAME`` (latest version) or ``NAME@VERSION``."""
     name, _, version = label.partition("@")
@@ -103,7 +210,9 @@ def release_get(label: str) -> Release:
 
 
 def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=None) -> Release:
-    """Freeze a new version of release ``name`` from the items the rule selects."""
+    """Freeze a new version of release ``name`` from the items the rule selects.
+
+    Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
     selection = SelectionRule.from_dict(rule)
     if not name or "@" in name or "/" in name:
         raise DomainError("a release name must be non-empty and contain neither '@' nor '/'")
@@ -116,7 +225,16 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
         manifests = _manifests(entries)
-        version = (Release.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
+        latest = Release.objects.filter(name=name).order_by("-version").first()
+        # A version identical to the one before it (same rule, same items with the same content) would only
+        # be a confusing duplicate: refused, naming the release that already holds exactly this.
+        if latest is not None and latest.rule == selection.as_dict() and latest.manifests == manifests:
+            raise Conflict(
+                f"Nothing changed since {latest.label}: the same rule selects the same {latest.item_count} items "
+                f"with identical content (checksum {latest.checksum}). No new version was frozen.",
+                code="identical_release",
+            )
+        version = (latest.version if latest else 0) + 1
         release = Release.objects.create(
             name=name,
             version=version,
@@ -129,6 +247,9 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             created_by=_user(user),
         )
         ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
+        # From here on the database refuses any item for this release (and requires this before commit).
+        Release.objects.filter(pk=release.pk).update(frozen=True)
+        release.frozen = True
         audit_record(
             actor=user,
             obj=release,

@@ -12,7 +12,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from annotation.models import QAItem
 from annotation.services.imports import items_import, sources_import
+from annotation.services.releases import release_freeze
 from portal.dbtools import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +44,9 @@ def test_backup_restores_into_an_empty_database_identically(tmp_path, make_user)
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
     sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
     make_user("reviewer")
+    # A frozen release: pg_restore loads its rows before it creates the triggers that refuse new ones.
+    QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5.0)
+    release_freeze(name="backed-up")
     source_url = database_url()
     dump = tmp_path / "portal.dump"
     call_command("backup", str(dump))
@@ -65,3 +70,8 @@ def test_backup_restores_into_an_empty_database_identically(tmp_path, make_user)
     after = _table_fingerprints(target_url)
     assert before["annotation_qaitem"][0] == 35
     assert after == before
+    assert before["annotation_releaseitem"][0] == 35
+    # The restored database guards its releases as the original does.
+    with psycopg.connect(target_url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="releases are immutable"):
+            conn.execute("TRUNCATE annotation_releaseitem")
