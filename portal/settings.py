@@ -157,6 +157,9 @@ ACCOUNT_ADAPTER = "portal.adapters.PortalAccountAdapter"
 PORTAL_OPEN_SIGNUP = env_bool("PORTAL_OPEN_SIGNUP", False)
 # Login throttling: failed attempts per IP and per account (allauth keeps the counters in the cache).
 ACCOUNT_RATE_LIMITS = {"login_failed": env_str("LOGIN_FAILED_RATE", "10/m/ip,5/5m/key")}
+# Addresses or networks of the reverse proxies in front of the portal: only from these is X-Forwarded-For believed
+# (portal.clientip, used by the throttling above through the account adapter). Empty: the peer is the client.
+PORTAL_TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_TOTP_ISSUER = "Portal"
 PORTAL_REQUIRE_ORGANIZER_MFA = env_bool("PORTAL_REQUIRE_ORGANIZER_MFA", PRODUCTION)
