@@ -192,6 +192,7 @@ class HtmlReviewer(Reviewer):
 
 def sessions_for(tokens: list[str]) -> list[str]:
     """A signed-in session per bench reviewer (what the login page would create), by the reviewer's API token."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
     from rest_framework.authtoken.models import Token
@@ -200,7 +201,7 @@ def sessions_for(tokens: list[str]) -> list[str]:
     for token in Token.objects.filter(key__in=tokens).select_related("user"):
         session = SessionStore()
         session[SESSION_KEY] = str(token.user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = token.user.get_session_auth_hash()
         session.create()
         keys.append(session.session_key)

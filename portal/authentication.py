@@ -14,7 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from portal.roles import remember_roles
+from portal.models import Institution
+from portal.roles import person_may_use_portal, remember_roles
 
 
 @cache
@@ -23,12 +24,23 @@ def _sql() -> str:
     user, token = user_model._meta.db_table, Token._meta.db_table
     groups = user_model.groups.through._meta.db_table
     columns = ", ".join(f"u.{f.column}" for f in user_model._meta.concrete_fields)
+    institution = ", ".join(f"i.{f.column} AS institution_{f.column}" for f in Institution._meta.concrete_fields)
     return f"""
-        SELECT {columns}, t.created AS token_created,
+        SELECT {columns}, t.created AS token_created, {institution},
                ARRAY(SELECT g.name FROM {groups} ug JOIN {Group._meta.db_table} g ON g.id = ug.group_id
                      WHERE ug.user_id = u.id) AS role_names
         FROM {token} t JOIN {user} u ON u.id = t.user_id
+             LEFT JOIN {Institution._meta.db_table} i ON i.id = u.institution_id
         WHERE t.key = %s"""
+
+
+def _attach_institution(user) -> None:
+    """Give ``user`` the institution read along with it (for the admission rule, without another query)."""
+    values = [user.__dict__.pop(f"institution_{f.column}") for f in Institution._meta.concrete_fields]
+    if user.institution_id is not None:
+        user.institution = Institution.from_db(
+            "default", [f.attname for f in Institution._meta.concrete_fields], values
+        )
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -40,6 +52,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        _attach_institution(user)
+        if not person_may_use_portal(user):
+            raise exceptions.AuthenticationFailed(_("This person's institution is not admitted to the portal."))
         token = Token.from_db(
             "default", ["key", "user_id", "created"], [key, user.pk, user.__dict__.pop("token_created")]
         )

@@ -133,9 +133,10 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Auth: django-allauth ---------------------------------------------------------------------------------
+# Both refuse people who are inactive or whose institution is not admitted (portal.backends).
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
+    "portal.backends.ModelBackend",
+    "portal.backends.AllauthBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -81,3 +81,36 @@ def test_organizer_admits_an_institution_and_a_person_with_roles(organizer_clien
     assert person.institution == institution
     assert set(person.groups.values_list("name", flat=True)) == {"ranker", "reviewer"}
     assert not person.has_usable_password()
+
+
+@pytest.fixture
+def admitted_reviewer(make_user):
+    user = make_user("reviewer")
+    user.institution = Institution.objects.create(name="Admitted School", admitted=True)
+    user.save()
+    return user
+
+
+def test_a_person_whose_institution_is_not_admitted_cannot_sign_in(client, admitted_reviewer, clean_cache):
+    Institution.objects.filter(pk=admitted_reviewer.institution_id).update(admitted=False)
+    response = client.post(reverse("account_login"), {"login": admitted_reviewer.email, "password": "pw-for-tests-123"})
+    assert response.status_code == 302 and response["Location"] == reverse("account_inactive")
+    assert "_auth_user_id" not in client.session
+    assert client.get("/").status_code == 302
+
+
+def test_a_session_stops_working_when_the_institution_loses_admission(client, admitted_reviewer, clean_cache):
+    client.post(reverse("account_login"), {"login": admitted_reviewer.email, "password": "pw-for-tests-123"})
+    assert client.get("/review/").status_code == 200
+    Institution.objects.filter(pk=admitted_reviewer.institution_id).update(admitted=False)
+    response = client.get("/review/")
+    assert response.status_code == 302 and response["Location"].startswith(reverse("account_login"))
+    assert client.get("/api/review/progress/").status_code == 403
+
+
+def test_a_deactivated_persons_session_stops_working(client, admitted_reviewer, clean_cache):
+    client.force_login(admitted_reviewer)
+    assert client.get("/review/").status_code == 200
+    admitted_reviewer.is_active = False
+    admitted_reviewer.save()
+    assert client.get("/review/").status_code == 302

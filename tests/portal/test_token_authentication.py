@@ -70,3 +70,23 @@ def test_the_token_is_available_as_request_auth(make_user):
     user, token = TokenAuthentication().authenticate_credentials(key)
     assert user == reviewer and token.key == key and token.user_id == reviewer.pk
     assert token.created == Token.objects.get(key=key).created
+
+
+def test_a_token_of_a_person_whose_institution_is_not_admitted_is_refused_in_the_same_query(make_user):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from portal.models import Institution
+
+    reviewer = make_user("reviewer")
+    reviewer.institution = Institution.objects.create(name="Elsewhere", admitted=True)
+    reviewer.save()
+    client = _client(Token.objects.create(user=reviewer).key)
+    client.get(PROGRESS)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(PROGRESS).status_code == 200
+    assert not any("portal_institution" in q["sql"] and "authtoken" not in q["sql"] for q in queries.captured_queries)
+    Institution.objects.filter(pk=reviewer.institution_id).update(admitted=False)
+    response = client.get(PROGRESS)
+    assert response.status_code == 403
+    assert response.json()["detail"] == "This person's institution is not admitted to the portal."
