@@ -180,3 +180,33 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}:{self.object_id}"
+
+
+class ApiToken(models.Model):
+    """A person's API key (``Authorization: Token <key>``); see portal.api_tokens for the rules.
+
+    Only the key's SHA-256 is stored: the key is shown once, when created, and a copy of the database (a backup)
+    holds nothing that signs in. A plain hash suffices because keys are 256-bit random strings, not passwords.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8, help_text="The key's first characters, to recognise it in the list.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @staticmethod
+    def hash_of(key: str) -> str:
+        """What is stored of a key, and what a presented key is looked up by."""
+        return hashlib.sha256(key.encode()).hexdigest()

@@ -58,7 +58,6 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -164,6 +163,8 @@ PORTAL_TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_TOTP_ISSUER = "Portal"
 PORTAL_REQUIRE_ORGANIZER_MFA = env_bool("PORTAL_REQUIRE_ORGANIZER_MFA", PRODUCTION)
+# API tokens (portal.api_tokens) stop working this many days after they were created.
+PORTAL_API_TOKEN_DAYS = env_int("PORTAL_API_TOKEN_DAYS", 30)
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.smtp.EmailBackend" if PRODUCTION else "django.core.mail.backends.console.EmailBackend",

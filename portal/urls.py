@@ -27,6 +27,7 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
+    path("tokens/", views.ApiTokensView.as_view(), name="api_tokens"),
     path("jobs/", views.JobListView.as_view(), name="job_list"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
     path("jobs/<uuid:job_id>/retry/", views.JobRetryView.as_view(), name="job_retry"),

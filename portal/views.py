@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -14,10 +15,12 @@ from django.utils import timezone
 from django.views import View
 from django.views.generic import TemplateView
 
+from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonForm
 from portal.jobs import job_counts, job_list, job_retry
-from portal.models import JOB_KINDS, Institution, Job, User
+from portal.mfa import mfa_required, session_passed_mfa
+from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
@@ -105,6 +108,44 @@ class PeopleView(RoleRequiredMixin, View):
         )
 
 
+class ApiTokensView(RoleRequiredMixin, View):
+    """A person's own API tokens: list, create (the key shown once, on this response only), revoke."""
+
+    required_roles = AUTHENTICATED
+
+    def get(self, request):
+        return self._render(request)
+
+    def post(self, request):
+        if "revoke" in request.POST:
+            token = get_object_or_404(ApiToken, pk=request.POST.get("revoke") or 0, user=request.user)
+            api_token_revoke(token=token, by=request.user)
+            messages.success(request, f"Token {token.name} revoked: it no longer works.")
+            return redirect("api_tokens")
+        try:
+            token, key = api_token_create(
+                user=request.user, name=request.POST.get("name", ""), mfa_verified=session_passed_mfa(request)
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, status=400)
+        # Rendered, not redirected: the key must not travel through the session's message storage.
+        return self._render(request, new_token=token, new_key=key)
+
+    def _render(self, request, status=200, **extra):
+        return render(
+            request,
+            "portal/api_tokens.html",
+            {
+                "tokens": request.user.api_tokens.all(),
+                "needs_mfa_session": mfa_required(request.user) and not session_passed_mfa(request),
+                "token_days": settings.PORTAL_API_TOKEN_DAYS,
+                **extra,
+            },
+            status=status,
+        )
+
+
 def _followed_job(request, job_id) -> Job:
     """The job, if the signed-in person may follow it (see ``can_follow_job``); 404 / 403 otherwise."""
     job = get_object_or_404(Job, pk=job_id)
@@ -169,8 +210,6 @@ class JobRetryView(RoleRequiredMixin, View):
 
 def health(request):
     """Liveness + readiness: the database answers, and the broker when one is configured."""
-    from django.conf import settings
-
     checks = {}
     try:
         with connection.cursor() as cursor:
