@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
@@ -24,7 +24,7 @@ from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
-from portal.services import person_admit
+from portal.services import person_admit, person_invite, person_set_active
 
 
 class HomeView(RoleRequiredMixin, TemplateView):
@@ -63,14 +63,38 @@ def _own_work(user) -> dict:
 
 
 class PeopleView(RoleRequiredMixin, View):
-    """Organizers admit institutions and people and assign roles."""
+    """Organizers admit institutions and people, assign roles, invite (set-password link), deactivate."""
 
     required_roles = (Role.ORGANIZER,)
+    _PERSON_ACTIONS = {
+        "invite": (
+            "Set-password link sent to {email}.",
+            lambda user, request: person_invite(user=user, by=request.user, request=request),
+        ),
+        "deactivate": (
+            "{email} deactivated: their sessions and API tokens stop working.",
+            lambda user, request: person_set_active(user=user, active=False, by=request.user),
+        ),
+        "reactivate": (
+            "{email} reactivated.",
+            lambda user, request: person_set_active(user=user, active=True, by=request.user),
+        ),
+    }
 
     def get(self, request):
         return self._render(request, PersonForm(), InstitutionForm())
 
     def post(self, request):
+        action = request.POST.get("person_action", "")
+        if action in self._PERSON_ACTIONS:
+            user = get_object_or_404(User, pk=_posted_pk(request, "person"))
+            message, act = self._PERSON_ACTIONS[action]
+            try:
+                act(user, request)
+                messages.success(request, message.format(email=user.email))
+            except DomainError as exc:
+                messages.error(request, str(exc))
+            return redirect("people")
         if "add_institution" in request.POST:
             form = InstitutionForm(request.POST)
             if form.is_valid():
@@ -80,21 +104,28 @@ class PeopleView(RoleRequiredMixin, View):
             return self._render(request, PersonForm(), form)
         form = PersonForm(request.POST)
         if form.is_valid():
-            user = person_admit(
-                email=form.cleaned_data["email"],
-                name=form.cleaned_data["name"],
-                institution=form.cleaned_data["institution"],
-                roles=form.cleaned_data["roles"],
-                password=form.cleaned_data["password"] or None,
-                by=request.user,
-            )
+            try:
+                user = person_admit(
+                    email=form.cleaned_data["email"],
+                    name=form.cleaned_data["name"],
+                    institution=form.cleaned_data["institution"],
+                    roles=form.cleaned_data["roles"],
+                    by=request.user,
+                )
+                if form.cleaned_data["invite"]:
+                    person_invite(user=user, by=request.user, request=request)
+            except DomainError as exc:
+                form.add_error(None, str(exc))
+                return self._render(request, form, InstitutionForm(), status=400)
+            invited = " A set-password link was emailed to them." if form.cleaned_data["invite"] else ""
             messages.success(
-                request, f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}."
+                request,
+                f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}.{invited}",
             )
             return redirect("people")
-        return self._render(request, form, InstitutionForm())
+        return self._render(request, form, InstitutionForm(), status=400)
 
-    def _render(self, request, person_form, institution_form):
+    def _render(self, request, person_form, institution_form, status=200):
         people = User.objects.select_related("institution").prefetch_related("groups").order_by("email")
         return render(
             request,
@@ -105,7 +136,16 @@ class PeopleView(RoleRequiredMixin, View):
                 "person_form": person_form,
                 "institution_form": institution_form,
             },
+            status=status,
         )
+
+
+def _posted_pk(request, name: str) -> int:
+    """A primary key posted by a form button; anything else is a 404, never a 500."""
+    value = request.POST.get(name, "")
+    if not value.isdigit():
+        raise Http404(f"No such {name}.")
+    return int(value)
 
 
 class ApiTokensView(RoleRequiredMixin, View):
@@ -118,7 +158,7 @@ class ApiTokensView(RoleRequiredMixin, View):
 
     def post(self, request):
         if "revoke" in request.POST:
-            token = get_object_or_404(ApiToken, pk=request.POST.get("revoke") or 0, user=request.user)
+            token = get_object_or_404(ApiToken, pk=_posted_pk(request, "revoke"), user=request.user)
             api_token_revoke(token=token, by=request.user)
             messages.success(request, f"Token {token.name} revoked: it no longer works.")
             return redirect("api_tokens")

@@ -114,3 +114,72 @@ def test_a_deactivated_persons_session_stops_working(client, admitted_reviewer, 
     admitted_reviewer.is_active = False
     admitted_reviewer.save()
     assert client.get("/review/").status_code == 302
+
+
+def test_the_people_page_sets_no_password_and_emails_a_set_password_link(organizer_client, mailoutbox):
+    response = organizer_client.post(
+        reverse("people"), {"email": "new@example.org", "roles": ["reviewer"], "invite": "on", "password": "12345"}
+    )
+    assert response.status_code == 302
+    person = User.objects.get(email="new@example.org")
+    assert not person.has_usable_password()
+    assert [m.to for m in mailoutbox] == [["new@example.org"]]
+    link = next(line for line in mailoutbox[0].body.splitlines() if "/accounts/password/reset/key/" in line).strip()
+    # The person sets their own password from the link; the validators apply there too.
+    client = organizer_client.__class__()
+    form_url = client.get(link).url
+    weak = client.post(form_url, {"password1": "12345", "password2": "12345"})
+    assert weak.status_code == 200 and not User.objects.get(pk=person.pk).has_usable_password()
+    client.post(form_url, {"password1": "a-long-enough-pass-42", "password2": "a-long-enough-pass-42"})
+    assert User.objects.get(pk=person.pk).check_password("a-long-enough-pass-42")
+
+
+def test_the_organizer_never_sees_the_link(organizer_client, mailoutbox):
+    response = organizer_client.post(
+        reverse("people"), {"email": "new@example.org", "roles": ["reviewer"], "invite": "on"}, follow=True
+    )
+    link = next(line for line in mailoutbox[0].body.splitlines() if "/accounts/password/reset/key/" in line).strip()
+    assert link not in response.content.decode()
+
+
+def test_weak_passwords_are_refused_wherever_a_password_is_set(db):
+    from portal.errors import DomainError
+    from portal.services import person_admit
+
+    with pytest.raises(DomainError, match="too short"):
+        person_admit(email="weak@example.org", institution=None, roles=[], password="abc12")
+    assert not User.objects.filter(email="weak@example.org").exists()
+
+
+def test_organizers_deactivate_and_reactivate_people(organizer_client, make_user):
+    person = make_user("reviewer")
+    organizer_client.post(reverse("people"), {"person_action": "deactivate", "person": person.pk})
+    person.refresh_from_db()
+    assert not person.is_active
+    organizer_client.post(reverse("people"), {"person_action": "reactivate", "person": person.pk})
+    person.refresh_from_db()
+    assert person.is_active
+
+
+def test_an_organizer_cannot_change_a_superuser_or_deactivate_themselves(organizer_client, organizer, mailoutbox):
+    root = User.objects.create_superuser("root@test.portal", "a-superuser-pass-9481")
+    for action in ("deactivate", "invite"):
+        response = organizer_client.post(reverse("people"), {"person_action": action, "person": root.pk}, follow=True)
+        assert "only a superuser changes that account" in response.content.decode()
+    response = organizer_client.post(reverse("people"), {"email": root.email, "roles": ["reviewer"]})
+    assert response.status_code == 400 and "only a superuser" in response.content.decode()
+    root.refresh_from_db()
+    assert root.is_active and not root.groups.exists() and not mailoutbox
+    response = organizer_client.post(
+        reverse("people"), {"person_action": "deactivate", "person": organizer.pk}, follow=True
+    )
+    assert "cannot deactivate your own account" in response.content.decode()
+    response = organizer_client.post(reverse("people"), {"email": organizer.email, "roles": ["reviewer"]})
+    assert response.status_code == 400 and "organizer role from yourself" in response.content.decode()
+    organizer.refresh_from_db()
+    assert organizer.is_active and organizer.groups.filter(name="organizer").exists()
+
+
+def test_a_malformed_person_id_is_a_404_not_an_error(organizer_client):
+    response = organizer_client.post(reverse("people"), {"person_action": "deactivate", "person": "x"})
+    assert response.status_code == 404
