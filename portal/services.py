@@ -109,6 +109,24 @@ def person_set_active(*, user: User, active: bool, by) -> None:
     )
 
 
+def institution_set_admitted(*, institution: Institution, admitted: bool, by) -> None:
+    """Withdraw or restore an institution's admission: its members' sign-in, sessions and tokens follow at once
+    (``portal.roles.person_may_use_portal``)."""
+    if institution.admitted == admitted:
+        return
+    if not admitted and getattr(by, "institution_id", None) == institution.pk:
+        raise NotAllowed("You cannot withdraw the admission of your own institution.")
+    institution.admitted = admitted
+    institution.save(update_fields=["admitted"])
+    audit_record(
+        actor=by,
+        obj=institution,
+        action="institution_admitted" if admitted else "institution_admission_withdrawn",
+        before={"admitted": not admitted},
+        after={"admitted": admitted},
+    )
+
+
 def _check_may_manage(*, by, user: User) -> None:
     """Organizers manage people; only a superuser changes a superuser's account (None: a command, trusted)."""
     if by is not None and user.is_superuser and not by.is_superuser:

@@ -24,7 +24,7 @@ from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
-from portal.services import person_admit, person_invite, person_set_active
+from portal.services import institution_set_admitted, person_admit, person_invite, person_set_active
 
 
 class HomeView(RoleRequiredMixin, TemplateView):
@@ -92,6 +92,16 @@ class PeopleView(RoleRequiredMixin, View):
             try:
                 act(user, request)
                 messages.success(request, message.format(email=user.email))
+            except DomainError as exc:
+                messages.error(request, str(exc))
+            return redirect("people")
+        if request.POST.get("institution_action") in {"withdraw", "readmit"}:
+            institution = get_object_or_404(Institution, pk=_posted_pk(request, "institution"))
+            admitted = request.POST["institution_action"] == "readmit"
+            try:
+                institution_set_admitted(institution=institution, admitted=admitted, by=request.user)
+                state = "admitted again" if admitted else "no longer admitted: its members cannot use the portal"
+                messages.success(request, f"{institution.name} {state}.")
             except DomainError as exc:
                 messages.error(request, str(exc))
             return redirect("people")

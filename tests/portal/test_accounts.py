@@ -183,3 +183,18 @@ def test_an_organizer_cannot_change_a_superuser_or_deactivate_themselves(organiz
 def test_a_malformed_person_id_is_a_404_not_an_error(organizer_client):
     response = organizer_client.post(reverse("people"), {"person_action": "deactivate", "person": "x"})
     assert response.status_code == 404
+
+
+def test_withdrawing_an_institutions_admission_stops_its_members_at_once(client, organizer, admitted_reviewer):
+    organizer_client = client.__class__()
+    organizer_client.force_login(organizer)
+    client.force_login(admitted_reviewer)
+    assert client.get("/review/").status_code == 200
+    institution = admitted_reviewer.institution
+    organizer_client.post(reverse("people"), {"institution_action": "withdraw", "institution": institution.pk})
+    institution.refresh_from_db()
+    assert not institution.admitted
+    assert client.get("/review/").status_code == 302
+    organizer_client.post(reverse("people"), {"institution_action": "readmit", "institution": institution.pk})
+    institution.refresh_from_db()
+    assert institution.admitted
