@@ -96,6 +96,7 @@ def test_a_person_whose_institution_is_not_admitted_cannot_sign_in(client, admit
     response = client.post(reverse("account_login"), {"login": admitted_reviewer.email, "password": "pw-for-tests-123"})
     assert response.status_code == 302 and response["Location"] == reverse("account_inactive")
     assert "_auth_user_id" not in client.session
+    assert "its institution is not (or no longer)" in client.get(response["Location"]).content.decode()
     assert client.get("/").status_code == 302
 
 

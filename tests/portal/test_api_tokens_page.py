@@ -83,3 +83,10 @@ def test_an_organizer_must_confirm_the_session_with_mfa_before_creating_a_token(
     response = _create(client)
     assert response.status_code == 200 and response.context["new_key"]
     assert ApiToken.objects.filter(user=organizer).count() == 1
+
+
+def test_token_names_are_escaped(client, reviewer):
+    client.force_login(reviewer)
+    _create(client, name='<script>alert("t")</script>')
+    page = client.get(URL).content.decode()
+    assert '<script>alert("t")' not in page and "&lt;script&gt;" in page
