@@ -6,7 +6,9 @@
   that gave the second factor, so a stolen password alone never yields an API key.
 - A token expires ``PORTAL_API_TOKEN_DAYS`` after creation, and stops working at once when its person is
   deactivated, loses admission (``person_may_use_portal``) or, while required to, no longer has TOTP enrolled
-  (checked on every call by ``portal.authentication``).
+  (checked on every call by ``portal.authentication``). A token acts for such a person only if it was created
+  with the second factor: a reviewer's old token does not become an organizer's key on promotion, and tokens
+  from before this rule (DRF's) keep working for everyone else.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def api_token_create(*, user: User, name: str, mfa_verified: bool) -> tuple[ApiT
         prefix=key[:8],
         created_at=now,
         expires_at=now + timedelta(days=settings.PORTAL_API_TOKEN_DAYS),
+        created_with_mfa=mfa_verified,
     )
     audit_record(actor=user, obj=token, action="api_token_created", after={"name": name, "prefix": token.prefix})
     return token, key

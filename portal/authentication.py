@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
-from portal.mfa import mfa_missing, remember_totp
+from portal.mfa import mfa_missing, mfa_required, remember_totp
 from portal.models import ApiToken, Institution
 from portal.roles import person_may_use_portal, remember_roles
 
@@ -73,5 +73,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if mfa_missing(user):
             raise exceptions.AuthenticationFailed(
                 _("Organizers must enrol an authenticator app before their API tokens work again.")
+            )
+        if mfa_required(user) and not token.created_with_mfa:
+            raise exceptions.AuthenticationFailed(
+                _(
+                    "This token was created without your authenticator app, which organizers' tokens need: "
+                    "create a new one on the API tokens page."
+                )
             )
         return user, token

@@ -195,6 +195,9 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=8, help_text="The key's first characters, to recognise it in the list.")
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
+    # Created from a session that gave a second factor: only such a token acts for someone who must use MFA
+    # (a reviewer's token does not become an organizer's key when its owner is promoted).
+    created_with_mfa = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -54,6 +54,7 @@ class Migration(migrations.Migration):
                 ('prefix', models.CharField(help_text="The key's first characters, to recognise it in the list.", max_length=8)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('expires_at', models.DateTimeField()),
+                ('created_with_mfa', models.BooleanField(default=False)),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
             ],
             options={

@@ -146,3 +146,16 @@ def test_organizers_create_tokens_only_from_a_session_that_gave_the_second_facto
     assert not ApiToken.objects.exists()
     settings.PORTAL_REQUIRE_ORGANIZER_MFA = False
     assert api_token_create(user=organizer, name="script", mfa_verified=False)[0].pk
+
+
+def test_a_token_created_without_mfa_does_not_act_for_an_organizer(make_user, settings):
+    from django.contrib.auth.models import Group
+
+    settings.PORTAL_REQUIRE_ORGANIZER_MFA = True
+    person = make_user("reviewer")
+    Authenticator.objects.create(user=person, type=Authenticator.Type.TOTP, data={"secret": "x"})
+    old_key = api_token_create(user=person, name="reviewer script", mfa_verified=False)[1]
+    person.groups.add(Group.objects.get(name="organizer"))
+    response = _client(old_key).get(ITEMS)
+    assert response.status_code == 403 and "created without your authenticator app" in response.json()["detail"]
+    assert _client(_key(person)).get(ITEMS).status_code == 200
