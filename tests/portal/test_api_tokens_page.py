@@ -90,3 +90,32 @@ def test_token_names_are_escaped(client, reviewer):
     _create(client, name='<script>alert("t")</script>')
     page = client.get(URL).content.decode()
     assert '<script>alert("t")' not in page and "&lt;script&gt;" in page
+
+
+def test_an_organizer_who_signed_in_with_password_and_code_creates_a_token(client, organizer, settings):
+    """The whole path through allauth: the second factor given at sign-in is what the token page accepts."""
+    from allauth.mfa.totp.internal.auth import (
+        TOTP,
+        format_hotp_value,
+        generate_totp_secret,
+        hotp_value,
+        yield_hotp_counters_from_time,
+    )
+    from django.core.cache import cache
+
+    settings.PORTAL_REQUIRE_ORGANIZER_MFA = True
+    cache.clear()
+    secret = generate_totp_secret()
+    TOTP.activate(organizer, secret)
+    response = client.post(reverse("account_login"), {"login": organizer.email, "password": "pw-for-tests-123"})
+    assert response["Location"] == reverse("mfa_authenticate")
+    code = format_hotp_value(hotp_value(secret, next(yield_hotp_counters_from_time())))
+    assert client.post(reverse("mfa_authenticate"), {"code": code}).status_code == 302
+    response = _create(client)
+    assert response.status_code == 200 and response.context["new_key"]
+    token = ApiToken.objects.get(user=organizer)
+    assert token.created_with_mfa
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {response.context['new_key']}")
+    assert api.get("/api/items/").status_code == 200
+    cache.clear()
