@@ -7,6 +7,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.auth.password_validation import validate_password
 from django.db import models
 from django.utils import timezone
 
@@ -33,6 +34,10 @@ class UserManager(BaseUserManager):
         if not email:
             raise ValueError("An email address is required")
         user = self.model(email=self.normalize_email(email).lower(), **extra)
+        if password is not None:
+            # Django's createsuperuser --noinput (DJANGO_SUPERUSER_PASSWORD) skips the validators; here they apply
+            # to every account created with a password (its ValidationError becomes the command's error).
+            validate_password(password, user)
         user.set_password(password)
         user.save(using=self._db)
         return user

@@ -199,3 +199,15 @@ def test_withdrawing_an_institutions_admission_stops_its_members_at_once(client,
     organizer_client.post(reverse("people"), {"institution_action": "readmit", "institution": institution.pk})
     institution.refresh_from_db()
     assert institution.admitted
+
+
+def test_createsuperuser_without_prompts_refuses_a_weak_password(monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "12345")
+    with pytest.raises(CommandError, match="too short"):
+        call_command("createsuperuser", "--noinput", email="root@example.org", verbosity=0)
+    assert not User.objects.filter(email="root@example.org").exists()
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a-long-enough-pass-42")
+    call_command("createsuperuser", "--noinput", email="root@example.org", verbosity=0)
+    assert User.objects.get(email="root@example.org").check_password("a-long-enough-pass-42")
