@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db import connection
+from django.db import connection, transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -115,15 +115,17 @@ class PeopleView(RoleRequiredMixin, View):
         form = PersonForm(request.POST)
         if form.is_valid():
             try:
-                user = person_admit(
-                    email=form.cleaned_data["email"],
-                    name=form.cleaned_data["name"],
-                    institution=form.cleaned_data["institution"],
-                    roles=form.cleaned_data["roles"],
-                    by=request.user,
-                )
-                if form.cleaned_data["invite"]:
-                    person_invite(user=user, by=request.user, request=request)
+                # One change: a refused invitation (e.g. a deactivated account) leaves the person as they were.
+                with transaction.atomic():
+                    user = person_admit(
+                        email=form.cleaned_data["email"],
+                        name=form.cleaned_data["name"],
+                        institution=form.cleaned_data["institution"],
+                        roles=form.cleaned_data["roles"],
+                        by=request.user,
+                    )
+                    if form.cleaned_data["invite"]:
+                        person_invite(user=user, by=request.user, request=request)
             except DomainError as exc:
                 form.add_error(None, str(exc))
                 return self._render(request, form, InstitutionForm(), status=400)

@@ -211,3 +211,12 @@ def test_createsuperuser_without_prompts_refuses_a_weak_password(monkeypatch):
     monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a-long-enough-pass-42")
     call_command("createsuperuser", "--noinput", email="root@example.org", verbosity=0)
     assert User.objects.get(email="root@example.org").check_password("a-long-enough-pass-42")
+
+
+def test_a_refused_invitation_changes_nothing(organizer_client, make_user, mailoutbox):
+    person = make_user("reviewer")
+    person.is_active = False
+    person.save()
+    response = organizer_client.post(reverse("people"), {"email": person.email, "roles": ["ranker"], "invite": "on"})
+    assert response.status_code == 400 and "reactivate the account before inviting" in response.content.decode()
+    assert set(person.groups.values_list("name", flat=True)) == {"reviewer"} and not mailoutbox
