@@ -12,7 +12,6 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
@@ -68,7 +67,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         if not person_may_use_portal(user):
             raise exceptions.AuthenticationFailed(_("This person's institution is not admitted to the portal."))
-        if token.expires_at <= timezone.now():
+        if token.expired:
             raise exceptions.AuthenticationFailed(_("Token expired: create a new one on the API tokens page."))
         if mfa_missing(user):
             raise exceptions.AuthenticationFailed(
