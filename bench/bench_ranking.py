@@ -40,10 +40,10 @@ def prepare(n_questions: int, n_rankers: int) -> tuple[int, list[tuple[str, str]
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
-    from rest_framework.authtoken.models import Token
 
     from annotation.models import QAItem
     from annotation.services.imports import items_import
+    from portal.api_tokens import api_token_create
     from portal.services import person_admit
     from ranking.services.outputs import outputs_import
     from ranking.services.studies import study_create
@@ -76,7 +76,7 @@ def prepare(n_questions: int, n_rankers: int) -> tuple[int, list[tuple[str, str]
         session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.save()
-        credentials.append((Token.objects.get_or_create(user=user)[0].key, session.session_key))
+        credentials.append((api_token_create(user=user, name="bench", mfa_verified=True)[1], session.session_key))
     return study.pk, credentials
 
 

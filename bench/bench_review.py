@@ -40,10 +40,10 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
     """Import the items, create reviewers with API tokens; returns the tokens."""
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_import import make_dataset
-    from rest_framework.authtoken.models import Token
 
     from annotation.models import VettingConfig
     from annotation.services.imports import items_import
+    from portal.api_tokens import api_token_create
     from portal.services import person_admit
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +63,7 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
     tokens = []
     for i in range(n_reviewers):
         user = person_admit(email=f"bench-reviewer-{i}@bench.portal", institution=None, roles=["reviewer"])
-        tokens.append(Token.objects.get_or_create(user=user)[0].key)
+        tokens.append(api_token_create(user=user, name="bench", mfa_verified=True)[1])
     return tokens
 
 
@@ -192,15 +192,17 @@ class HtmlReviewer(Reviewer):
 
 def sessions_for(tokens: list[str]) -> list[str]:
     """A signed-in session per bench reviewer (what the login page would create), by the reviewer's API token."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
-    from rest_framework.authtoken.models import Token
+
+    from portal.models import ApiToken
 
     keys = []
-    for token in Token.objects.filter(key__in=tokens).select_related("user"):
+    for token in ApiToken.objects.filter(key_hash__in=[ApiToken.hash_of(key) for key in tokens]).select_related("user"):
         session = SessionStore()
         session[SESSION_KEY] = str(token.user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = token.user.get_session_auth_hash()
         session.create()
         keys.append(session.session_key)

@@ -27,10 +27,10 @@ BIN = Path(sys.executable).parent
 
 
 def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
-    from rest_framework.authtoken.models import Token
 
     from annotation.models import QAItem
     from annotation.services.imports import items_import
+    from portal.api_tokens import api_token_create
     from portal.services import person_admit
     from ranking.services.outputs import outputs_import
     from ranking.services.studies import study_create
@@ -43,7 +43,7 @@ def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
     for role, count in (("reviewer", reviewers), ("ranker", rankers)):
         for i in range(count):
             user = person_admit(email=f"load-{role}-{i}@bench.portal", institution=None, roles=[role])
-            tokens[f"{role}s"].append(Token.objects.get_or_create(user=user)[0].key)
+            tokens[f"{role}s"].append(api_token_create(user=user, name="load test", mfa_verified=True)[1])
     items = list(QAItem.objects.filter(qa_type__in=["short_answer", "multi_hop", "short_inverse"]))
     for n, name in enumerate(("LOAD-SYSTEM-A", "LOAD-SYSTEM-B", "LOAD-SYSTEM-C")):
         path = workdir / f"{name}.jsonl"

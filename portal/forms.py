@@ -11,10 +11,12 @@ class PersonForm(forms.Form):
     roles = forms.MultipleChoiceField(
         choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
     )
-    password = forms.CharField(
+    # Organizers never set passwords: the person sets their own from an emailed link (portal.services).
+    invite = forms.BooleanField(
         required=False,
-        widget=forms.PasswordInput,
-        help_text="Optional: leave empty and the person uses password reset.",
+        initial=True,
+        label="Email a set-password link",
+        help_text="The link goes to the person's address only; it can be sent again from the list below.",
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.auth.password_validation import validate_password
 from django.db import models
 from django.utils import timezone
 
@@ -35,6 +36,10 @@ class UserManager(BaseUserManager):
         if not email:
             raise ValueError("An email address is required")
         user = self.model(email=self.normalize_email(email).lower(), **extra)
+        if password is not None:
+            # Django's createsuperuser --noinput (DJANGO_SUPERUSER_PASSWORD) skips the validators; here they apply
+            # to every account created with a password (its ValidationError becomes the command's error).
+            validate_password(password, user)
         user.set_password(password)
         user.save(using=self._db)
         return user
@@ -200,3 +205,36 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}:{self.object_id}"
+
+
+class ApiToken(models.Model):
+    """A person's API key (``Authorization: Token <key>``); see portal.api_tokens for the rules.
+
+    Only the key's SHA-256 is stored: the key is shown once, when created, and a copy of the database (a backup)
+    holds nothing that signs in. A plain hash suffices because keys are 256-bit random strings, not passwords.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8, help_text="The key's first characters, to recognise it in the list.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    # Created from a session that gave a second factor: only such a token acts for someone who must use MFA
+    # (a reviewer's token does not become an organizer's key when its owner is promoted).
+    created_with_mfa = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @staticmethod
+    def hash_of(key: str) -> str:
+        """What is stored of a key, and what a presented key is looked up by."""
+        return hashlib.sha256(key.encode()).hexdigest()

@@ -11,13 +11,13 @@ from django.contrib.auth.mixins import AccessMixin
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
-from portal.roles import has_role
+from portal.roles import has_role, person_may_use_portal
 
 AUTHENTICATED = ("*authenticated*",)
 
 
 def _allowed(user, required) -> bool:
-    if not (user and user.is_authenticated and user.is_active):
+    if not person_may_use_portal(user):
         return False
     if required is None:
         return False

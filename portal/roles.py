@@ -24,9 +24,21 @@ ROLE_DESCRIPTIONS = {
 }
 
 
+def person_may_use_portal(user) -> bool:
+    """The admission rule: an active account whose institution (if it has one) is admitted.
+
+    Checked at sign-in and on every request, session and token (portal.backends, portal.authentication), and by
+    every role check below, so a person whose institution loses admission is refused at once. Accounts without an
+    institution (the first superuser, organizers' own accounts) are admitted by whoever created them.
+    """
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return user.institution_id is None or user.institution.admitted
+
+
 def user_roles(user) -> frozenset[str]:
     """The role names a user holds, cached on the user object for the request."""
-    if user is None or not user.is_authenticated or not user.is_active:
+    if not person_may_use_portal(user):
         return frozenset()
     cached = getattr(user, "_portal_roles", None)
     if cached is None:

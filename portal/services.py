@@ -1,12 +1,19 @@
-"""People and institutions: admitting, role assignment (used by the organizer page, admin actions and demo)."""
+"""People and institutions: admitting, inviting, deactivating, role assignment (organizer page, admin, demo).
+
+Organizers never set or see a password: a new person gets a set-password link by email (allauth's password reset,
+so the link reaches only the person's own address), and every password that is set anywhere passes Django's
+validators (AUTH_PASSWORD_VALIDATORS).
+"""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from portal.audit import audit_record
-from portal.errors import DomainError
+from portal.errors import DomainError, NotAllowed
 from portal.models import Institution, User
 from portal.roles import Role
 
@@ -20,18 +27,27 @@ def person_admit(
     password: str | None = None,
     by=None,
 ) -> User:
-    """Create (or update) a person with the given roles. Without a password the person uses password reset."""
+    """Create (or update) a person with the given roles.
+
+    Without a password the person sets one from an invitation (``person_invite``); ``password`` is for commands
+    and the demo, and must pass the password validators. ``by``: the organizer acting (None: a command).
+    """
     unknown = set(roles) - {r.value for r in Role}
     if unknown:
         raise DomainError(f"unknown role(s): {', '.join(sorted(unknown))}")
     email = email.strip().lower()
     with transaction.atomic():
         user, created = User.objects.get_or_create(email=email)
+        if not created:
+            _check_may_manage(by=by, user=user)
+            if user.pk == getattr(by, "pk", None) and str(Role.ORGANIZER) not in roles and not user.is_superuser:
+                raise NotAllowed("You cannot take the organizer role from yourself; ask another organizer.")
         if name:
             first, _, last = name.partition(" ")
             user.first_name, user.last_name = first, last
         user.institution = institution
         if password:
+            password_check(password=password, user=user)
             user.set_password(password)
         elif created:
             user.set_unusable_password()
@@ -47,6 +63,74 @@ def person_admit(
             after={"roles": sorted(roles), "institution": str(institution or "")},
         )
     return user
+
+
+def password_check(*, password: str, user: User) -> None:
+    """Django's password validators, as a DomainError listing what is wrong."""
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise DomainError("Password refused: " + " ".join(exc.messages)) from exc
+
+
+def person_invite(*, user: User, by, request) -> None:
+    """Email the person a link to set their own password (allauth's password reset: one-time, expiring).
+
+    The link goes only to the person's address, never to the organizer: an organizer who could see it could take
+    over the account. Locally the console email backend prints it.
+    """
+    from allauth.account.forms import ResetPasswordForm
+
+    _check_may_manage(by=by, user=user)
+    if not user.is_active:
+        raise DomainError(f"{user.email} is deactivated: reactivate the account before inviting.")
+    form = ResetPasswordForm(data={"email": user.email})
+    if not form.is_valid():
+        raise DomainError(f"{user.email}: " + " ".join(m for ms in form.errors.values() for m in ms))
+    form.save(request)
+    audit_record(actor=by, obj=user, action="person_invited")
+
+
+def person_set_active(*, user: User, active: bool, by) -> None:
+    """Deactivate (sessions and API tokens stop at once, nothing is deleted) or reactivate a person."""
+    _check_may_manage(by=by, user=user)
+    if not active and user.pk == getattr(by, "pk", None):
+        raise NotAllowed("You cannot deactivate your own account.")
+    if user.is_active == active:
+        return
+    user.is_active = active
+    user.save(update_fields=["is_active"])
+    audit_record(
+        actor=by,
+        obj=user,
+        action="person_reactivated" if active else "person_deactivated",
+        before={"active": not active},
+        after={"active": active},
+    )
+
+
+def institution_set_admitted(*, institution: Institution, admitted: bool, by) -> None:
+    """Withdraw or restore an institution's admission: its members' sign-in, sessions and tokens follow at once
+    (``portal.roles.person_may_use_portal``)."""
+    if institution.admitted == admitted:
+        return
+    if not admitted and getattr(by, "institution_id", None) == institution.pk:
+        raise NotAllowed("You cannot withdraw the admission of your own institution.")
+    institution.admitted = admitted
+    institution.save(update_fields=["admitted"])
+    audit_record(
+        actor=by,
+        obj=institution,
+        action="institution_admitted" if admitted else "institution_admission_withdrawn",
+        before={"admitted": not admitted},
+        after={"admitted": admitted},
+    )
+
+
+def _check_may_manage(*, by, user: User) -> None:
+    """Organizers manage people; only a superuser changes a superuser's account (None: a command, trusted)."""
+    if by is not None and user.is_superuser and not by.is_superuser:
+        raise NotAllowed(f"{user.email} is a superuser: only a superuser changes that account.")
 
 
 def roles_set(*, user: User, roles: list[str], by=None) -> None:

@@ -58,7 +58,6 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -133,9 +132,10 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Auth: django-allauth ---------------------------------------------------------------------------------
+# Both refuse people who are inactive or whose institution is not admitted (portal.backends).
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
+    "portal.backends.ModelBackend",
+    "portal.backends.AllauthBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -157,9 +157,14 @@ ACCOUNT_ADAPTER = "portal.adapters.PortalAccountAdapter"
 PORTAL_OPEN_SIGNUP = env_bool("PORTAL_OPEN_SIGNUP", False)
 # Login throttling: failed attempts per IP and per account (allauth keeps the counters in the cache).
 ACCOUNT_RATE_LIMITS = {"login_failed": env_str("LOGIN_FAILED_RATE", "10/m/ip,5/5m/key")}
+# Addresses or networks of the reverse proxies in front of the portal: only from these is X-Forwarded-For believed
+# (portal.clientip, used by the throttling above through the account adapter). Empty: the peer is the client.
+PORTAL_TRUSTED_PROXIES = env_list("PORTAL_TRUSTED_PROXIES", [])
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_TOTP_ISSUER = "Portal"
 PORTAL_REQUIRE_ORGANIZER_MFA = env_bool("PORTAL_REQUIRE_ORGANIZER_MFA", PRODUCTION)
+# API tokens (portal.api_tokens) stop working this many days after they were created.
+PORTAL_API_TOKEN_DAYS = env_int("PORTAL_API_TOKEN_DAYS", 30)
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.smtp.EmailBackend" if PRODUCTION else "django.core.mail.backends.console.EmailBackend",

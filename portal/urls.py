@@ -1,3 +1,4 @@
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -8,6 +9,10 @@ from annotation.urls_releases import api_urlpatterns as release_api
 from portal import views
 from portal.permissions import AUTHENTICATED
 from ranking.urls import api_urlpatterns as ranking_api
+
+# The admin has no login form of its own: /admin/login/ sends people to the portal's login (allauth: MFA,
+# throttling, admission) and comes back with ``next``; a signed-in person who is not staff is refused.
+admin.site.login = secure_admin_login(admin.site.login)
 
 
 class SchemaView(SpectacularAPIView):
@@ -22,6 +27,7 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
+    path("tokens/", views.ApiTokensView.as_view(), name="api_tokens"),
     path("jobs/", views.JobListView.as_view(), name="job_list"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
     path("jobs/<uuid:job_id>/retry/", views.JobRetryView.as_view(), name="job_retry"),

@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db import connection
-from django.http import JsonResponse
+from django.db import connection, transaction
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
 from django.views.generic import TemplateView
 
+from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonForm
 from portal.jobs import job_counts, job_list, job_retry
-from portal.models import JOB_KINDS, Institution, Job, User
+from portal.mfa import mfa_required, session_passed_mfa
+from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
-from portal.services import person_admit
+from portal.services import institution_set_admitted, person_admit, person_invite, person_set_active
 
 
 class HomeView(RoleRequiredMixin, TemplateView):
@@ -60,14 +63,48 @@ def _own_work(user) -> dict:
 
 
 class PeopleView(RoleRequiredMixin, View):
-    """Organizers admit institutions and people and assign roles."""
+    """Organizers admit institutions and people, assign roles, invite (set-password link), deactivate."""
 
     required_roles = (Role.ORGANIZER,)
+    _PERSON_ACTIONS = {
+        "invite": (
+            "Set-password link sent to {email}.",
+            lambda user, request: person_invite(user=user, by=request.user, request=request),
+        ),
+        "deactivate": (
+            "{email} deactivated: their sessions and API tokens stop working.",
+            lambda user, request: person_set_active(user=user, active=False, by=request.user),
+        ),
+        "reactivate": (
+            "{email} reactivated.",
+            lambda user, request: person_set_active(user=user, active=True, by=request.user),
+        ),
+    }
 
     def get(self, request):
         return self._render(request, PersonForm(), InstitutionForm())
 
     def post(self, request):
+        action = request.POST.get("person_action", "")
+        if action in self._PERSON_ACTIONS:
+            user = get_object_or_404(User, pk=_posted_pk(request, "person"))
+            message, act = self._PERSON_ACTIONS[action]
+            try:
+                act(user, request)
+                messages.success(request, message.format(email=user.email))
+            except DomainError as exc:
+                messages.error(request, str(exc))
+            return redirect("people")
+        if request.POST.get("institution_action") in {"withdraw", "readmit"}:
+            institution = get_object_or_404(Institution, pk=_posted_pk(request, "institution"))
+            admitted = request.POST["institution_action"] == "readmit"
+            try:
+                institution_set_admitted(institution=institution, admitted=admitted, by=request.user)
+                state = "admitted again" if admitted else "no longer admitted: its members cannot use the portal"
+                messages.success(request, f"{institution.name} {state}.")
+            except DomainError as exc:
+                messages.error(request, str(exc))
+            return redirect("people")
         if "add_institution" in request.POST:
             form = InstitutionForm(request.POST)
             if form.is_valid():
@@ -77,21 +114,30 @@ class PeopleView(RoleRequiredMixin, View):
             return self._render(request, PersonForm(), form)
         form = PersonForm(request.POST)
         if form.is_valid():
-            user = person_admit(
-                email=form.cleaned_data["email"],
-                name=form.cleaned_data["name"],
-                institution=form.cleaned_data["institution"],
-                roles=form.cleaned_data["roles"],
-                password=form.cleaned_data["password"] or None,
-                by=request.user,
-            )
+            try:
+                # One change: a refused invitation (e.g. a deactivated account) leaves the person as they were.
+                with transaction.atomic():
+                    user = person_admit(
+                        email=form.cleaned_data["email"],
+                        name=form.cleaned_data["name"],
+                        institution=form.cleaned_data["institution"],
+                        roles=form.cleaned_data["roles"],
+                        by=request.user,
+                    )
+                    if form.cleaned_data["invite"]:
+                        person_invite(user=user, by=request.user, request=request)
+            except DomainError as exc:
+                form.add_error(None, str(exc))
+                return self._render(request, form, InstitutionForm(), status=400)
+            invited = " A set-password link was emailed to them." if form.cleaned_data["invite"] else ""
             messages.success(
-                request, f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}."
+                request,
+                f"{user.email} saved with roles: {', '.join(form.cleaned_data['roles']) or 'none'}.{invited}",
             )
             return redirect("people")
-        return self._render(request, form, InstitutionForm())
+        return self._render(request, form, InstitutionForm(), status=400)
 
-    def _render(self, request, person_form, institution_form):
+    def _render(self, request, person_form, institution_form, status=200):
         people = User.objects.select_related("institution").prefetch_related("groups").order_by("email")
         return render(
             request,
@@ -102,6 +148,53 @@ class PeopleView(RoleRequiredMixin, View):
                 "person_form": person_form,
                 "institution_form": institution_form,
             },
+            status=status,
+        )
+
+
+def _posted_pk(request, name: str) -> int:
+    """A primary key posted by a form button; anything else is a 404, never a 500."""
+    value = request.POST.get(name, "")
+    if not value.isdigit():
+        raise Http404(f"No such {name}.")
+    return int(value)
+
+
+class ApiTokensView(RoleRequiredMixin, View):
+    """A person's own API tokens: list, create (the key shown once, on this response only), revoke."""
+
+    required_roles = AUTHENTICATED
+
+    def get(self, request):
+        return self._render(request)
+
+    def post(self, request):
+        if "revoke" in request.POST:
+            token = get_object_or_404(ApiToken, pk=_posted_pk(request, "revoke"), user=request.user)
+            api_token_revoke(token=token, by=request.user)
+            messages.success(request, f"Token {token.name} revoked: it no longer works.")
+            return redirect("api_tokens")
+        try:
+            token, key = api_token_create(
+                user=request.user, name=request.POST.get("name", ""), mfa_verified=session_passed_mfa(request)
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+            return self._render(request, status=400)
+        # Rendered, not redirected: the key must not travel through the session's message storage.
+        return self._render(request, new_token=token, new_key=key)
+
+    def _render(self, request, status=200, **extra):
+        return render(
+            request,
+            "portal/api_tokens.html",
+            {
+                "tokens": request.user.api_tokens.all(),
+                "needs_mfa_session": mfa_required(request.user) and not session_passed_mfa(request),
+                "token_days": settings.PORTAL_API_TOKEN_DAYS,
+                **extra,
+            },
+            status=status,
         )
 
 
@@ -169,8 +262,6 @@ class JobRetryView(RoleRequiredMixin, View):
 
 def health(request):
     """Liveness + readiness: the database answers, and the broker when one is configured."""
-    from django.conf import settings
-
     checks = {}
     try:
         with connection.cursor() as cursor:

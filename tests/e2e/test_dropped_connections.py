@@ -12,7 +12,6 @@ from urllib.parse import urlparse
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Review, VettingConfig
 from annotation.services.imports import items_import
@@ -40,7 +39,9 @@ def api(live_server, reviewer):
     config = VettingConfig.load()
     config.gold_rate = 0.0
     config.save()
-    token = Token.objects.get_or_create(user=reviewer)[0].key
+    from portal.api_tokens import api_token_create
+
+    token = api_token_create(user=reviewer, name="e2e", mfa_verified=True)[1]
     return live_server.url, {"Authorization": f"Token {token}", "Content-Type": "application/json"}
 
 

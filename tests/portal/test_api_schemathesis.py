@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import schemathesis as st
 from hypothesis import HealthCheck, given, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 from annotation.services.imports import items_import
+from portal.api_tokens import api_token_create
 from portal.wsgi import application
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -26,7 +26,7 @@ def seeded(db):
 
 
 def _token_headers(user) -> dict:
-    return {"Authorization": f"Token {Token.objects.get_or_create(user=user)[0].key}"}
+    return {"Authorization": f"Token {api_token_create(user=user, name='schemathesis', mfa_verified=True)[1]}"}
 
 
 @pytest.fixture

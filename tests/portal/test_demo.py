@@ -22,5 +22,5 @@ def test_load_demo_is_idempotent_and_covers_every_role(capsys):
     assert counts[0] == 38 and counts[3] == 1
     for role in Role:
         assert User.objects.filter(groups__name=role.value).exists(), role
-    assert "demo-organizer-pass" in first
-    assert User.objects.get(email="organizer@demo.portal").check_password("demo-organizer-pass")
+    assert "freeze-and-export-25" in first
+    assert User.objects.get(email="organizer@demo.portal").check_password("freeze-and-export-25")

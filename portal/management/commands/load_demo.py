@@ -12,13 +12,13 @@ from portal.services import person_admit
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 DEMO_USERS = [
-    ("organizer@demo.portal", "Olivia Organizer", [Role.ORGANIZER], "demo-organizer-pass"),
-    ("reviewer1@demo.portal", "Rita Reviewer", [Role.REVIEWER], "demo-reviewer-pass"),
-    ("reviewer2@demo.portal", "Raj Reviewer", [Role.REVIEWER], "demo-reviewer-pass"),
-    ("reviewer3@demo.portal", "Rosa Reviewer", [Role.REVIEWER], "demo-reviewer-pass"),
-    ("adjudicator@demo.portal", "Ada Adjudicator", [Role.ADJUDICATOR, Role.REVIEWER], "demo-adjudicator-pass"),
-    ("ranker1@demo.portal", "Dr Paul Physician", [Role.RANKER], "demo-ranker-pass"),
-    ("ranker2@demo.portal", "Dr Petra Physician", [Role.RANKER], "demo-ranker-pass"),
+    ("organizer@demo.portal", "Olivia Organizer", [Role.ORGANIZER], "freeze-and-export-25"),
+    ("reviewer1@demo.portal", "Rita Reviewer", [Role.REVIEWER], "check-every-answer-25"),
+    ("reviewer2@demo.portal", "Raj Reviewer", [Role.REVIEWER], "check-every-answer-25"),
+    ("reviewer3@demo.portal", "Rosa Reviewer", [Role.REVIEWER], "check-every-answer-25"),
+    ("adjudicator@demo.portal", "Ada Adjudicator", [Role.ADJUDICATOR, Role.REVIEWER], "settle-the-disputes-25"),
+    ("ranker1@demo.portal", "Dr Paul Physician", [Role.RANKER], "order-the-answers-25"),
+    ("ranker2@demo.portal", "Dr Petra Physician", [Role.RANKER], "order-the-answers-25"),
 ]
 
 
