@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('portal', '0003_job_recovery'),
+        ('portal', '0004_api_tokens'),
     ]
 
     operations = [
