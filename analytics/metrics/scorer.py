@@ -172,7 +172,7 @@ class _Job:
                               paragraph=sem.paragraph, exact_match=sem.exact_match, **metrics)  # fmt: skip
             if qa_type == "multi_hop_inverse":
                 record.update(expected_step=item.expected_step, predicted_step=item.predicted_step,
-                              step_distance=item.step_distance, step_correct=item.step_correct,
+                              step_distance=item.step_distance, step_correct=None if item.error else item.step_correct,
                               unpenalised_semantic=record["semantic"])  # fmt: skip
                 if not item.error:
                     record["semantic"] = record["semantic"] * item.penalty

@@ -89,6 +89,8 @@ def test_parity_items_dropped_from_the_type_as_the_public_scorer_drops_them(
     rows = {r["index"]: r for r in result.item_rows() if r["qa_type"] == "multi_hop_inverse"}
     assert rows[0]["semantic"] is None and rows[2]["semantic"] is None and rows[2]["predicted_step"] is None
     assert rows[1]["semantic"] == pytest.approx(kept[0]["semantic"], abs=1e-4)
+    record = result.per_type["multi_hop_inverse"].items[0]
+    assert record["skipped"] and record["step_correct"] is None and record["unpenalised_semantic"] is None
     dropped = [n for n in result.notes if "dropped" in n]
     assert [n.split(":")[0] for n in dropped] == ["multi_hop_inverse"] * 2
     assert "item 1 dropped" in dropped[0] and "item 3 dropped" in dropped[1]
