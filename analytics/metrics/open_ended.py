@@ -22,7 +22,7 @@ from typing import Any
 
 from .closed import paragraph_id
 from .normalise import to_text
-from .semantic import step_penalty
+from .semantic import MAX_STEP_DISTANCE, step_penalty
 
 OPEN_TYPES = ("short", "short_inverse", "multi_hop", "multi_hop_inverse")
 
@@ -94,19 +94,33 @@ def _step_number(digits: str) -> int:
 
 def multi_hop_inverse_item(index: int, gold: dict, response: str) -> OpenItem:
     """§5.6 for one item. The public scorer wraps each item in ``try``/``except`` and drops one whose step
-    parsing or penalty raises (a step number it cannot convert, or a distance whose factor overflows): the item
-    leaves the type's mean, its step rate and its BLEU/ROUGE/METEOR averages. Such an item gets ``error`` and
-    no steps, and is never compared."""
+    parsing or penalty raises (a step number ``int()`` refuses, or a distance whose factor overflows): the item
+    leaves the type's mean, its step rate and its BLEU/ROUGE/METEOR averages. Such an item gets ``error`` (the
+    item counted from 1, the field, the number) and no steps, and is never compared."""
     raw = to_text(response).strip()
-    gold_field = gold.get("incorrect_reasoning_step", "")
     item = OpenItem(index, paragraph_id(gold), "", predicted_explanation(raw))
     try:
-        item.expected_step, item.expected = gold_step_and_explanation(gold_field)
+        item.expected_step, item.expected = gold_step_and_explanation(gold.get("incorrect_reasoning_step", ""))
+    except ValueError as exc:
+        return _dropped(item, f"incorrect_reasoning_step has {exc}")
+    try:
         item.predicted_step = predicted_step(raw)
+    except ValueError as exc:
+        return _dropped(item, f"the response has {exc}")
+    try:
         item.penalty = step_penalty(item.step_distance)
-    except (ValueError, OverflowError) as exc:
-        item.expected_step = item.predicted_step = None
-        item.error = f"item {index + 1} dropped from the type's scores, as the public scorer drops it: {exc}"
+    except OverflowError:
+        return _dropped(
+            item,
+            f"the response names step {item.predicted_step}, {item.step_distance} steps from the gold step "
+            f"{item.expected_step} (the penalty is defined up to {MAX_STEP_DISTANCE})",
+        )
+    return item
+
+
+def _dropped(item: OpenItem, why: str) -> OpenItem:
+    item.expected_step = item.predicted_step = None
+    item.error = f"item {item.index + 1} dropped from the type's scores, as the public scorer drops it: {why}"
     return item
 
 
