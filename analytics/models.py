@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from portal.jsonfields import FiniteJSONEncoder
+
 
 class ScoringRun(models.Model):
     """One system's outputs scored with one metric profile, over a release (or every item it answered)."""
@@ -16,9 +18,14 @@ class ScoringRun(models.Model):
     profile = models.CharField(max_length=30, default="cliniqlink-2025")
     seed = models.BigIntegerField(default=0)
     job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    summary = models.JSONField(default=dict, blank=True, help_text="The public scorer's summary keys.")
+    summary = models.JSONField(
+        default=dict, blank=True, encoder=FiniteJSONEncoder, help_text="The public scorer's summary keys."
+    )
     run_record = models.JSONField(
-        default=dict, blank=True, help_text="Profile, seed, baseline, stop words, model hash, versions."
+        default=dict,
+        blank=True,
+        encoder=FiniteJSONEncoder,
+        help_text="Profile, seed, baseline, stop words, model hash, versions.",
     )
     n_items = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -123,7 +130,7 @@ class Report(models.Model):
 
     kind = models.CharField(max_length=30, choices=Kind.choices)
     params = models.JSONField(default=dict, blank=True)
-    result = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True, encoder=FiniteJSONEncoder)
     job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,10 +14,12 @@ from django.utils import timezone
 
 from analytics.selectors import (
     RELEVANCE_SCALE,
+    SCORE_LABELS,
     SCORE_METRICS,
     VERDICT_SCALE,
     study_rankings,
     study_scores,
+    study_scoring_runs,
     vetting_ratings,
 )
 from analytics.stats import agreement, correlation, leaderboard, rankings
@@ -181,14 +183,42 @@ def report_study(
         result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
         _advance(progress)
-    result["automatic_leaderboard"] = (
-        scores.groupby("system")[SCORE_METRICS].mean().reset_index().round(6).to_dict(orient="records")
-        if not scores.empty
-        else []
+    result["automatic_leaderboard"], result["automatic_leaderboard_undefined"] = _automatic_leaderboard(
+        scores, study_scoring_runs(study, profile=profile)
     )
     result["reference"] = _reference_outcomes(ranks, reference, tag_scale)
     _advance(progress)
     return result
+
+
+def _automatic_leaderboard(scores: pd.DataFrame, runs) -> tuple[list[dict], dict[str, str]]:
+    """Mean score per system and metric; a mean over no score is ``None`` (never NaN), and the second value
+    says, per such metric, why: the reason the scoring runs recorded (METEOR without WordNet), else that no
+    answer has the score."""
+    rows, undefined = [], {}
+    for system, group in scores.groupby("system"):
+        row = {"system": system}
+        for metric in SCORE_METRICS:
+            values = group[metric].dropna()
+            row[metric] = round(float(values.mean()), 6) if len(values) else None
+            if row[metric] is None:
+                undefined.setdefault(metric, _no_score_reason(metric, runs))
+        rows.append(row)
+    return rows, undefined
+
+
+def _no_score_reason(metric: str, runs) -> str:
+    label = SCORE_LABELS[metric]
+    recorded = sorted(
+        {
+            reason
+            for run in runs
+            if (reason := ((run.run_record.get("text_metrics") or {}).get(metric) or {}).get("reason"))
+        }
+    )
+    if recorded:
+        return f"{label} was unavailable when the systems were scored: {'; '.join(recorded)}"
+    return f"No answer of the system has a {label} score."
 
 
 def _correlation_block(ranks: pd.DataFrame, scores: pd.DataFrame, kw: dict) -> dict:

@@ -10,6 +10,7 @@ from annotation.workflow import Stage
 RELEVANCE_SCALE = [1, 2, 3, 4, 5]
 VERDICT_SCALE = ["correct", "incorrect", "cannot_tell"]
 SCORE_METRICS = ["semantic", "bleu", "rouge", "meteor"]
+SCORE_LABELS = {"semantic": "Semantic", "bleu": "BLEU", "rouge": "ROUGE", "meteor": "METEOR"}
 
 
 def vetting_ratings() -> pd.DataFrame:
@@ -42,18 +43,26 @@ def study_rankings(study) -> pd.DataFrame:
     return frame
 
 
-def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
-    """Metric scores of the study's answers: item, system, and one column per metric, from each system's
-    latest finished scoring run with ``profile``."""
-    from analytics.models import AnswerScore, ScoringRun
+def study_scoring_runs(study, *, profile: str = "cliniqlink-2025") -> list:
+    """Each study system's latest finished scoring run with ``profile``."""
+    from analytics.models import ScoringRun
 
     runs = {}
     for run in ScoringRun.objects.filter(
         system__in=study.systems.all(), profile=profile, finished_at__isnull=False
     ).order_by("created_at"):
-        runs[run.system_id] = run.pk  # the latest run per system wins
+        runs[run.system_id] = run  # the latest run per system wins
+    return list(runs.values())
+
+
+def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
+    """Metric scores of the study's answers: item, system, and one column per metric, from each system's
+    latest finished scoring run with ``profile``."""
+    from analytics.models import AnswerScore
+
+    runs = [run.pk for run in study_scoring_runs(study, profile=profile)]
     items = study.questions.values_list("item_id", flat=True)
-    rows = AnswerScore.objects.filter(run_id__in=runs.values(), item_id__in=items).values_list(
+    rows = AnswerScore.objects.filter(run_id__in=runs, item_id__in=items).values_list(
         "item__uid", "run__system__name", "semantic", "bleu", "rouge", "meteor", "correct", "f1"
     )
     frame = pd.DataFrame(list(rows), columns=["item", "system", "semantic", "bleu", "rouge", "meteor", "correct", "f1"])

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from portal.jsonfields import FiniteJSONEncoder
+
 __all__ = ["Release", "ReleaseItem"]
 
 
@@ -18,7 +20,7 @@ class Release(models.Model):
     item_count = models.PositiveIntegerField()
     manifests = models.JSONField(help_text="Per export format: file name → SHA-256 of its bytes.")
     checksum = models.CharField(max_length=64, help_text="SHA-256 over the ClinIQLink export's manifest.")
-    report = models.JSONField(help_text="The composition report (Table 1) at freeze time.")
+    report = models.JSONField(encoder=FiniteJSONEncoder, help_text="The composition report (Table 1) at freeze time.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     created_at = models.DateTimeField(auto_now_add=True)
     # False only inside the freeze's own transaction, while its items are inserted; the freeze's last step sets

@@ -56,9 +56,9 @@ from analytics.metrics import Encoder, TextMetrics, score_submission
 from analytics.metrics.closed import score_list, score_multiple_choice, score_true_false
 from analytics.metrics.naive import naive_semantic
 from analytics.metrics.normalise import clean_response
-from analytics.metrics.open_ended import OPEN_TYPES, prepare_items
+from analytics.metrics.open_ended import OPEN_TYPES
 from analytics.metrics.resources import stopwords
-from analytics.metrics.scorer import idf_corpus
+from analytics.metrics.scorer import compared_items, idf_corpus
 from analytics.metrics.semantic import SemanticScorer, alnum_pieces, build_idf, content_only, paragraph_baseline
 
 SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"
@@ -400,8 +400,9 @@ def matmul_ceiling(encoder: Encoder) -> tuple[float, float, float]:
 
 
 def _pairs(qa_type: str, inputs: dict, responses: dict) -> list[tuple[str, str]]:
-    items = prepare_items(qa_type, inputs[qa_type], [clean_response(r) for r in responses[qa_type]])
-    return [(it.expected, it.prediction) for it in items if not it.question_echo]
+    cleaned = {qa_type: [clean_response(r) for r in responses[qa_type]]}
+    _, compared = compared_items({qa_type: inputs[qa_type]}, cleaned)
+    return [(it.expected, it.prediction) for it in compared]
 
 
 def run_answers(args, encoder: Encoder, text_metrics: TextMetrics | None, out: list[str]) -> None:

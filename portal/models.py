@@ -13,6 +13,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.db import models
 from django.utils import timezone
 
+from portal.jsonfields import FiniteJSONEncoder
+
 
 class Institution(models.Model):
     """An accredited institution that contributors belong to; admitted by an organizer."""
@@ -107,7 +109,7 @@ class Job(models.Model):
     progress_total = models.PositiveIntegerField(default=0)
     message = models.CharField(max_length=300, blank=True)
     error = models.TextField(blank=True)
-    result = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True, encoder=FiniteJSONEncoder)
     attempts = models.PositiveSmallIntegerField(default=0)
     # The Celery task that runs the job (its first step), so that a job whose message the broker lost can be
     # queued again (portal.jobs.jobs_recover); empty for jobs run in the calling process.

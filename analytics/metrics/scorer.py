@@ -27,7 +27,6 @@ from .semantic import (
     build_idf,
     embedded_texts,
     paragraph_baseline,
-    step_penalty,
 )
 from .text_metrics import TextMetrics, shared_text_metrics
 
@@ -155,12 +154,16 @@ class _Job:
         return {t: self._type_result(t, its, [by_item.get(id(it)) for it in its]) for t, its in items.items()}, baseline
 
     def _type_result(self, qa_type: str, items: list[OpenItem], scored: list) -> TypeResult:
-        records = []
+        records, notes = [], []
         for item, result in zip(items, scored or [None] * len(items), strict=True):
             record: dict[str, Any] = {"index": item.index, "paragraph_id": item.paragraph_id,
                                       "expected": item.expected, "predicted": item.prediction,
                                       "question_echo": item.question_echo}  # fmt: skip
-            if result is None:  # question echo (§5.1): 0 and BLEU/ROUGE/METEOR 0, nothing compared
+            if item.error:  # dropped as the public scorer drops it: in no mean, average or rate of the type
+                record.update(semantic=None, word=None, sentence=None, paragraph=None, exact_match=False,
+                              bleu=None, rouge=None, meteor=None, skipped=True, error=item.error)  # fmt: skip
+                notes.append(item.error)
+            elif result is None:  # question echo (§5.1): 0 and BLEU/ROUGE/METEOR 0, nothing compared
                 record.update(semantic=0.0, word=None, sentence=None, paragraph=None, exact_match=False,
                               bleu=0.0, rouge=0.0, meteor=0.0)  # fmt: skip
             else:
@@ -169,12 +172,13 @@ class _Job:
                               paragraph=sem.paragraph, exact_match=sem.exact_match, **metrics)  # fmt: skip
             if qa_type == "multi_hop_inverse":
                 record.update(expected_step=item.expected_step, predicted_step=item.predicted_step,
-                              step_distance=item.step_distance, step_correct=item.step_correct,
+                              step_distance=item.step_distance, step_correct=None if item.error else item.step_correct,
                               unpenalised_semantic=record["semantic"])  # fmt: skip
-                record["semantic"] = record["semantic"] * step_penalty(item.step_distance)
+                if not item.error:
+                    record["semantic"] = record["semantic"] * item.penalty
             records.append(record)
         kept = [records[i] for i in kept_indices(records)]
-        semantic = [r["semantic"] for r in records]
+        semantic = [r["semantic"] for r in records if not r.get("skipped")]
         summary: dict[str, Any] = {
             "semantic_match_score": float(np.mean(semantic)) if qa_type == "multi_hop_inverse" and semantic
             else _mean(semantic),
@@ -183,7 +187,7 @@ class _Job:
         if qa_type == "multi_hop_inverse":
             rates = [1.0 if r["step_correct"] else 0.0 for r in kept]
             summary["step_identification_rate"] = float(np.mean(rates)) if rates else 0.0
-        return TypeResult(qa_type, summary, records)
+        return TypeResult(qa_type, summary, records, notes)
 
 
 def usable_submission(
@@ -209,9 +213,10 @@ def usable_submission(
 def compared_items(
     inputs: Mapping[str, list], responses: Mapping[str, list[str]]
 ) -> tuple[dict[str, list[OpenItem]], list[OpenItem]]:
-    """The open-ended items per type, and those actually compared (not question echoes, §5.1)."""
+    """The open-ended items per type, and those actually compared (not question echoes, §5.1, nor items the
+    public scorer drops, §5.6)."""
     items = {t: prepare_items(t, inputs[t], responses[t]) for t in OPEN_TYPES if t in inputs}
-    return items, [it for t in items for it in items[t] if not it.question_echo]
+    return items, [it for t in items for it in items[t] if not it.question_echo and not it.error]
 
 
 def semantic_config(profile: Profile) -> SemanticConfig:

@@ -14,7 +14,8 @@
 * **paragraph** (§5.5): ``max(0, (cos − b)/(1 − b))``; cliniqlink-2025 reuses the sentence cosine (filtered
   strings), paper encodes the raw strings. ``b`` = 0.3 below 100 IDF answers, else the mean cosine of 50 pairs
   of a ``random.Random(seed).sample`` of 100 answers (the public code uses the unseeded global ``random``).
-* **multi-hop inverse penalty** (§5.6): × 1, 0.7, 0.3, 0.3·2^−(d−2) for step distance d; none if unparseable.
+* **multi-hop inverse penalty** (§5.6): × 1, 0.7, 0.3, 0.3·2^−(d−2) for step distance d; none if unparseable;
+  an item whose distance makes the public code's factor overflow (d > 1025) is dropped, as there.
 """
 
 from __future__ import annotations
@@ -145,14 +146,28 @@ def combine(word: float, sentence: float, paragraph: float, offset: float = 0.25
     return 1.0 if score >= 0.95 else score
 
 
+#: The largest step distance the public code turns into a factor. It computes ``0.3 / (2 ** (d - 2))``: the
+#: integer ``2 ** (d - 2)`` cannot become a float from ``2 ** 1024`` on, so for d ≥ 1026 it raises
+#: OverflowError and its per-item handler drops the item (§5.6). Checked before any power is built, so an
+#: answer naming step 10^10 costs nothing (the public code spends 40 s and 1.25 GB building ``2 ** d`` first).
+MAX_STEP_DISTANCE = 1025
+
+
 def step_penalty(distance: int | None) -> float:
-    """§5.6 factor for step distance d: 1 (d = 0 or unparseable), 0.7, 0.3, then 0.3·2^−(d−2)."""
+    """§5.6 factor for step distance d: 1 (d = 0 or unparseable), 0.7, 0.3, then 0.3·2^−(d−2).
+
+    Raises OverflowError, as the public code does, for d > :data:`MAX_STEP_DISTANCE`; the caller drops the item.
+    """
     if distance is None or distance == 0:
         return 1.0
     if distance == 1:
         return 0.7
     if distance == 2:
         return 0.3
+    if distance > MAX_STEP_DISTANCE:
+        raise OverflowError(
+            f"step distance {distance} exceeds {MAX_STEP_DISTANCE}: the penalty 0.3/2^(d-2) is not a float"
+        )
     return 0.3 / (2 ** (distance - 2))
 
 

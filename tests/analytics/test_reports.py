@@ -87,3 +87,28 @@ def test_reviewer_quality_report_lists_pace(double_reviewed, organizer):
     report.refresh_from_db()
     rows = report.result["reviewers"]
     assert len(rows) == 2 and all(row["mean_seconds_per_review"] == 30.0 for row in rows)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_json_columns_of_computed_numbers_refuse_nan_and_infinity(value, organizer):
+    """NaN / Infinity never reach the database: the encoder refuses them with a ValueError before the query
+    (PostgreSQL's jsonb would refuse them with a database error that failed the whole job)."""
+    from analytics.models import ScoringRun
+    from annotation.models import Release
+    from ranking.models import System
+
+    system = System.objects.create(name="sys")
+    writes = [
+        lambda: Report.objects.create(kind="study", result={"leaderboard": [{"meteor": value}]}),
+        lambda: ScoringRun.objects.create(system=system, summary={"avg_meteor": value}),
+        lambda: ScoringRun.objects.create(system=system, run_record={"baseline": value}),
+        lambda: Job.objects.create(kind="report:study", result={"overall": value}),
+        lambda: Release.objects.create(
+            name="r", version=1, rule={}, item_count=0, manifests={}, checksum="0" * 64, report={"share": value}
+        ),
+    ]
+    for write in writes:
+        with pytest.raises(ValueError, match="JSON compliant"):
+            write()
+    assert not Report.objects.exists() and not ScoringRun.objects.exists() and not Job.objects.exists()
+    assert not Release.objects.exists()

@@ -156,3 +156,26 @@ def test_a_release_run_scores_promptcblue_answers_against_the_frozen_target(orga
     run.refresh_from_db()
     score = AnswerScore.objects.get(run=run)
     assert score.qa_type == "generic" and score.rouge == pytest.approx(0.8)  # against 发热，咳嗽，咽痛
+
+
+def test_a_scoring_job_with_a_hostile_step_number_succeeds_and_drops_that_answer(organizer, tmp_path):
+    """An answer naming step 12345678901 used to fail the job on every retry (OverflowError after a 40 s stall)
+    and would not fit the integer column either; the public scorer drops such an item from the type's scores."""
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    for path in (REFERENCE / "open_step_d0_exact").iterdir():
+        data = json.loads(path.read_text())
+        if path.name == "multi_hop_inverse.json":
+            data["responses"][0] = data["responses"][0].replace("Step 3", "Step 12345678901", 1)
+        (folder / path.name).write_text(json.dumps(data))
+    outputs_import(system_name="hostile", paths=[folder])
+    run = scoring_request(system=System.objects.get(name="hostile"), user=organizer)
+    run.refresh_from_db()
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == "succeeded", job.error
+    dropped = AnswerScore.objects.get(run=run, qa_type="multi_hop_inverse", index=0)
+    assert dropped.semantic is None and dropped.predicted_step is None and dropped.step_distance is None
+    assert run.summary["multi_hop_inverse_semantic_match_score"] == pytest.approx(1.0, abs=1e-4)
+    assert run.summary["multi_hop_inverse_step_identification_rate"] == 1.0
+    assert any(n.startswith("multi_hop_inverse: item 1 dropped") for n in run.run_record["notes"])

@@ -7,11 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from analytics.models import Report
 from analytics.services import report_request, scoring_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
+from portal.models import Job
 from ranking.models import StudyAnswer, System
 from ranking.services.outputs import outputs_import
 from ranking.services.queue import task_next
@@ -34,7 +37,8 @@ def _outputs(tmp_path, name, text):
     outputs_import(system_name=name, paths=[path])
 
 
-def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
+def _ranked_fixture_study(tmp_path, make_user, organizer):
+    """Two scored systems; three physicians each rank every question good > reference > weak."""
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
     gold = {
         "multiple_choice": lambda i: i.correct_answer,
@@ -58,6 +62,11 @@ def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
                 for slot, answer_id in zip(task_slots(task), task.order, strict=True)
             }
             task_submit(task_id=task.pk, ranker=ranker, answers=answers, idempotency_key=f"{task.pk}")
+    return study
+
+
+def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
+    study = _ranked_fixture_study(tmp_path, make_user, organizer)
     report = report_request(kind="study", params={"study_id": study.pk, "n_resamples": 200}, user=organizer)
     report = Report.objects.get(pk=report.pk)
     result = report.result
@@ -76,3 +85,29 @@ def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
     assert result["correlation"]["semantic"]["system_pearson"]["undefined_reason"]
     assert result["reference"]["share_ranked_below_a_model"] == pytest.approx(1.0)
     assert {row["system"] for row in result["automatic_leaderboard"]} == set(SYSTEMS)
+
+
+def test_study_report_without_wordnet_stores_null_meteor_with_the_reason(tmp_path, make_user, organizer, monkeypatch):
+    """METEOR unavailable (no WordNet) used to put NaN means in the leaderboard: PostgreSQL refused the JSON and
+    the report job failed. The report now succeeds; METEOR is null, the reason is stored and shown."""
+    from analytics.metrics import TextMetrics
+    from analytics.metrics.nltk_data import build_nltk_data
+
+    build_nltk_data(tmp_path / "nltk", wordnet_source=tmp_path / "no-wordnet")
+    without_wordnet = TextMetrics(tmp_path / "nltk", search_default_paths=False)
+    assert not without_wordnet.status["meteor"].available
+    monkeypatch.setattr("analytics.scoring.shared_text_metrics", lambda: without_wordnet)
+    study = _ranked_fixture_study(tmp_path, make_user, organizer)
+    report = report_request(kind="study", params={"study_id": study.pk, "n_resamples": 50}, user=organizer)
+    report = Report.objects.get(pk=report.pk)
+    assert Job.objects.get(pk=report.job_id).status == "succeeded"
+    board = report.result["automatic_leaderboard"]
+    assert {row["system"] for row in board} == set(SYSTEMS)
+    assert all(row["meteor"] is None and row["rouge"] is not None for row in board)
+    reason = report.result["automatic_leaderboard_undefined"]["meteor"]
+    assert reason.startswith("METEOR was unavailable when the systems were scored: WordNet 3.0")
+    assert report.result["correlation"]["meteor"]["undefined_reason"]
+    organizer_client = Client()
+    organizer_client.force_login(organizer)
+    page = organizer_client.get(reverse("report_detail", args=[report.pk])).content.decode()
+    assert "METEOR was unavailable when the systems were scored" in page and "nan" not in page.lower()

@@ -216,3 +216,34 @@ def test_missing_responses_key_is_an_empty_list_only_when_mismatches_are_allowed
     assert _problems(folder) == [f"{folder / 'true_false.json'}: responses: missing"]
     loaded = load_submission_dir(folder, allow_length_mismatch=True)
     assert loaded.responses["true_false"] == [] and "1 inputs" in loaded.notes[0]
+
+
+def test_a_folder_whose_scoring_fails_is_reported_and_keep_going_scores_the_others(tmp_path, monkeypatch):
+    """Whatever fails inside one folder's scoring is a line naming the folder, never a traceback that loses the
+    other folders; with --keep-going the later folders are still scored."""
+    from analytics.metrics import scorer
+
+    first = shutil.copytree(_closed_only(tmp_path), tmp_path / "first")
+    second = shutil.copytree(first, tmp_path / "second")
+    real = scorer.score_submission
+    calls = []
+
+    def failing_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OverflowError("int too large to convert to float")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scorer, "score_submission", failing_once)
+    out, err = io.StringIO(), io.StringIO()
+    folders = [str(first), str(second)]
+    assert score_folders(folders, as_json=True, keep_going=True, stdout=out, stderr=err, progress=False) == 1
+    result = json.loads(out.getvalue())
+    assert result["first"] == {"errors": ["OverflowError: int too large to convert to float"]}
+    assert result["second"]["true_false_accuracy"] == 1.0
+    assert "error: first: not scored: OverflowError" in err.getvalue() and "Traceback" not in err.getvalue()
+
+    calls.clear()
+    out = io.StringIO()
+    assert score_folders(folders, keep_going=False, stdout=out, stderr=io.StringIO(), progress=False) == 1
+    assert out.getvalue() == "first: not scored (OverflowError: int too large to convert to float)\n"

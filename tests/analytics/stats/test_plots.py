@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analytics.stats.leaderboard import bradley_terry_leaderboard
+from analytics.presentation import render_plot
+from analytics.stats.leaderboard import Leaderboard, Standing, bradley_terry_leaderboard
 from analytics.stats.plots import (
     agreement_bar_chart,
     leaderboard_chart,
@@ -60,3 +61,27 @@ def test_score_boxplots():
     assert is_svg(score_boxplots({"tf": [float("inf")]}, fmt="svg"))
     with pytest.raises(ValueError):
         score_boxplots({"tf": [1.0]}, fmt="gif")
+
+
+# Unbalanced mathtext: matplotlib's parser raises ValueError on it when text.parse_math is on.
+HOSTILE = r"$\frac{GPT$"
+
+
+def _standing(system):
+    return Standing(system, 0.0, (-0.5, 0.5), 0.5, None, 1.5, None, 4, 3)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_every_chart_draws_dollar_text_literally(fmt):
+    charts = [
+        agreement_bar_chart({HOSTILE: StatResult(name="alpha", value=0.5, n_items=3)}, title=HOSTILE, fmt=fmt),
+        rank_vs_metric_scatter([1.0, 2.0], [0.1, 0.2], labels=[HOSTILE, "$x^2$"], title=HOSTILE, fmt=fmt),
+        score_boxplots({HOSTILE: [0.1, 0.5]}, ylabel=HOSTILE, fmt=fmt),
+        leaderboard_chart(Leaderboard((_standing(HOSTILE),), 3, 3, 0.01, True), title=HOSTILE, fmt=fmt),
+    ]
+    assert all(chart for chart in charts)
+
+
+def test_the_report_leaderboard_plot_draws_a_dollar_system_name():
+    row = {"system": HOSTILE, "strength": 0.0, "strength_ci": [-0.5, 0.5], "is_reference": False}
+    assert render_plot("study", {"human_leaderboard": [row]}, "human_leaderboard", "png")
