@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_review_queue_indexes'),
+        ('annotation', '0005_release_insert_truncate_guard'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('portal', '0003_job_recovery'),
+        ('portal', '0005_job_uploads_deleted_at'),
     ]
 
     operations = [
