@@ -24,6 +24,6 @@ class StrictJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - the body is not {encoding} text") from exc
         limits = Limits(max_depth=API_MAX_DEPTH, max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS)
         try:
-            return parse_json(text, limits, "request body")
+            return parse_json(text, limits, "request body", records=False)
         except ImportProblem as exc:
             raise ParseError(str(exc)) from exc

@@ -167,15 +167,16 @@ def text_problem(text: str, limits: Limits) -> str | None:
     return None
 
 
-def check_values(value, limits: Limits, display: str, *, record: int | None = None) -> None:
+def check_values(value, limits: Limits, display: str, *, record: int | None = None, records: bool = True) -> None:
     """Raise :class:`ImportProblem` for the first bad value (see :func:`value_problem`). With ``record`` the
-    document is that record; without it, the first list index in a value's path is its record (the files are
-    arrays of records, or objects holding such arrays), counted from 1."""
+    document is that record; without it and with ``records``, the first list index in a value's path is its
+    record (the files are arrays of records, or objects holding such arrays), counted from 1. A document that
+    holds no records (an API body) says ``records=False``."""
     found = value_problem(value, limits)
     if found is None:
         return
     path, reason = found
-    if record is None:
+    if record is None and records:
         position = next((i for i, step in enumerate(path) if isinstance(step, int)), None)
         if position is not None:
             record = path[position] + 1
@@ -184,7 +185,7 @@ def check_values(value, limits: Limits, display: str, *, record: int | None = No
     raise ImportProblem(display, reason, record=record, field=_label(path) or None)
 
 
-def parse_json(text: str, limits: Limits, display: str, *, record: int | None = None):
+def parse_json(text: str, limits: Limits, display: str, *, record: int | None = None, records: bool = True):
     """Parse one JSON document and check every value (:func:`check_values`); any problem is an ImportProblem."""
     try:
         data = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
@@ -197,9 +198,9 @@ def parse_json(text: str, limits: Limits, display: str, *, record: int | None = 
         raise ImportProblem(
             display,
             f"nesting deeper than {limits.max_depth} levels (line {line})",
-            record=record if record is not None else deep_record,
+            record=record if record is not None or not records else deep_record,
         ) from exc
-    check_values(data, limits, display, record=record)
+    check_values(data, limits, display, record=record, records=records)
     return data
 
 

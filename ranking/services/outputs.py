@@ -273,6 +273,7 @@ def outputs_import(
     audited (before/after). JSONL records naming another system in ``system`` are refused.
     """
     system_name = system_name_check(system_name)
+    require_fits(family, System, "family", "(outputs)", None, field="family")
     parsed = outputs_parse(paths, displays=displays)
     for p in parsed:
         if p.system and p.system != system_name:

@@ -179,3 +179,20 @@ def test_gold_file_hazards_name_record_2(sample_items, organizer, tmp_path, name
     assert (caught.value.file, caught.value.record, caught.value.field) == (name, 2, field)
     assert words in caught.value.detail
     assert not GoldItem.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "gold.json, record 1: nesting deeper than 8 levels"),
+        (b'[{"uid": "x", "expected_verdict": "correct", "note": "a\\u0000"}]', "record 1, field &#x27;note&#x27;"),
+        (b'[{"uid": "x\\udfff", "expected_verdict": "correct"}]', "contains a lone surrogate"),
+    ],
+)
+def test_the_gold_upload_form_refuses_bad_files_with_a_400(sample_items, organizer_client, content, words):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = organizer_client.post("/organize/vetting/gold/", {"gold_file": SimpleUploadedFile("gold.json", content)})
+    assert response.status_code == 400
+    assert "Nothing was marked." in response.content.decode() and words in response.content.decode()
+    assert not GoldItem.objects.exists()
