@@ -232,7 +232,10 @@ def _read_csv(path: Path, limits: Limits, display: str, required: tuple[str, ...
         header = reader.fieldnames or []
     except csv.Error as exc:
         raise ImportProblem(display, f"unreadable CSV header: {_csv_reason(exc)}") from exc
-    check_values(header, limits, display)
+    for column, name in enumerate(header, start=1):
+        reason = text_problem(name, limits)
+        if reason:
+            raise ImportProblem(display, f"column {column} of the CSV header {reason}")
     missing = [name for name in required if name not in header]
     if missing:
         raise ImportProblem(display, f"CSV header lacks column(s) {', '.join(missing)}", field=missing[0])

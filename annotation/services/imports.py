@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.importers import ImportProblem, ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
-from annotation.importers.base import Limits
+from annotation.importers.base import Limits, require_fits
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
@@ -104,6 +104,7 @@ def items_import(
     *, paths: list[Path], fmt: str = "cliniqlink", user=None, batch_name: str = "", progress=None, displays=None
 ) -> ImportResult:
     """Validate then import items from ``paths`` (files or ClinIQLink folders) in one transaction."""
+    require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
     parsed = items_parse(paths, fmt=fmt, displays=displays)
     file_names = sorted({item.file for item in parsed})
     if progress is not None:

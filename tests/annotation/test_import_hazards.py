@@ -134,6 +134,19 @@ def test_source_passage_hazards_name_record_2(tmp_path, name, text, field, words
     assert not SourcePassage.objects.exists()
 
 
+def test_a_csv_header_with_a_nul_names_the_column(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("paragraph_id,text,no\x00te\np1,ok,x\n")
+    with pytest.raises(ImportProblem, match=r"^p.csv: column 3 of the CSV header contains a NUL character"):
+        sources_import(paths=[path])
+
+
+def test_a_batch_name_longer_than_its_column_is_refused():
+    with pytest.raises(ImportProblem, match="field 'batch_name': is 201 characters long; the limit is 200"):
+        items_import(paths=[SAMPLE / "TF.json"], batch_name="b" * 201)
+    assert not QAItem.objects.exists()
+
+
 def test_source_pages_are_stored_as_one_representation(tmp_path):
     path = tmp_path / "p.json"
     path.write_text(json.dumps([{"paragraph_id": "p1", "text": "a", "page": 7}, {"paragraph_id": "p2", "text": "b",
