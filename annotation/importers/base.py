@@ -384,7 +384,9 @@ def _json_type(value) -> str:
 def iter_jsonl(path: Path, limits: Limits, display: str):
     """``(record number, object)`` for each non-blank line of a JSONL file, numbered from 1, with the shared
     checks: record limit, well-formed JSON with acceptable values (:func:`parse_json`), each line an object."""
-    lines = (line for line in read_text(path, limits, display).splitlines() if line.strip())
+    # Split on newlines only: str.splitlines() also splits on U+2028, U+0085 and others, which JSON strings may
+    # hold unescaped (json.dumps(..., ensure_ascii=False) writes them so), cutting a valid record in two.
+    lines = (line for line in read_text(path, limits, display).split("\n") if line.strip())
     for number, line in enumerate(lines, start=1):
         if number > limits.max_records:
             raise ImportProblem(display, f"more than {limits.max_records:,} records")

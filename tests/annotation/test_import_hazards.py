@@ -101,6 +101,14 @@ def test_promptcblue_hazards_name_the_line_and_field(tmp_path, line, field, word
     assert not QAItem.objects.exists()
 
 
+def test_jsonl_records_may_hold_unicode_line_separators(tmp_path):
+    path = tmp_path / "p.jsonl"
+    record = {"input": "第一行\u2028第二行\x85", "target": "答", "sample_id": "1"}
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\r\n", encoding="utf-8")
+    assert items_import(paths=[path], fmt="promptcblue").created == 1
+    assert QAItem.objects.get().question == record["input"]
+
+
 @pytest.mark.parametrize(
     ("name", "text", "field", "words"),
     [
