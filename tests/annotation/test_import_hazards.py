@@ -217,3 +217,15 @@ def test_the_gold_upload_form_refuses_bad_files_with_a_400(sample_items, organiz
     assert response.status_code == 400
     assert "Nothing was marked." in response.content.decode() and words in response.content.decode()
     assert not GoldItem.objects.exists()
+
+
+def test_a_sources_job_queued_with_the_single_file_parameters_still_runs(tmp_path):
+    from annotation.tasks import import_sources_task
+    from portal.jobs import job_create
+
+    path = tmp_path / "upload.csv"
+    path.write_text("paragraph_id,text\np1,one\n")
+    job = job_create(kind="import_sources", params={"path": str(path), "display": "mine.csv"})
+    import_sources_task(str(job.pk))
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.result["created"] == 1, job.error
