@@ -178,7 +178,11 @@ def check_values(value, limits: Limits, display: str, *, record: int | None = No
     path, reason = found
     if record is None and records:
         position = next((i for i, step in enumerate(path) if isinstance(step, int)), None)
-        if position is not None:
+        if position == 0 and len(path) > 1 and isinstance(path[1], int):
+            # A ClinIQLink file may group its records in nested arrays, read flattened one level: count likewise.
+            record = sum(len(e) if isinstance(e, list) else 1 for e in value[: path[0]]) + path[1] + 1
+            path = path[2:]
+        elif position is not None:
             record = path[position] + 1
             # responses (entry 3) → record 3, field 'responses'; inputs (entry 3).question → field 'question'
             path = path[position + 1 :] or path[:position]

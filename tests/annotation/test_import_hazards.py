@@ -71,6 +71,14 @@ def test_cliniqlink_hazards_are_refused_naming_record_2_and_the_field(tmp_path, 
     assert not QAItem.objects.exists()
 
 
+def test_records_in_nested_arrays_are_counted_as_they_are_read(tmp_path):
+    path = tmp_path / "TF.json"
+    path.write_text(json.dumps([[GOOD_TF, GOOD_TF], [_tf(question="x"), _tf(question="a\x00")]]))
+    with pytest.raises(ImportProblem) as caught:
+        items_import(paths=[path])
+    assert (caught.value.record, caught.value.field) == (4, "question")
+
+
 def test_a_list_answer_outside_its_options_is_refused(tmp_path):
     record = json.loads((SAMPLE / "list.json").read_text())[0]
     path = tmp_path / "list.json"
