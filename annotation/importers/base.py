@@ -86,6 +86,8 @@ def read_text(path: Path, limits: Limits, display: str) -> str:
 #: exact as a JavaScript number and as a PostgreSQL bigint.
 MAX_INT_DIGITS = 15
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_NUL_OR_ESCAPE = re.compile(r"\x00|\\u0000")
 # Strings (skipped, with their escapes) and the characters that open, close or separate JSON containers.
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
 
@@ -153,6 +155,36 @@ def value_problem(value, limits: Limits) -> tuple[list, str] | None:
     return None
 
 
+def _clean(value, limits: Limits, *, scan_chars: bool) -> bool:
+    """True when :func:`value_problem` would find nothing; much faster (no paths are kept), so that the slow walk
+    only runs to name the place of a problem. ``scan_chars=False``: the caller knows no string can hold a NUL or
+    a lone surrogate (JSON text without such escapes cannot produce one)."""
+    strings: list[str] = []
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            strings.extend(node)
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:  # a scalar document
+            children = [node]
+            depth -= 1
+        if node and depth + 1 > limits.max_depth:
+            return False
+        for child in children:
+            if isinstance(child, str):
+                strings.append(child)
+            elif isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, _Refused):
+                return False
+    if strings and max(map(len, strings)) > limits.max_text_chars:
+        return False
+    return not scan_chars or not any("\x00" in text or _SURROGATE.search(text) for text in strings)
+
+
 def text_problem(text: str, limits: Limits) -> str | None:
     """Why ``text`` cannot be stored, or None: over the length bound, a NUL character, a lone surrogate."""
     if len(text) > limits.max_text_chars:
@@ -167,11 +199,15 @@ def text_problem(text: str, limits: Limits) -> str | None:
     return None
 
 
-def check_values(value, limits: Limits, display: str, *, record: int | None = None, records: bool = True) -> None:
+def check_values(
+    value, limits: Limits, display: str, *, record: int | None = None, records: bool = True, scan_chars: bool = True
+) -> None:
     """Raise :class:`ImportProblem` for the first bad value (see :func:`value_problem`). With ``record`` the
     document is that record; without it and with ``records``, the first list index in a value's path is its
     record (the files are arrays of records, or objects holding such arrays), counted from 1. A document that
     holds no records (an API body) says ``records=False``."""
+    if _clean(value, limits, scan_chars=scan_chars):
+        return
     found = value_problem(value, limits)
     if found is None:
         return
@@ -204,7 +240,9 @@ def parse_json(text: str, limits: Limits, display: str, *, record: int | None = 
             f"nesting deeper than {limits.max_depth} levels (line {line})",
             record=record if record is not None or not records else deep_record,
         ) from exc
-    check_values(data, limits, display, record=record, records=records)
+    # Strings can hold a NUL or a lone surrogate only if the text has one, raw or as a \u escape.
+    scan_chars = any(pattern.search(text) for pattern in (_NUL_OR_ESCAPE, _SURROGATE, _SURROGATE_ESCAPE))
+    check_values(data, limits, display, record=record, records=records, scan_chars=scan_chars)
     return data
 
 

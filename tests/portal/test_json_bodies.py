@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.importers.base import ImportProblem, Limits, parse_json
+
 pytestmark = pytest.mark.django_db
 
 
@@ -28,3 +30,10 @@ def test_hostile_json_bodies_are_a_400_naming_the_field(organizer_client, body, 
 def test_a_plain_body_still_reaches_the_view(organizer_client):
     response = organizer_client.post("/api/studies/", '{"name": ""}', content_type="application/json")
     assert response.status_code == 400 and "name" in response.json()  # the serializer's answer, not the parser's
+
+
+@pytest.mark.parametrize("text", ['{"name": "a\ud800b"}', '{"name": 1, "a\udfffb": 2}'])
+def test_raw_lone_surrogates_are_found_as_well_as_escaped_ones(text):
+    # A body decoded with a text codec such as unicode_escape reaches the parser with the surrogate already raw.
+    with pytest.raises(ImportProblem, match="lone surrogate"):
+        parse_json(text, Limits(), "request body", records=False)
