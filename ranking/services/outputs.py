@@ -129,13 +129,13 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
                 display, "missing (and the file name does not say the type)", record=number, field="type"
             )
         source = dataset.get("source") if isinstance(dataset.get("source"), dict) else {}
-        prompt = prompts[number - 1] if prompts is not None else record.get("prompt", "")
+        prompt = prompts[number - 1] if prompts is not None else record.get("prompt")
         parsed.append(
             ParsedOutput(
                 file=display,
                 record=number,
                 response_raw=_response(responses[number - 1], display, number, field="responses"),
-                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
+                prompt=_prompt(prompt, display, number, field="prompts" if prompts is not None else "prompt"),
                 uid=identifier(dataset[id_key], display, number, field=id_key)
                 if id_key
                 else content_uid("cl", dataset),
@@ -156,7 +156,6 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
         system = record.get("system", "")
         if not isinstance(system, str):
             raise ImportProblem(display, "must be a string", record=index, field="system")
-        prompt = record.get("prompt", "")
         parsed.append(
             ParsedOutput(
                 file=display,
@@ -164,7 +163,7 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
                 response_raw=_response(record["response"], display, index, field="response"),
                 uid=uid,
                 system=system.strip(),
-                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
+                prompt=_prompt(record.get("prompt"), display, index, field="prompt"),
             )
         )
     return parsed
@@ -189,6 +188,16 @@ def _response(value, display: str, record: int, *, field: str):
         record=record,
         field=field,
     )
+
+
+def _prompt(value, display: str, record: int, *, field: str) -> str:
+    """The prompt's text ("" when not given). The harness writes the filled template as a string; anything else
+    was stored as Python's spelling of it ("None") or as "" (an object), a prompt nobody sent."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise ImportProblem(display, f"must be the prompt's text, not {shown(value)}", record=record, field=field)
 
 
 def system_name_check(name: str, *, display: str = "(outputs)") -> str:

@@ -92,3 +92,19 @@ def test_the_upload_page_refuses_the_reference_name_at_once(sample_items, organi
     assert response.status_code == 400
     assert "reserved for the reference answers" in response.content.decode()
     assert not System.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "stored"),
+    [('{"item_uid": "UID", "response": "x", "prompt": null}', ""), ('{"item_uid": "UID", "response": "x"}', "")],
+)
+def test_a_missing_prompt_is_stored_empty(sample_items, tmp_path, line, stored):
+    outputs_import(system_name="S1", paths=[_jsonl(tmp_path, sample_items, line)])
+    assert SystemOutput.objects.get(item=sample_items[1]).prompt == stored
+
+
+def test_a_prompt_that_is_not_text_is_refused(sample_items, tmp_path):
+    line = '{"item_uid": "UID", "response": "x", "prompt": {"role": "user"}}'
+    with pytest.raises(ImportProblem, match="must be the prompt's text, not an object") as caught:
+        outputs_import(system_name="S1", paths=[_jsonl(tmp_path, sample_items, line)])
+    assert (caught.value.record, caught.value.field) == (2, "prompt")
