@@ -27,7 +27,10 @@ class ItemImportForm(forms.Form):
     )
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="cliniqlink", required=False)
     batch_name = forms.CharField(required=False, max_length=200)
-    files = MultipleFileField(help_text="ClinIQLink: one or more of TF.json, MC.json, … ; PromptCBLUE: .jsonl")
+    files = MultipleFileField(
+        help_text="ClinIQLink: one or more of TF.json, MC.json, … ; PromptCBLUE: .jsonl; source passages: one or "
+        "more .json / .csv files (all are imported, or none)"
+    )
 
 
 class ItemFilterForm(forms.Form):

@@ -32,9 +32,13 @@ def import_sources_task(job_id: str) -> None:
     from annotation.services.imports import sources_import
 
     def work(job, progress):
-        path = Path(job.params["path"])
+        params = job.params
+        if "path" in params:  # a job queued before uploads of several files were accepted
+            params = {"paths": [params["path"]], "displays": {params["path"]: params.get("display", "")}}
         progress.start(1, "importing passages")
-        result = sources_import(path=path, user=job.created_by, display=job.params.get("display"))
+        result = sources_import(
+            paths=[Path(p) for p in params["paths"]], user=job.created_by, displays=params["displays"]
+        )
         progress.advance(1)
         return result
 

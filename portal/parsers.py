@@ -1,34 +1,29 @@
-"""API request parsing: refuse NUL characters anywhere in JSON bodies (PostgreSQL text and jsonb cannot hold
-them), with a 400 naming the field, before any view code runs."""
+"""API request parsing: JSON bodies go through the importers' JSON loader, so the same values are refused as in
+uploaded files (NUL characters, lone surrogates, NaN / Infinity, integers of thousands of digits, deep nesting,
+text over the length bound), with a 400 naming the field, before any view code runs."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import JSONParser, get_encoding
 
-
-def _find_nul(value, path: str = "") -> str | None:
-    if isinstance(value, str):
-        return path or "(body)" if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if "\x00" in str(key):
-                return f"{path}.{key!r}" if path else repr(key)
-            found = _find_nul(item, f"{path}.{key}" if path else str(key))
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_nul(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
+#: Request bodies nest a few levels (a ranking: body → judgements → one judgement); 16 leaves room for any form.
+API_MAX_DEPTH = 16
 
 
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
-        where = _find_nul(data)
-        if where:
-            raise ParseError(f"field '{where}': NUL characters are not allowed")
-        return data
+        # Imported here: DRF imports this class while portal.errors (which the importers use) is still loading.
+        from annotation.importers.base import ImportProblem, Limits, parse_json
+
+        encoding = get_encoding(parser_context or {})
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"JSON parse error - the body is not {encoding} text") from exc
+        limits = Limits(max_depth=API_MAX_DEPTH, max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS)
+        try:
+            return parse_json(text, limits, "request body", records=False)
+        except ImportProblem as exc:
+            raise ParseError(str(exc)) from exc

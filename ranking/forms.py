@@ -3,9 +3,11 @@ from __future__ import annotations
 from django import forms
 
 from annotation.forms import MultipleFileField
+from annotation.importers import ImportProblem
 from annotation.qa_types import QA_TYPE_LABELS
 from ranking.models import DEFAULT_TAG_SCALE, System
 from ranking.rules import HALLUCINATION_KINDS
+from ranking.services.outputs import system_name_check
 
 
 class StudyForm(forms.Form):
@@ -46,6 +48,13 @@ class OutputsImportForm(forms.Form):
     family = forms.CharField(max_length=100, required=False)
     parameter_count = forms.IntegerField(min_value=1, required=False)
     files = MultipleFileField(help_text="Harness output files (true_false.json … multi_hop_inverse.json) or .jsonl")
+
+    def clean_system(self):
+        # The import job checks the name too (CLI); checked here as well so the page says it at once.
+        try:
+            return system_name_check(self.cleaned_data["system"])
+        except ImportProblem as exc:
+            raise forms.ValidationError(exc.detail) from exc
 
 
 def answers_from_post(post, slots: list[str]) -> dict:

@@ -14,7 +14,19 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     for column in columns:
         if frame[column].map(lambda v: isinstance(v, list | dict)).any():
             frame[column] = frame[column].map(lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True))
+        elif _mixes_text_and_numbers(frame[column]):
+            # Parquet columns have one type: a page stored as 12 in one record and "xii" in another (rows imported
+            # before pages were normalised) is written as text. Columns of one type keep their bytes.
+            frame[column] = frame[column].map(lambda v: v if _null(v) or isinstance(v, str) else str(v))
     return frame
+
+
+def _null(value) -> bool:
+    return value is None or (isinstance(value, float) and pd.isna(value))
+
+
+def _mixes_text_and_numbers(values: pd.Series) -> bool:
+    return {isinstance(v, str) for v in values if not _null(v)} == {True, False}
 
 
 def write_csv(rows: list[dict], columns: list[str], path: Path) -> Path:

@@ -12,10 +12,14 @@ from annotation.importers.base import (
     Limits,
     ParsedItem,
     content_uid,
+    identifier,
     load_json,
+    page_number,
+    require_fits,
     require_str,
     require_str_list,
 )
+from annotation.models import QAItem
 from annotation.qa_types import CLINIQLINK_FILES, CLINIQLINK_TYPES, QAType
 
 _KNOWN_TYPES = {t.value for t in CLINIQLINK_TYPES}
@@ -32,10 +36,13 @@ def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[P
     if len(records) > limits.max_records:
         raise ImportProblem(display, f"{len(records):,} records; the limit is {limits.max_records:,}")
     expected_type = CLINIQLINK_FILES.get(path.name)
-    return [parse_record(record, display, index, expected_type) for index, record in enumerate(records)]
+    return [parse_record(record, display, number, expected_type) for number, record in enumerate(records, start=1)]
 
 
 def parse_record(record, display: str, index: int, expected_type: QAType | None = None) -> ParsedItem:
+    """One item; ``index`` is its record number (from 1). ``raw`` keeps the record with its values in their one
+    stored representation (:func:`_normalised`); the content uid is taken from the record as written, so a file
+    imported before that normalisation is still recognised."""
     if not isinstance(record, dict):
         raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
     qa_type = require_str(record, "type", display, index)
@@ -46,14 +53,38 @@ def parse_record(record, display: str, index: int, expected_type: QAType | None 
         raise ImportProblem(
             display, f"{qa_type!r} in a file that holds {expected_type.value!r} items", record=index, field="type"
         )
+    raw = _normalised(record, display, index)
     fields = {"question": require_str(record, "question", display, index)}
-    fields.update(_source_fields(record, display, index))
-    fields.update(_TYPE_PARSERS[qa_type](record, display, index))
-    uid = record.get("uid") or record.get("id")
-    if uid is not None and not isinstance(uid, str | int):
-        raise ImportProblem(display, "must be a string or an integer", record=index, field="uid")
-    uid = str(uid) if uid is not None else content_uid("cl", record)
-    return ParsedItem(uid=uid, qa_type=qa_type, fields=fields, raw=record, file=display, record=index)
+    fields.update(_source_fields(raw, display, index))
+    fields.update(_TYPE_PARSERS[qa_type](raw, display, index))
+    id_key = next((key for key in ("uid", "id") if record.get(key) not in (None, "")), None)
+    uid = raw[id_key] if id_key else content_uid("cl", record)
+    return ParsedItem(uid=uid, qa_type=qa_type, fields=fields, raw=raw, file=display, record=index)
+
+
+def _normalised(record: dict, display: str, index: int) -> dict:
+    """A copy of ``record`` with one representation per value: ids as text, ``source.isbn`` as text,
+    ``source.page`` as a whole number (as in the public files), a true/false answer as ``"True"``/``"False"``."""
+    raw = dict(record)
+    for key in ("uid", "id"):
+        if raw.get(key) not in (None, ""):
+            raw[key] = require_fits(identifier(raw[key], display, index, field=key), QAItem, "uid", display, index,
+                                    field=key)  # fmt: skip
+    source = raw.get("source")
+    if isinstance(source, dict):
+        source = raw["source"] = dict(source)
+        if "page" in source:
+            source["page"] = page_number(source["page"], display, index, field="source.page")
+        if source.get("isbn", "") != "":
+            isbn = identifier(source["isbn"], display, index, field="source.isbn")
+            source["isbn"] = require_fits(isbn, QAItem, "isbn", display, index, field="source.isbn")
+    if raw.get("type") == QAType.TRUE_FALSE and isinstance(raw.get("answer"), str | bool):
+        answer = raw["answer"] if isinstance(raw["answer"], bool) else raw["answer"].strip().lower()
+        if answer not in (True, False, "true", "false"):
+            raise ImportProblem(display, f"must be 'True' or 'False', not {raw['answer']!r}", record=index,
+                                field="answer")  # fmt: skip
+        raw["answer"] = "True" if answer in (True, "true") else "False"
+    return raw
 
 
 def _source_fields(record: dict, display: str, index: int) -> dict:
@@ -65,17 +96,13 @@ def _source_fields(record: dict, display: str, index: int) -> dict:
     pid = source.get("paragraph_id")
     if not isinstance(pid, str) or not pid.strip():
         raise ImportProblem(display, "missing or not a string", record=index, field="source.paragraph_id")
-    for key in ("isbn", "page"):
-        if key in source and not isinstance(source[key], str | int):
-            raise ImportProblem(display, "must be a string or an integer", record=index, field=f"source.{key}")
-    return {"isbn": str(source.get("isbn", "")), "page": str(source.get("page", "")), "paragraph_id": pid}
+    require_fits(pid, QAItem, "paragraph_id", display, index, field="source.paragraph_id")
+    page = str(source["page"]) if "page" in source else ""
+    return {"isbn": source.get("isbn", ""), "page": page, "paragraph_id": pid}
 
 
 def _true_false(record, display, index):
-    answer = require_str(record, "answer", display, index)
-    if answer.strip().lower() not in {"true", "false"}:
-        raise ImportProblem(display, f"must be 'True' or 'False', not {answer!r}", record=index, field="answer")
-    return {"answer": answer}
+    return {"answer": require_str(record, "answer", display, index)}  # "True" / "False" (see _normalised)
 
 
 def _multiple_choice(record, display, index):
@@ -90,10 +117,13 @@ def _multiple_choice(record, display, index):
 
 
 def _list(record, display, index):
-    return {
-        "options": require_str_list(record, "options", display, index, min_len=1),
-        "answer_list": require_str_list(record, "answer", display, index, min_len=1),
-    }
+    options = require_str_list(record, "options", display, index, min_len=1)
+    answers = require_str_list(record, "answer", display, index, min_len=1)
+    for number, answer in enumerate(answers, start=1):
+        if answer not in options:
+            raise ImportProblem(display, f"{answer[:80]!r} is not one of the options", record=index,
+                                field=f"answer (entry {number})")  # fmt: skip
+    return {"options": options, "answer_list": answers}
 
 
 def _short(record, display, index):

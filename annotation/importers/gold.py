@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, keyed_records, load_table
+from annotation.importers.base import ImportProblem, Limits, keyed_records, load_table, shown
+from annotation.models import QAItem
 from annotation.workflow import Verdict
 
 REQUIRED = ("uid", "expected_verdict")
@@ -25,10 +26,10 @@ class ParsedGold:
 def _flag(value, display: str, index: int) -> bool:
     if isinstance(value, bool) or value is None:
         return bool(value)
-    text = str(value).strip().lower()
+    text = str(value).strip().lower() if isinstance(value, str | int) else None
     if text in _TRUE | _FALSE:
         return text in _TRUE
-    raise ImportProblem(display, f"{value!r} is not true or false", record=index, field="planted_error")
+    raise ImportProblem(display, f"{shown(value)} is not true or false", record=index, field="planted_error")
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedGold]:
@@ -36,12 +37,13 @@ def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[P
     records = load_table(path, limits, display, required=REQUIRED, key="gold")
     parsed = []
     # expected_verdict is checked against the verdicts below, with its own message, so only uid is required text.
-    for index, record, uid in keyed_records(records, display, required=("uid",)):
-        verdict = str(record.get("expected_verdict") or "").strip()
+    for index, record, uid in keyed_records(records, display, required=("uid",), model=QAItem, columns={"uid": "uid"}):
+        verdict = record.get("expected_verdict")
+        verdict = verdict.strip() if isinstance(verdict, str) else verdict
         if verdict not in Verdict.values:
             raise ImportProblem(
                 display,
-                f"{verdict!r} is not one of {', '.join(Verdict.values)}",
+                f"{shown(verdict)} is not one of {', '.join(Verdict.values)}",
                 record=index,
                 field="expected_verdict",
             )

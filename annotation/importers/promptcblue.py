@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, ParsedItem, iter_jsonl, require_str
+from annotation.importers.base import (
+    ImportProblem,
+    Limits,
+    ParsedItem,
+    identifier,
+    iter_jsonl,
+    require_fits,
+    require_str,
+)
+from annotation.models import QAItem
 from annotation.qa_types import QAType
 
 
@@ -17,9 +26,8 @@ def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[P
 def parse_record(record, display: str, index: int) -> ParsedItem:
     if not isinstance(record, dict):
         raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
-    sample_id = record.get("sample_id")
-    if not isinstance(sample_id, str | int) or str(sample_id).strip() == "":
-        raise ImportProblem(display, "missing or not a string", record=index, field="sample_id")
+    sample_id = identifier(record.get("sample_id"), display, index, field="sample_id")
+    uid = require_fits(f"pcb-{sample_id}", QAItem, "uid", display, index, field="sample_id")
     question = require_str(record, "input", display, index)
     target = require_str(record, "target", display, index, allow_empty=True)
     choices = record.get("answer_choices", [])
@@ -37,10 +45,10 @@ def parse_record(record, display: str, index: int) -> ParsedItem:
         "extra": {"task_type": record.get("task_type", ""), "task_dataset": record.get("task_dataset", "")},
     }
     return ParsedItem(
-        uid=f"pcb-{sample_id}",
+        uid=uid,
         qa_type=QAType.GENERIC,
         fields=fields,
-        raw=record,
+        raw=record | {"sample_id": sample_id},  # one representation: text, as in the uid
         benchmark="promptcblue",
         file=display,
         record=index,

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.importers.base import Limits, ParsedPassage, keyed_records, load_table
+from annotation.importers.base import (
+    Limits,
+    ParsedPassage,
+    identifier,
+    keyed_records,
+    load_table,
+    page_number,
+    require_fits,
+)
+from annotation.models import SourcePassage
 
 REQUIRED = ("paragraph_id", "text")
 
@@ -12,12 +21,16 @@ REQUIRED = ("paragraph_id", "text")
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedPassage]:
     display = display or path.name
     records = load_table(path, limits, display, required=REQUIRED, key="passages")
-    return [
-        ParsedPassage(
-            paragraph_id=pid,
-            text=record["text"],
-            isbn=str(record.get("isbn") or ""),
-            page=str(record.get("page") if record.get("page") is not None else ""),
-        )
-        for _, record, pid in keyed_records(records, display, required=REQUIRED)
-    ]
+    passages = []
+    for number, record, pid in keyed_records(
+        records, display, required=REQUIRED, model=SourcePassage, columns={"paragraph_id": "paragraph_id"}
+    ):
+        # An empty cell (CSV) or a missing / null value means "not given"; anything else must be valid.
+        isbn, page = record.get("isbn"), record.get("page")
+        if isbn not in (None, ""):
+            isbn = require_fits(identifier(isbn, display, number, field="isbn"), SourcePassage, "isbn", display,
+                                number, field="isbn")  # fmt: skip
+        if page not in (None, ""):
+            page = str(page_number(page, display, number, field="page"))
+        passages.append(ParsedPassage(paragraph_id=pid, text=record["text"], isbn=isbn or "", page=page or ""))
+    return passages

@@ -14,8 +14,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 
-from annotation.importers import ImportProblem, ParsedItem, cliniqlink, promptcblue, sources
-from annotation.importers.base import Limits
+from annotation.importers import ImportProblem, ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
+from annotation.importers.base import Limits, require_fits
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
@@ -48,6 +48,7 @@ def upload_limits() -> Limits:
         max_bytes=settings.PORTAL_UPLOAD_MAX_BYTES,
         max_records=settings.PORTAL_UPLOAD_MAX_RECORDS,
         max_depth=settings.PORTAL_UPLOAD_MAX_DEPTH,
+        max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS,
     )
 
 
@@ -103,6 +104,7 @@ def items_import(
     *, paths: list[Path], fmt: str = "cliniqlink", user=None, batch_name: str = "", progress=None, displays=None
 ) -> ImportResult:
     """Validate then import items from ``paths`` (files or ClinIQLink folders) in one transaction."""
+    require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
     parsed = items_parse(paths, fmt=fmt, displays=displays)
     file_names = sorted({item.file for item in parsed})
     if progress is not None:
@@ -192,9 +194,36 @@ def _build_item(item: ParsedItem, batch: ImportBatch, passages: dict[str, int]) 
     )
 
 
-def sources_import(*, path: Path, user=None, display: str | None = None) -> dict:
-    """Create or update passages by ``paragraph_id`` and link every item that cites them."""
-    passages = sources.parse_file(path, upload_limits(), display)
+def sources_parse(paths: list[Path], *, displays: dict | None = None) -> list[ParsedPassage]:
+    """Parse and validate every passage file; a paragraph_id given twice, in one file or in two, is refused."""
+    displays = displays or {}
+    parsed: list[ParsedPassage] = []
+    seen: dict[str, tuple[str, int]] = {}
+    for path in paths:
+        display = displays.get(str(path), path.name)
+        if not path.is_file():
+            raise ImportProblem(display, "no such file")
+        for number, passage in enumerate(sources.parse_file(path, upload_limits(), display), start=1):
+            first = seen.setdefault(passage.paragraph_id, (display, number))
+            if first != (display, number):
+                raise ImportProblem(
+                    display,
+                    f"duplicate paragraph_id {passage.paragraph_id!r}: also record {first[1]} of {first[0]}",
+                    record=number,
+                    field="paragraph_id",
+                )
+            parsed.append(passage)
+    return parsed
+
+
+def sources_import(*, paths: list[Path], user=None, displays: dict | None = None) -> dict:
+    """Create or update passages by ``paragraph_id`` from every file in ``paths`` (all files or none) and link
+    every item that cites them."""
+    if not paths:
+        raise ImportProblem("(upload)", "no file was uploaded")
+    displays = displays or {}
+    passages = sources_parse(paths, displays=displays)
+    names = [displays.get(str(path), path.name) for path in paths]
     with transaction.atomic():
         existing = set(
             SourcePassage.objects.filter(paragraph_id__in=[p.paragraph_id for p in passages]).values_list(
@@ -212,13 +241,14 @@ def sources_import(*, path: Path, user=None, display: str | None = None) -> dict
                 update_fields=["text", "isbn", "page"],
             )
         linked = _link_items_to_passages()
+        result = {"created": len(passages) - len(existing), "updated": len(existing), "items_linked": linked}
         audit_record(
             actor=user,
-            obj=("annotation.sourcepassage", display or path.name),
+            obj=("annotation.sourcepassage", ", ".join(names)[:200]),
             action="sources_imported",
-            after={"created": len(passages) - len(existing), "updated": len(existing), "items_linked": linked},
+            after=result | {"files": names},
         )
-    return {"created": len(passages) - len(existing), "updated": len(existing), "items_linked": linked}
+    return result
 
 
 def _link_items_to_passages() -> int:
@@ -245,7 +275,7 @@ def import_request(
 
     with transaction.atomic():
         if kind == "sources":
-            params = {"path": str(paths[0]), "display": displays[str(paths[0])]}
+            params = {"paths": [str(p) for p in paths], "displays": displays}
             job = job_create(kind="import_sources", params=params, user=user)
             job_enqueue(job, import_sources_task)
         else:

@@ -21,7 +21,16 @@ from pathlib import Path
 from django.db import connection, transaction
 
 from analytics.metrics.normalise import to_text
-from annotation.importers.base import ImportProblem, Limits, content_uid, iter_jsonl, load_json
+from annotation.importers.base import (
+    ImportProblem,
+    Limits,
+    content_uid,
+    identifier,
+    iter_jsonl,
+    load_json,
+    require_fits,
+    shown,
+)
 from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
 from annotation.services.imports import upload_limits
@@ -109,25 +118,27 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
         raise ImportProblem(display, f"{len(inputs):,} records; the limit is {limits.max_records:,}")
     file_type = HARNESS_OUTPUT_FILES.get(path.name)
     parsed = []
-    for index, record in enumerate(inputs):
+    for number, record in enumerate(inputs, start=1):
         if not isinstance(record, dict):
-            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=index)
+            raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=number)
         dataset = {k: v for k, v in record.items() if k not in _NOT_DATASET_FIELDS}
-        uid = dataset.get("uid") or dataset.get("id")
+        id_key = next((key for key in ("uid", "id") if dataset.get(key) not in (None, "")), None)
         qa_type = file_type.value if file_type else str(dataset.get("type", ""))
         if not qa_type:
             raise ImportProblem(
-                display, "missing (and the file name does not say the type)", record=index, field="type"
+                display, "missing (and the file name does not say the type)", record=number, field="type"
             )
         source = dataset.get("source") if isinstance(dataset.get("source"), dict) else {}
-        prompt = prompts[index] if prompts is not None else record.get("prompt", "")
+        prompt = prompts[number - 1] if prompts is not None else record.get("prompt")
         parsed.append(
             ParsedOutput(
                 file=display,
-                record=index,
-                response_raw=responses[index],
-                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
-                uid=str(uid) if uid is not None else content_uid("cl", dataset),
+                record=number,
+                response_raw=_response(responses[number - 1], display, number, field="responses"),
+                prompt=_prompt(prompt, display, number, field="prompts" if prompts is not None else "prompt"),
+                uid=identifier(dataset[id_key], display, number, field=id_key)
+                if id_key
+                else content_uid("cl", dataset),
                 qa_type=qa_type,
                 question=str(dataset.get("question", "")),
                 paragraph_id=str(source.get("paragraph_id", "")),
@@ -139,26 +150,67 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
 def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]:
     parsed = []
     for index, record in iter_jsonl(path, limits, display):
-        uid = record.get("item_uid")
-        if not isinstance(uid, str | int) or not str(uid).strip():
-            raise ImportProblem(display, "missing or not a string", record=index, field="item_uid")
+        uid = identifier(record.get("item_uid"), display, index, field="item_uid")
         if "response" not in record:
             raise ImportProblem(display, "missing", record=index, field="response")
         system = record.get("system", "")
         if not isinstance(system, str):
             raise ImportProblem(display, "must be a string", record=index, field="system")
-        prompt = record.get("prompt", "")
         parsed.append(
             ParsedOutput(
                 file=display,
                 record=index,
-                response_raw=record["response"],
-                uid=str(uid),
+                response_raw=_response(record["response"], display, index, field="response"),
+                uid=uid,
                 system=system.strip(),
-                prompt=prompt if isinstance(prompt, str) else to_text(prompt),
+                prompt=_prompt(record.get("prompt"), display, index, field="prompt"),
             )
         )
     return parsed
+
+
+def _response(value, display: str, record: int, *, field: str):
+    """``value`` if it holds a response's text: a string, an object with the text in ``generated_text`` or
+    ``text`` (what generation pipelines write), or a list of those. Anything else would be stored as "" or as
+    Python's spelling of it ("None", "True"), a response the model never gave."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and any(isinstance(value.get(key), str) for key in ("generated_text", "text")):
+        return value
+    if isinstance(value, list) and value:
+        for entry in value:
+            _response(entry, display, record, field=field)
+        return value
+    raise ImportProblem(
+        display,
+        f"must be the response's text (a string, an object with generated_text or text, or a list of those), "
+        f"not {shown(value)}",
+        record=record,
+        field=field,
+    )
+
+
+def _prompt(value, display: str, record: int, *, field: str) -> str:
+    """The prompt's text ("" when not given). The harness writes the filled template as a string; anything else
+    was stored as Python's spelling of it ("None") or as "" (an object), a prompt nobody sent."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise ImportProblem(display, f"must be the prompt's text, not {shown(value)}", record=record, field=field)
+
+
+def system_name_check(name: str, *, display: str = "(outputs)") -> str:
+    """The one check of a system's name (stripped): required, fits the column, and not the reference answer's name
+    in any letter case (ranking and reports treat that system as the gold answer)."""
+    name = (name or "").strip()
+    if not name:
+        raise ImportProblem(display, "a system name is required", field="system")
+    if name.casefold() == System.REFERENCE_NAME.casefold():
+        raise ImportProblem(
+            display, f"{name!r} is reserved for the reference answers; choose another name", field="system"
+        )
+    return require_fits(name, System, "name", display, None, field="system")
 
 
 def outputs_parse(
@@ -229,11 +281,8 @@ def outputs_import(
     Re-importing the same responses changes nothing; a changed response replaces the stored one and the change is
     audited (before/after). JSONL records naming another system in ``system`` are refused.
     """
-    system_name = (system_name or "").strip()
-    if not system_name:
-        raise ImportProblem("(outputs)", "a system name is required")
-    if system_name == System.REFERENCE_NAME:
-        raise ImportProblem("(outputs)", f"{System.REFERENCE_NAME!r} is reserved for the reference answers")
+    system_name = system_name_check(system_name)
+    require_fits(family, System, "family", "(outputs)", None, field="family")
     parsed = outputs_parse(paths, displays=displays)
     for p in parsed:
         if p.system and p.system != system_name:

@@ -16,7 +16,7 @@ def sample_items(db):
     from annotation.services.imports import items_import, sources_import
 
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
+    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
     return list(QAItem.objects.order_by("id"))
 
 

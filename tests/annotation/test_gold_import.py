@@ -63,8 +63,8 @@ def test_a_bad_record_refuses_the_whole_file_and_names_it(sample_items, organize
     path = _csv(tmp_path, [good, row.format(uid=sample_items[1].uid)])
     with pytest.raises(ImportProblem) as caught:
         gold_import(path=path, by=organizer)
-    assert caught.value.as_dict() == {"file": "gold.csv", "record": 1, "field": field, "message": caught.value.detail}
-    assert message in str(caught.value) and str(caught.value).startswith("gold.csv, record 1, field")
+    assert caught.value.as_dict() == {"file": "gold.csv", "record": 2, "field": field, "message": caught.value.detail}
+    assert message in str(caught.value) and str(caught.value).startswith("gold.csv, record 2, field")
     assert not GoldItem.objects.exists()  # the good first record was not kept either
 
 
@@ -73,14 +73,14 @@ def test_an_item_already_in_review_cannot_become_gold_and_nothing_is_marked(
 ):
     lease = assignment_next(reviewer=reviewer)
     path = _csv(tmp_path, [f"{sample_items[5].uid},correct,,", f"{lease.item.uid},correct,,"])
-    with pytest.raises(ImportProblem, match=r"gold.csv, record 1, field 'uid': item .* is already in review"):
+    with pytest.raises(ImportProblem, match=r"gold.csv, record 2, field 'uid': item .* is already in review"):
         gold_import(path=path, by=organizer)
     assert not GoldItem.objects.exists()
 
 
 def test_duplicate_uids_and_missing_columns_are_refused(sample_items, organizer, tmp_path):
     uid = sample_items[0].uid
-    with pytest.raises(ImportProblem, match="record 1, field 'uid': duplicate uid"):
+    with pytest.raises(ImportProblem, match=r"record 2, field 'uid': duplicate uid .* \(also record 1\)"):
         gold_import(path=_csv(tmp_path, [f"{uid},correct,,", f"{uid},incorrect,,"]), by=organizer)
     bare = tmp_path / "bare.csv"
     bare.write_text("uid\nx\n")
@@ -100,5 +100,5 @@ def test_command_and_dashboard_upload(sample_items, organizer, organizer_client,
     assert response.status_code == 302 and GoldItem.objects.count() == 2
     bad = SimpleUploadedFile("worse.csv", b"uid,expected_verdict\nnope,incorrect\n")
     response = organizer_client.post("/organize/vetting/gold/", {"gold_file": bad})
-    assert response.status_code == 400 and "worse.csv, record 0, field" in response.content.decode()
+    assert response.status_code == 400 and "worse.csv, record 1, field" in response.content.decode()
     assert GoldItem.objects.count() == 2

@@ -81,11 +81,11 @@ def _bad_cases():
     wrong_type_for_file = [dict(mc[0])]
     return [
         ("TF.json", '[{"question": "x",', "TF.json: malformed JSON", None, None),
-        ("TF.json", missing_field, "TF.json, record 1, field 'answer': missing", 1, "answer"),
-        ("MC.json", wrong_shape, "MC.json, record 0, field 'options'", 0, "options"),
-        ("other.json", unknown_type, "other.json, record 0, field 'type': unknown type 'essay'", 0, "type"),
-        ("TF.json", bad_source, "field 'source.paragraph_id'", 0, "source.paragraph_id"),
-        ("TF.json", wrong_type_for_file, "TF.json, record 0, field 'type'", 0, "type"),
+        ("TF.json", missing_field, "TF.json, record 2, field 'answer': missing", 2, "answer"),
+        ("MC.json", wrong_shape, "MC.json, record 1, field 'options'", 1, "options"),
+        ("other.json", unknown_type, "other.json, record 1, field 'type': unknown type 'essay'", 1, "type"),
+        ("TF.json", bad_source, "field 'source.paragraph_id'", 1, "source.paragraph_id"),
+        ("TF.json", wrong_type_for_file, "TF.json, record 1, field 'type'", 1, "type"),
         ("TF.json", {"items": []}, "expected a JSON array", None, None),
     ]
 
@@ -111,7 +111,7 @@ def test_duplicate_uid_in_one_upload_is_refused(tmp_path):
     second = _write(tmp_path, "TF.json", [tf[2]])
     with pytest.raises(ImportProblem) as excinfo:
         items_import(paths=[first, second])
-    assert "duplicate uid" in str(excinfo.value) and "record 2 of TF.json" in str(excinfo.value)
+    assert "duplicate uid" in str(excinfo.value) and "record 3 of TF.json" in str(excinfo.value)
     assert QAItem.objects.count() == 0
 
 
@@ -149,7 +149,7 @@ def test_promptcblue_bad_line_names_record_and_field(tmp_path):
     )
     with pytest.raises(ImportProblem) as excinfo:
         items_import(paths=[path], fmt="promptcblue")
-    assert str(excinfo.value) == "bad.jsonl, record 1, field 'input': missing"
+    assert str(excinfo.value) == "bad.jsonl, record 2, field 'input': missing"
     assert QAItem.objects.count() == 0
 
 
@@ -157,19 +157,19 @@ def test_sources_link_items_and_reimport_updates(tmp_path):
     items_import(paths=[FIXTURE_SAMPLE / "TF.json"])
     pid = _sample("TF.json")[0]["source"]["paragraph_id"]
     csv_path = _write(tmp_path, "p.csv", f"paragraph_id,isbn,page,text\n{pid},000,0,Astrocytes do not transport.\n")
-    assert sources_import(path=csv_path)["items_linked"] == 1
+    assert sources_import(paths=[csv_path])["items_linked"] == 1
     item = QAItem.objects.get(paragraph_id=pid)
     assert item.passage.text == "Astrocytes do not transport."
     json_path = _write(tmp_path, "p.json", [{"paragraph_id": pid, "text": "Updated text."}])
-    result = sources_import(path=json_path)
+    result = sources_import(paths=[json_path])
     assert (result["created"], result["updated"]) == (0, 1)
     assert SourcePassage.objects.get(paragraph_id=pid).text == "Updated text."
 
 
 def test_sources_bad_csv_refused(tmp_path):
     path = _write(tmp_path, "p.csv", "paragraph_id,text\np1,ok\np1,again\n")
-    with pytest.raises(ImportProblem, match=r"p.csv, record 1, field 'paragraph_id': duplicate"):
-        sources_import(path=path)
+    with pytest.raises(ImportProblem, match=r"p.csv, record 2, field 'paragraph_id': duplicate .* \(also record 1\)"):
+        sources_import(paths=[path])
     assert SourcePassage.objects.count() == 0
 
 
@@ -178,7 +178,7 @@ def test_import_sources_command_refuses_a_missing_or_bad_file_and_changes_nothin
         call_command("import_sources", str(tmp_path / "absent.csv"))
     path = _write(tmp_path, "p.csv", "paragraph_id,text\np1,ok\np1,again\n")
     with pytest.raises(
-        CommandError, match=r"Import refused, nothing was imported. p.csv, record 1, field 'paragraph_id'"
+        CommandError, match=r"Import refused, nothing was imported. p.csv, record 2, field 'paragraph_id'"
     ):
         call_command("import_sources", str(path))
     assert SourcePassage.objects.count() == 0
@@ -186,7 +186,7 @@ def test_import_sources_command_refuses_a_missing_or_bad_file_and_changes_nothin
 
 def test_import_items_command_exits_non_zero_on_bad_input(tmp_path):
     path = _write(tmp_path, "TF.json", [{"type": "true_false"}])
-    with pytest.raises(CommandError, match="nothing was imported.*record 0, field 'question'"):
+    with pytest.raises(CommandError, match="nothing was imported.*record 1, field 'question'"):
         call_command("import_items", str(path), "--no-progress")
     call_command("import_items", str(FIXTURE_SAMPLE), "--no-progress")
     assert QAItem.objects.count() == 35

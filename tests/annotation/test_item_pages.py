@@ -44,7 +44,7 @@ def test_bad_upload_fails_the_job_naming_file_record_field_and_imports_nothing(o
     )
     job = Job.objects.get()
     assert job.status == "failed"
-    assert job.error == "MC.json, record 0, field 'source': missing"
+    assert job.error == "MC.json, record 1, field 'source': missing"
     assert QAItem.objects.count() == 0
 
 
@@ -96,6 +96,47 @@ def test_source_passages_upload_runs_the_sources_job(organizer_client, via):
         assert response.status_code == 202
     job = Job.objects.get()
     assert job.kind == "import_sources" and job.status == "succeeded", job.error
-    assert job.params["display"] == "sources.csv"
+    assert list(job.params["displays"].values()) == ["sources.csv"]
     assert SourcePassage.objects.count() == job.result["created"] > 0
     assert job.result["items_linked"] > 0
+
+
+def test_several_source_files_import_together_or_not_at_all(organizer_client):
+    from annotation.models import SourcePassage
+
+    first = SimpleUploadedFile("a.csv", b"paragraph_id,page,text\npa,1,first file\n")
+    second = SimpleUploadedFile("b.json", json.dumps([{"paragraph_id": "pb", "text": "second file"}]).encode())
+    organizer_client.post(reverse("import"), {"kind": "sources", "files": [first, second]})
+    job = Job.objects.get()
+    assert job.status == "succeeded" and job.result["created"] == 2, job.error
+    assert set(SourcePassage.objects.values_list("paragraph_id", flat=True)) == {"pa", "pb"}
+
+    good = SimpleUploadedFile("c.csv", b"paragraph_id,text\npc,fine\n")
+    bad = SimpleUploadedFile("d.csv", b"paragraph_id,text\npd,fine\n,empty id\n")
+    organizer_client.post(reverse("import"), {"kind": "sources", "files": [good, bad]})
+    job = Job.objects.latest("created_at")
+    assert job.status == "failed" and not job.retryable
+    assert job.error == "d.csv, record 2, field 'paragraph_id': missing or empty"
+    assert not SourcePassage.objects.filter(paragraph_id="pc").exists()  # the good file was not imported either
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "content", "error_start"),
+    [
+        ("items", "TF.json", b"[" * 100_000 + b"]" * 100_000, "TF.json, record 1: nesting deeper than 8 levels"),
+        ("items", "TF.json", b'[{"question": "q\\u0000"}]', "TF.json, record 1, field 'question': contains a NUL"),
+        ("items", "TF.json", b'[{"uid": ' + b"7" * 5000 + b"}]", "TF.json, record 1, field 'uid': an integer of"),
+        ("items", "TF.json", b'[{"page": NaN}]', "TF.json, record 1, field 'page': NaN is not a number"),
+        ("sources", "s.csv", b"paragraph_id,text\np1," + b"x" * 140_000 + b"\n", "s.csv, record 1: unreadable CSV"),
+    ],
+)
+def test_hostile_uploads_are_refused_for_their_input_not_as_internal_errors(
+    organizer_client, kind, name, content, error_start
+):
+    upload = SimpleUploadedFile(name, content)
+    response = organizer_client.post(reverse("import"), {"kind": kind, "format": "cliniqlink", "files": [upload]})
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert job.status == "failed" and not job.retryable
+    assert job.error.startswith(error_start)
+    assert "Internal error" not in job.error

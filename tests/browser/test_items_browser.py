@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_organizer_logs_in_and_opens_an_item_of_each_type(page, login, make_user):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
     items_import(paths=[ROOT / "fixtures" / "promptcblue-sample.jsonl"], fmt="promptcblue")
-    sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
+    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
     login(make_user("organizer"))
     page.goto("/items/")
     assert page.locator("table tbody tr").count() == 38

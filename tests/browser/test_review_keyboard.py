@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def queue(db):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
+    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
     config = VettingConfig.load()
     config.second_share, config.gold_rate = 0.0, 0.0
     config.save()

@@ -42,7 +42,7 @@ def _table_fingerprints(conninfo: str) -> dict[str, tuple[int, str]]:
 
 def test_backup_restores_into_an_empty_database_identically(tmp_path, make_user):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    sources_import(path=ROOT / "fixtures" / "demo-sources.csv")
+    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
     make_user("reviewer")
     # A frozen release: pg_restore loads its rows before it creates the triggers that refuse new ones.
     QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5.0)

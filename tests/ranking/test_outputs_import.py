@@ -55,7 +55,7 @@ def test_reimport_is_idempotent_and_a_changed_response_is_updated_and_audited(sa
         tmp_path, lambda r, i: "NEW" if i == 0 else f"response {i} to {r['question'][:20]}", "out2"
     )
     result = outputs_import(system_name="S1", paths=[changed])
-    assert (result.created, result.updated, result.unchanged) == (0, 7, 28)  # record 0 of each of the 7 files
+    assert (result.created, result.updated, result.unchanged) == (0, 7, 28)  # record 1 of each of the 7 files
     entry = AuditEntry.objects.filter(action="output_changed").first()
     assert entry.after == {"response": "NEW"} and entry.before["response"].startswith("response 0")
     assert SystemOutput.objects.filter(response="NEW").count() == 7
@@ -100,7 +100,7 @@ def test_unknown_item_names_file_and_record_and_imports_nothing(sample_items, tm
     (folder / "multi_hop.json").write_text(json.dumps(data))
     with pytest.raises(ImportProblem) as info:
         outputs_import(system_name="S1", paths=[folder])
-    assert info.value.file == "multi_hop.json" and info.value.record == 3
+    assert info.value.file == "multi_hop.json" and info.value.record == 4
     assert "A question nobody imported?" in str(info.value)
     assert not SystemOutput.objects.exists()
 
@@ -125,14 +125,14 @@ def test_bad_jsonl_lines_are_refused_with_file_record_field(sample_items, tmp_pa
     bad.write_text(good.read_text() + line.replace("UID", sample_items[5].uid) + "\n")
     with pytest.raises(ImportProblem) as info:
         outputs_import(system_name="S1", paths=[good, bad])
-    assert info.value.file == "bad.jsonl" and info.value.record == 3 and info.value.field == field
+    assert info.value.file == "bad.jsonl" and info.value.record == 4 and info.value.field == field
     assert message in str(info.value)
     assert not SystemOutput.objects.exists()
 
 
 def test_duplicate_item_in_one_import_is_refused(sample_items, tmp_path):
     path = write_jsonl(tmp_path / "dup.jsonl", "S1", [sample_items[0], sample_items[0]])
-    with pytest.raises(ImportProblem, match="record 1: the same item as record 0"):
+    with pytest.raises(ImportProblem, match="record 2: the same item as record 1"):
         outputs_import(system_name="S1", paths=[path])
 
 
@@ -156,7 +156,7 @@ def test_command_imports_and_reports(sample_items, tmp_path, capsys):
     assert "S9: 35 new, 0 changed, 0 unchanged" in capsys.readouterr().out
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item_uid": "missing-uid", "response": "x"}\n')
-    with pytest.raises(CommandError, match="nothing was imported.*bad.jsonl, record 0"):
+    with pytest.raises(CommandError, match="nothing was imported.*bad.jsonl, record 1"):
         call_command("import_outputs", str(bad), "--system", "S9", "--no-progress")
 
 

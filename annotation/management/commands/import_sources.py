@@ -13,7 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, **options):
-        result = file_import(options["file"], lambda path: sources_import(path=path), nothing="nothing was imported")
+        result = file_import(options["file"], lambda path: sources_import(paths=[path]), nothing="nothing was imported")
         self.stdout.write(
             self.style.SUCCESS(
                 f"Passages: {result['created']} new, {result['updated']} updated; {result['items_linked']} item(s) linked."

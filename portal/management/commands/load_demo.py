@@ -45,7 +45,7 @@ class Command(BaseCommand):
         cblue = items_import(
             paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE"
         )
-        sources_import(path=FIXTURES / "demo-sources.csv")
+        sources_import(paths=[FIXTURES / "demo-sources.csv"])
         self._demo_study()
         self.stdout.write(
             f"Demo items: {result.created + cblue.created} new, {result.existing + cblue.existing} already present."
