@@ -21,7 +21,7 @@ TF = json.loads((SAMPLE / "TF.json").read_text())
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("annotation.migrations.0005_normalise_imported_values")
+migration = importlib.import_module("annotation.migrations.0007_normalise_imported_values")
 
 
 def _with_page(record: dict, page) -> dict:

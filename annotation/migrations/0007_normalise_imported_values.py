@@ -70,7 +70,7 @@ def normalise(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0004_review_queue_indexes"),
+        ("annotation", "0006_release_report_finite_json"),
     ]
 
     operations = [
