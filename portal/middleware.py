@@ -49,6 +49,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         from django.db import InterfaceError, OperationalError, connections
         from django.http import HttpResponse, JsonResponse
+        from django.utils.html import format_html
 
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
@@ -58,6 +59,6 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/"):
             response = JsonResponse({"detail": message, "code": "database_unavailable"}, status=503)
         else:
-            response = HttpResponse(f"<h1>Service unavailable</h1><p>{message}</p>", status=503)
+            response = HttpResponse(format_html("<h1>Service unavailable</h1><p>{}</p>", message), status=503)
         response["Retry-After"] = "5"
         return response
