@@ -3,7 +3,6 @@ Task-1 leaderboard."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
@@ -19,6 +18,7 @@ from analytics.presentation import available_plots, render_plot, report_csv, sta
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release
+from portal import csv_cells
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -143,7 +143,7 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
         columns = task1_columns(rows)
         if request.GET.get("format") == "csv":
             buffer = io.StringIO()
-            writer = csv.DictWriter(
+            writer = csv_cells.DictWriter(
                 buffer,
                 fieldnames=["system", *[k for k, _, _ in columns], "n_items"],
                 extrasaction="ignore",
