@@ -62,3 +62,22 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(format_html("<h1>Service unavailable</h1><p>{}</p>", message), status=503)
         response["Retry-After"] = "5"
         return response
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sends ``settings.CONTENT_SECURITY_POLICY`` with every HTML page.
+
+    The policy allows scripts and styles from the portal's own static files only: markup that slipped past
+    escaping cannot run (no inline script, no ``on*=`` handler, no injected ``<style>``). Only HTML documents
+    get it: the SVG plots carry matplotlib's inline styles and are opened directly by the "SVG" links.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.header = "; ".join(f"{name} {value}" for name, value in settings.CONTENT_SECURITY_POLICY.items())
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.get("Content-Type", "").startswith("text/html"):
+            response.setdefault("Content-Security-Policy", self.header)
+        return response

@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
@@ -14,8 +14,11 @@ class SchemaView(SpectacularAPIView):
     required_roles = AUTHENTICATED
 
 
-class DocsView(SpectacularSwaggerView):
+class DocsView(SpectacularSwaggerSplitView):
+    """The split view serves Swagger UI's init script from a URL (``?script=``), so the CSP needs no inline script."""
+
     required_roles = AUTHENTICATED
+    template_name = "portal/swagger_ui.html"
 
 
 urlpatterns = [
