@@ -20,6 +20,7 @@ from analytics.stats import plots
 from annotation.models import Release
 from portal import csv_cells
 from portal.errors import DomainError
+from portal.numbers import WholeNumberField, whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.models import Study, System
@@ -31,7 +32,7 @@ class ScoringForm(forms.Form):
     system = forms.ModelChoiceField(queryset=System.objects.filter(is_reference=False))
     release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, empty_label="all answered items")
     profile = forms.ChoiceField(choices=[("cliniqlink-2025", "cliniqlink-2025 (public scorer)"), ("paper", "paper")])
-    seed = forms.IntegerField(initial=0)
+    seed = WholeNumberField(initial=0)
 
 
 class AnalyticsHomeView(RoleRequiredMixin, View):
@@ -61,8 +62,10 @@ class AnalyticsHomeView(RoleRequiredMixin, View):
                 return redirect("job", job_id=run.job_id)
             params = {}
             if action == "study":
+                if whole_number(request.POST.get("study_id")) is None:
+                    raise DomainError("choose a study")
                 params = {
-                    "study_id": int(request.POST["study_id"]),
+                    "study_id": whole_number(request.POST["study_id"]),
                     "profile": request.POST.get("profile", "cliniqlink-2025"),
                 }
             report = report_request(kind=action, params=params, user=request.user)

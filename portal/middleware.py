@@ -81,3 +81,38 @@ class ContentSecurityPolicyMiddleware:
         if response.get("Content-Type", "").startswith("text/html"):
             response.setdefault("Content-Security-Policy", self.header)
         return response
+
+
+class RefuseUnstorableTextMiddleware:
+    """A request whose URL path, query string or form fields hold text the portal cannot store (NUL, unpaired
+    surrogates: ``portal.parsers.refused_character``) gets a 400 naming the field, before any view reads it.
+
+    Forms' CharFields refuse NUL themselves, but views also read raw ``request.GET`` / ``request.POST`` values
+    and URL segments straight into queries, where PostgreSQL's refusal would be a 500. Multipart bodies are left
+    to the views (their text fields go through forms; files are checked by the importers).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from portal.parsers import printable, refused_character
+
+        fields = [("URL path", request.path)]
+        fields += [(key, value) for key, values in request.GET.lists() for value in [key, *values]]
+        if request.content_type == "application/x-www-form-urlencoded":
+            fields += [(key, value) for key, values in request.POST.lists() for value in [key, *values]]
+        for name, value in fields:
+            reason = refused_character(value)
+            if reason:
+                return _bad_request(request, f"{printable(name)}: {reason}.")
+        return self.get_response(request)
+
+
+def _bad_request(request, message: str):
+    from django.http import HttpResponseBadRequest, JsonResponse
+    from django.utils.html import format_html
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message, "code": "invalid_input"}, status=400)
+    return HttpResponseBadRequest(format_html("<h1>Bad request</h1><p>{}</p>", message))
