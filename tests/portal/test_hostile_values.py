@@ -20,6 +20,7 @@ from django.core.management import call_command
 from django.urls import Resolver404, resolve
 
 from portal.models import User
+from tests.annotation.conftest import ROOT
 from tests.portal.test_crawl import SKIP, crawl
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -124,6 +125,18 @@ def _html_targets(client) -> tuple[set[str], list[tuple[str, str, dict]]]:
     return {urlsplit(p).path for p in visited}, list(forms.values())
 
 
+def _view_query_params() -> set[str]:
+    """Every query parameter name a view reads (``request.GET.get("x")``, ``"x" in request.GET``), from the code:
+    parameters no link or form on a page shows are still sent."""
+    names = set()
+    for app in ("portal", "annotation", "ranking", "analytics"):
+        for path in (ROOT / app).rglob("*.py"):
+            text = path.read_text()
+            names |= set(re.findall(r"request\.(?:GET|query_params)\.get\(\s*\"(\w+)\"", text))
+            names |= set(re.findall(r"\"(\w+)\" in request\.(?:GET|query_params)", text))
+    return names
+
+
 def _crawl_html(run: Crawl, pages: set[str], forms: list[tuple[str, str, dict]]) -> None:
     for method, action, fields in forms:
         for field in fields:
@@ -135,12 +148,17 @@ def _crawl_html(run: Crawl, pages: set[str], forms: list[tuple[str, str, dict]])
                     )  # fmt: skip
                 else:
                     run.get(action, _encode(fields, field, fragment), field, name)
-    done = set()
+    done, names = set(), sorted(_view_query_params())
     for path in sorted(pages):
         try:
             match = resolve(path)
         except Resolver404:
             continue
+        if match.view_name not in done:  # the parameters views read, on one page of each view
+            for param in names:
+                for name in ("400 digits", "-1", "NaN", "markup"):
+                    run.get(path, f"{param}={HOSTILE[name]}", param, name)
+        done.add(match.view_name)
         for key, value in match.kwargs.items():
             if (match.view_name, key) in done:
                 continue  # one page per view and segment: /items/<uid>/ once, not once per item
@@ -274,6 +292,11 @@ def test_hostile_values_never_cause_a_server_error(client):
         )
         failures += [f for f in run.failures if not _owned_elsewhere(f)]
         assert total <= MAX_REQUESTS, "the crawl grew past its bound: dedupe forms or raise MAX_REQUESTS knowingly"
+    from portal.models import Job
+
+    # A job started by a hostile request must have been refused up front, not failed inside as an internal error.
+    for job in Job.objects.filter(status="failed", retryable=True):
+        failures.append(f"job {job.kind} with params {job.params} failed inside: {job.error[:300]}")
     print("\n".join(["hostile-value crawl:", *summary]))
     assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:60])
 
@@ -329,3 +352,23 @@ def test_api_json_refuses_surrogates_and_infinite_numbers_naming_the_field(organ
     )
     assert response.status_code == 400
     assert f"field 'params.seed': {message}" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "kind, params, message",
+    [
+        ("vetting_agreement", {"a": [1]}, "params.a: unknown"),
+        ("vetting_agreement", {"seed": -1}, "params.seed: must be between 0 and 4294967295"),
+        ("vetting_agreement", {"n_resamples": "NaN"}, "params.n_resamples: must be a whole number"),
+        ("study", {}, "params.study_id: required"),
+        ("study", {"study_id": 999999}, "params.study_id: no such study"),
+        ("reviewer_quality", {"seed": 1}, "params.seed: unknown; this report takes no parameters"),
+    ],
+)
+def test_report_parameters_are_refused_before_a_job_is_queued(organizer_client, kind, params, message):
+    from portal.models import Job
+
+    response = organizer_client.post("/api/reports/", {"kind": kind, "params": params}, content_type="application/json")
+    assert response.status_code == 400 and message in response.json()["detail"]
+    assert not Job.objects.exists()
