@@ -23,7 +23,8 @@ MAX_PAGES = 250
 
 
 class _Page(HTMLParser):
-    """Links, titles, headings, and the forms: ``{"action", "method", "fields": {name: value as submitted}}``."""
+    """Links, titles, headings, and the forms: ``{"action", "method", "fields": {name: value as submitted},
+    "files": [names of file inputs]}``."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,10 +49,14 @@ class _Page(HTMLParser):
             self.h1 += 1
         elif tag == "form":
             method = attrs.get("method", "get").lower()
-            self.forms.append({"action": attrs.get("action", ""), "method": method, "fields": {}, "open": True})
+            self.forms.append(
+                {"action": attrs.get("action", ""), "method": method, "fields": {}, "files": [], "open": True}
+            )
         elif form is not None and tag == "input" and attrs.get("name"):
             kind = attrs.get("type", "text").lower()
-            if kind not in {"checkbox", "radio"} or "checked" in attrs:
+            if kind == "file":
+                form["files"].append(attrs["name"])
+            elif kind not in {"checkbox", "radio"} or "checked" in attrs:
                 form["fields"].setdefault(attrs["name"], attrs.get("value", "on" if kind == "checkbox" else ""))
             else:
                 form["fields"].setdefault(attrs["name"], None)  # a field the crawl can still fill

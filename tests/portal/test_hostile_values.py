@@ -60,7 +60,10 @@ SKIP_ACTIONS = re.compile(r"^/(accounts|admin)/")
 
 # 5xx found by this crawl in areas other fixes of the hardening issue own; each entry is (method, path pattern,
 # field). The integrator removes an entry once the owning fix is merged.
-OWNED_BY_OTHER_FIXES: set[tuple[str, str, str]] = set()
+OWNED_BY_OTHER_FIXES: set[tuple[str, str, str]] = {
+    # Gold upload (imports fix): a CSV whose uid cell holds a NUL byte reaches PostgreSQL (DataError, 500).
+    ("POST", r" /organize/vetting/gold/ ", "gold_file"),
+}
 
 
 class Crawl:
@@ -102,10 +105,11 @@ def _pattern(path: str) -> str:
     return re.sub(r"/[0-9a-f-]{8,}/|/\d+/", "/N/", path)
 
 
-def _html_targets(client) -> tuple[set[str], list[tuple[str, str, dict]]]:
-    """The pages a role reaches, and one form per (method, action pattern, field names)."""
+def _html_targets(client) -> tuple[set[str], list[tuple[str, str, dict]], list[tuple[str, dict, str]]]:
+    """The pages a role reaches, one form per (method, action pattern, field names), and the file inputs."""
     forms: dict[tuple, tuple[str, str, dict]] = {}
     query_params: dict[str, dict] = {}
+    uploads: dict[tuple, tuple[str, dict, str]] = {}
 
     def on_page(path: str, page) -> None:
         for form in page.forms:
@@ -114,6 +118,8 @@ def _html_targets(client) -> tuple[set[str], list[tuple[str, str, dict]]]:
                 continue
             key = (form["method"], _pattern(action), tuple(sorted(form["fields"])))
             forms.setdefault(key, (form["method"], action, form["fields"]))
+            for name in form["files"]:
+                uploads.setdefault((_pattern(action), name), (action, form["fields"], name))
         for href in page.links:
             parts = urlsplit(href)
             if parts.query and not parts.netloc and not SKIP.match(parts.path):
@@ -122,7 +128,7 @@ def _html_targets(client) -> tuple[set[str], list[tuple[str, str, dict]]]:
         query_params.setdefault(path, {})
 
     visited, _ = crawl(client, on_page)
-    return {urlsplit(p).path for p in visited}, list(forms.values())
+    return {urlsplit(p).path for p in visited}, list(forms.values()), list(uploads.values())
 
 
 def _view_query_params() -> set[str]:
@@ -166,6 +172,28 @@ def _crawl_html(run: Crawl, pages: set[str], forms: list[tuple[str, str, dict]])
             if isinstance(value, str) and f"/{value}/" in path:  # a free-text path segment (uid, label, format)
                 for name, fragment in HOSTILE.items():
                     run.get(path.replace(f"/{value}/", f"/{fragment}/", 1), "", f"path <{key}>", name)
+
+
+# Files no importer should answer with a 500: binary noise, NUL bytes, truncated JSON, wrong shapes, markup.
+HOSTILE_FILES = {
+    "binary.json": b"\x00\xff\xfe\x80" * 64,
+    "nul.csv": b"uid,expected_verdict\n\x00,correct\n",
+    "truncated.json": b'[{"uid": "x", ',
+    "object.json": b'{"uid": [1, {"a": null}]}',
+    "numbers.json": b"[1e309, NaN, -1, " + b"9" * 400 + b"]",
+    "surrogate.csv": b"uid,expected_verdict\n\xed\xa0\x80,correct\n",
+    "markup.csv": ("uid,expected_verdict\n" + MARKUP + ",correct\n").encode(),
+    "empty.csv": b"",
+}
+
+
+def _crawl_uploads(run: Crawl, uploads: list[tuple[str, dict, str]]) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    for action, fields, field in uploads:
+        for name, content in HOSTILE_FILES.items():
+            data = {k: v for k, v in fields.items() if v is not None} | {field: SimpleUploadedFile(name, content)}
+            run.check("POST", action, field, f"file {name}", run.client.post(action, data))
 
 
 def _path_values() -> dict[str, str]:
@@ -277,8 +305,9 @@ def test_hostile_values_never_cause_a_server_error(client):
         if role != "anonymous":
             client.force_login(User.objects.get(email=role))
         run = Crawl(client, role)
-        pages, forms = _html_targets(client)
+        pages, forms, uploads = _html_targets(client)
         _crawl_html(run, pages, forms)
+        _crawl_uploads(run, uploads)
         if role != "anonymous":
             if schema is None:
                 schema = client.get("/api/schema/?format=json").json()
