@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from analytics.models import Report, ScoringRun
 from analytics.services import report_request, scoring_request
 from annotation.models import Release
+from portal.numbers import WholeNumberSerializerField
 from portal.roles import Role
 from ranking.models import System
 
@@ -58,7 +59,7 @@ class ScoringRequestSerializer(serializers.Serializer):
     system = serializers.SlugRelatedField(slug_field="name", queryset=System.objects.filter(is_reference=False))
     release = serializers.PrimaryKeyRelatedField(queryset=Release.objects.all(), required=False, allow_null=True)
     profile = serializers.ChoiceField(choices=["cliniqlink-2025", "paper"], default="cliniqlink-2025")
-    seed = serializers.IntegerField(default=0)
+    seed = WholeNumberSerializerField(default=0)
 
 
 class _JobCreateApi(APIView):

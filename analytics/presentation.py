@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 import io
 
 from analytics.stats import plots
 from analytics.stats.results import StatResult
+from portal import csv_cells
 
 STAT_KEYS = {"name", "value", "ci_low", "ci_high", "undefined_reason"}
 CSV_COLUMNS = ["section", "statistic", "value", "ci_low", "ci_high", "n_items", "n_raters", "undefined_reason"]
@@ -36,7 +36,7 @@ def stat_rows(result: dict, path: tuple[str, ...] = ()) -> list[dict]:
 
 def report_csv(result: dict) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv_cells.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(stat_rows(result))
     for row in result.get("human_leaderboard", []):

@@ -288,6 +288,48 @@ REPORTS = {
 }
 
 
+# Bounds of the numeric report parameters: a bootstrap's resamples (work grows with it) and numpy's seed range.
+PARAM_BOUNDS = {"n_resamples": (1, 100_000), "seed": (0, 2**32 - 1)}
+
+
+def report_params_check(*, kind: str, params: dict) -> dict:
+    """The parameters of a ``kind`` report, checked against its function's keyword arguments before any job is
+    queued: unknown names, missing ones, wrong types and out-of-range values are refused naming the field, so a
+    report job never fails on its input."""
+    import inspect
+    import typing
+
+    from analytics.metrics import PROFILES
+    from portal.errors import DomainError
+    from ranking.models import Study
+
+    function = REPORTS[kind]
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function)
+    allowed = {name: p for name, p in signature.parameters.items() if p.kind is p.KEYWORD_ONLY and name != "progress"}
+    for name in params:
+        if name not in allowed:
+            raise DomainError(f"params.{name}: unknown; this report takes {', '.join(allowed) or 'no parameters'}")
+    for name, parameter in allowed.items():
+        if name not in params:
+            if parameter.default is parameter.empty:
+                raise DomainError(f"params.{name}: required")
+            continue
+        value, expected = params[name], hints.get(name)
+        if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise DomainError(f"params.{name}: must be a whole number")
+        if expected is str and not isinstance(value, str):
+            raise DomainError(f"params.{name}: must be text")
+        low, high = PARAM_BOUNDS.get(name, (None, None))
+        if low is not None and not low <= value <= high:
+            raise DomainError(f"params.{name}: must be between {low} and {high}")
+    if "profile" in params and params["profile"] not in PROFILES:
+        raise DomainError(f"params.profile: use one of {', '.join(PROFILES)}")
+    if "study_id" in params and not Study.objects.filter(pk=params["study_id"]).exists():
+        raise DomainError("params.study_id: no such study")
+    return params
+
+
 def report_run(*, report, progress=None):
     """Compute and store a report (idempotent: a re-run overwrites the result)."""
     params = dict(report.params)

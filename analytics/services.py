@@ -13,7 +13,10 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
     """Create a report record and queue the job that computes it."""
     if kind not in Report.Kind.values:
         raise DomainError(f"unknown report kind {kind!r}")
+    from analytics.reports import report_params_check
     from analytics.tasks import report_task
+
+    params = report_params_check(kind=kind, params=params or {})
 
     with transaction.atomic():
         report = Report.objects.create(kind=kind, params=params or {}, created_by=_user(user))

@@ -3,7 +3,6 @@ Task-1 leaderboard."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
@@ -19,7 +18,9 @@ from analytics.presentation import available_plots, render_plot, report_csv, sta
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release
+from portal import csv_cells
 from portal.errors import DomainError
+from portal.numbers import WholeNumberField, whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.models import Study, System
@@ -31,7 +32,7 @@ class ScoringForm(forms.Form):
     system = forms.ModelChoiceField(queryset=System.objects.filter(is_reference=False))
     release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, empty_label="all answered items")
     profile = forms.ChoiceField(choices=[("cliniqlink-2025", "cliniqlink-2025 (public scorer)"), ("paper", "paper")])
-    seed = forms.IntegerField(initial=0)
+    seed = WholeNumberField(initial=0)
 
 
 class AnalyticsHomeView(RoleRequiredMixin, View):
@@ -62,7 +63,7 @@ class AnalyticsHomeView(RoleRequiredMixin, View):
             params = {}
             if action == "study":
                 params = {
-                    "study_id": int(request.POST["study_id"]),
+                    "study_id": whole_number(request.POST.get("study_id")),  # None: refused by report_request
                     "profile": request.POST.get("profile", "cliniqlink-2025"),
                 }
             report = report_request(kind=action, params=params, user=request.user)
@@ -143,7 +144,7 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
         columns = task1_columns(rows)
         if request.GET.get("format") == "csv":
             buffer = io.StringIO()
-            writer = csv.DictWriter(
+            writer = csv_cells.DictWriter(
                 buffer,
                 fieldnames=["system", *[k for k, _, _ in columns], "n_items"],
                 extrasaction="ignore",

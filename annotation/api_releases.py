@@ -26,6 +26,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "item_count",
             "checksum",
             "manifests",
+            "csv_cells",
             "report",
             "created_at",
         ]

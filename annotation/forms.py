@@ -3,6 +3,7 @@ from django import forms
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.imports import FORMATS
 from annotation.workflow import ItemStatus
+from portal.numbers import WholeNumberField
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -38,5 +39,5 @@ class ItemFilterForm(forms.Form):
         choices=[("", "All types")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()], required=False
     )
     status = forms.ChoiceField(choices=[("", "Any status")] + list(ItemStatus.choices), required=False)
-    batch = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    batch = WholeNumberField(required=False, widget=forms.HiddenInput)
     q = forms.CharField(required=False, label="Search")

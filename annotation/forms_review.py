@@ -7,6 +7,7 @@ from django import forms
 from annotation.models import Dispute
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.workflow import RELEVANCE_SCALE, Verdict
+from portal.numbers import WholeNumberField
 
 QA_TYPE_CHOICES = [("", "Any type")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()]
 RELEVANCE_CHOICES = [(k, f"{k} — {v}") for k, v in RELEVANCE_SCALE.items()]
@@ -72,7 +73,7 @@ class VettingConfigForm(forms.Form):
 
 class BatchForm(forms.Form):
     paused = forms.BooleanField(required=False)
-    priority = forms.IntegerField()
+    priority = WholeNumberField()
 
 
 class GoldForm(forms.Form):

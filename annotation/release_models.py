@@ -13,6 +13,11 @@ __all__ = ["Release", "ReleaseItem"]
 
 
 class Release(models.Model):
+    class CsvCells(models.TextChoices):
+        # The CSV export's bytes are fixed at freeze time (manifest), so the convention is part of the release.
+        VERBATIM = "verbatim", "text cells as written (releases frozen before formula guarding)"
+        GUARDED = "guarded", "text cells starting with = + - @ tab or CR prefixed with '"
+
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
     note = models.TextField(blank=True)
@@ -21,6 +26,12 @@ class Release(models.Model):
     manifests = models.JSONField(help_text="Per export format: file name → SHA-256 of its bytes.")
     checksum = models.CharField(max_length=64, help_text="SHA-256 over the ClinIQLink export's manifest.")
     report = models.JSONField(encoder=FiniteJSONEncoder, help_text="The composition report (Table 1) at freeze time.")
+    csv_cells = models.CharField(
+        max_length=10,
+        choices=CsvCells.choices,
+        default=CsvCells.GUARDED,
+        help_text="How the CSV export writes text cells a spreadsheet would run as formulas (portal/csv_cells.py).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     created_at = models.DateTimeField(auto_now_add=True)
     # False only inside the freeze's own transaction, while its items are inserted; the freeze's last step sets

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotation.models import Adjudication, Dispute, DisputeComment, FeedbackNote, QAItem, Review
 from annotation.workflow import Verdict
+from portal.numbers import WholeNumberSerializerField
 
 
 # Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
@@ -67,8 +68,8 @@ class DisputeRequestSerializer(serializers.Serializer):
     category = serializers.ChoiceField(choices=Dispute.Category.choices)
     text = serializers.CharField()
     quote_text = serializers.CharField(required=False, allow_blank=True, default="")
-    quote_start = serializers.IntegerField(required=False, allow_null=True, min_value=0, default=None)
-    quote_end = serializers.IntegerField(required=False, allow_null=True, min_value=0, default=None)
+    quote_start = WholeNumberSerializerField(required=False, allow_null=True, min_value=0, default=None)
+    quote_end = WholeNumberSerializerField(required=False, allow_null=True, min_value=0, default=None)
 
 
 class FeedbackRequestSerializer(serializers.Serializer):
@@ -202,14 +203,14 @@ class VettingConfigSerializer(serializers.Serializer):
     relevance_gap = serializers.IntegerField(min_value=1, max_value=4, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
-    gold_min_answers = serializers.IntegerField(min_value=1, required=False)
+    gold_min_answers = WholeNumberSerializerField(min_value=1, required=False)
 
 
 class BatchUpdateSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     name = serializers.CharField(read_only=True)
     paused = serializers.BooleanField(required=False)
-    priority = serializers.IntegerField(required=False)
+    priority = WholeNumberSerializerField(required=False)
 
 
 class GoldRequestSerializer(serializers.Serializer):

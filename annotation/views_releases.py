@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views import View
 
@@ -135,7 +135,7 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
     def get(self, request, label, fmt):
         release = _release_or_404(label)
         if fmt not in EXPORT_FORMATS:
-            return HttpResponse(f"unknown format {fmt}", status=404)
+            raise Http404("unknown export format")  # never echo the URL text into an HTML page
         buffer = io.BytesIO()
         with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in release_export(release=release, fmt=fmt, out_dir=Path(tmp)):
@@ -154,8 +154,6 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
 
 
 def _release_or_404(label: str) -> Release:
-    from django.http import Http404
-
     try:
         return release_get(label)
     except (DomainError, ValueError) as exc:

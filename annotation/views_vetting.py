@@ -13,6 +13,7 @@ from annotation.services.vetting_config import batch_update, vetting_config_upda
 from annotation.uploads import save_uploads
 from annotation.vetting_selectors import conflict_of_interest_q, vetting_progress
 from portal.errors import DomainError
+from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -85,7 +86,7 @@ class GoldMarkView(RoleRequiredMixin, View):
 
     def post(self, request):
         if "deactivate" in request.POST:
-            gold = get_object_or_404(GoldItem, pk=request.POST["deactivate"])
+            gold = get_object_or_404(GoldItem, pk=whole_number(request.POST["deactivate"]))
             gold_unmark(gold=gold, by=request.user)
             messages.success(request, f"Gold item {gold.item.uid} no longer handed out.")
             return redirect("vetting_dashboard")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import redirect
 from django.urls import reverse
 
@@ -40,6 +41,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         from django.db import InterfaceError, OperationalError, connections
         from django.http import HttpResponse, JsonResponse
+        from django.utils.html import format_html
 
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
@@ -49,6 +51,60 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/"):
             response = JsonResponse({"detail": message, "code": "database_unavailable"}, status=503)
         else:
-            response = HttpResponse(f"<h1>Service unavailable</h1><p>{message}</p>", status=503)
+            response = HttpResponse(format_html("<h1>Service unavailable</h1><p>{}</p>", message), status=503)
         response["Retry-After"] = "5"
         return response
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sends ``settings.CONTENT_SECURITY_POLICY`` with every HTML page.
+
+    The policy allows scripts and styles from the portal's own static files only: markup that slipped past
+    escaping cannot run (no inline script, no ``on*=`` handler, no injected ``<style>``). Only HTML documents
+    get it: the SVG plots carry matplotlib's inline styles and are opened directly by the "SVG" links.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.header = "; ".join(f"{name} {value}" for name, value in settings.CONTENT_SECURITY_POLICY.items())
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.get("Content-Type", "").startswith("text/html"):
+            response.setdefault("Content-Security-Policy", self.header)
+        return response
+
+
+class RefuseUnstorableTextMiddleware:
+    """A request whose URL path, query string or form fields hold text the portal cannot store (NUL, unpaired
+    surrogates: ``portal.parsers.refused_character``) gets a 400 naming the field, before any view reads it.
+
+    Forms' CharFields refuse NUL themselves, but views also read raw ``request.GET`` / ``request.POST`` values
+    and URL segments straight into queries, where PostgreSQL's refusal would be a 500. Multipart bodies are left
+    to the views (their text fields go through forms; files are checked by the importers).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from portal.parsers import printable, refused_character
+
+        fields = [("URL path", request.path)]
+        fields += [(key, value) for key, values in request.GET.lists() for value in [key, *values]]
+        if request.content_type == "application/x-www-form-urlencoded":
+            fields += [(key, value) for key, values in request.POST.lists() for value in [key, *values]]
+        for name, value in fields:
+            reason = refused_character(value)
+            if reason:
+                return _bad_request(request, f"{printable(name)}: {reason}.")
+        return self.get_response(request)
+
+
+def _bad_request(request, message: str):
+    from django.http import HttpResponseBadRequest, JsonResponse
+    from django.utils.html import format_html
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message, "code": "invalid_input"}, status=400)
+    return HttpResponseBadRequest(format_html("<h1>Bad request</h1><p>{}</p>", message))

@@ -1,8 +1,17 @@
-"""API request parsing: JSON bodies go through the importers' JSON loader, so the same values are refused as in
-uploaded files (NUL characters, lone surrogates, NaN / Infinity, integers of thousands of digits, deep nesting,
-text over the length bound), with a 400 naming the field, before any view code runs."""
+"""Request input the portal refuses before any view code runs.
+
+``refused_character`` is the one rule for text PostgreSQL cannot store: NUL characters (text and jsonb cannot hold
+them: a DataError, a 500) and unpaired UTF-16 surrogates (not encodable as UTF-8: a crash when stored or echoed
+back in an error message). ``portal.middleware.RefuseUnstorableTextMiddleware`` applies it to URLs, query strings
+and form fields; the importers' loader applies it to every text value of an uploaded file and of an API JSON body,
+which the JSON parser below reads through that loader, so the same values are refused as in uploaded files (also
+NaN / Infinity, integers of thousands of digits, deep nesting, text over the length bound), with a 400 naming the
+field.
+"""
 
 from __future__ import annotations
+
+import re
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -10,6 +19,22 @@ from rest_framework.parsers import JSONParser, get_encoding
 
 #: Request bodies nest a few levels (a ranking: body → judgements → one judgement); 16 leaves room for any form.
 API_MAX_DEPTH = 16
+_REFUSED = re.compile("[\x00\ud800-\udfff]")
+
+
+def refused_character(text: str) -> str | None:
+    """Why ``text`` cannot be stored (it holds a NUL character or an unpaired surrogate), or None."""
+    found = _REFUSED.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    return f"contains a lone surrogate (\\u{ord(found.group()):04x}), which is not valid Unicode text"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to put in an error message: the refused characters written as escapes."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 class StrictJSONParser(JSONParser):

@@ -1,7 +1,7 @@
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
@@ -19,8 +19,11 @@ class SchemaView(SpectacularAPIView):
     required_roles = AUTHENTICATED
 
 
-class DocsView(SpectacularSwaggerView):
+class DocsView(SpectacularSwaggerSplitView):
+    """The split view serves Swagger UI's init script from a URL (``?script=``), so the CSP needs no inline script."""
+
     required_roles = AUTHENTICATED
+    template_name = "portal/swagger_ui.html"
 
 
 urlpatterns = [

@@ -5,6 +5,7 @@ from django import forms
 from annotation.forms import MultipleFileField
 from annotation.importers import ImportProblem
 from annotation.qa_types import QA_TYPE_LABELS
+from portal.numbers import WholeNumberField
 from ranking.models import DEFAULT_TAG_SCALE, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
@@ -21,9 +22,9 @@ class StudyForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every type.",
     )
-    sample_size = forms.IntegerField(min_value=1, required=False, help_text="Empty: every eligible item.")
-    seed = forms.IntegerField(initial=0)
-    release_id = forms.IntegerField(
+    sample_size = WholeNumberField(min_value=1, required=False, help_text="Empty: every eligible item.")
+    seed = WholeNumberField(initial=0)
+    release_id = WholeNumberField(
         required=False, help_text="Optional: id of a frozen release; only its items are used."
     )
     include_reference = forms.BooleanField(initial=True, required=False)
@@ -46,7 +47,7 @@ class StudyForm(forms.Form):
 class OutputsImportForm(forms.Form):
     system = forms.CharField(max_length=200, help_text="Created on first import; re-importing is idempotent.")
     family = forms.CharField(max_length=100, required=False)
-    parameter_count = forms.IntegerField(min_value=1, required=False)
+    parameter_count = WholeNumberField(min_value=1, required=False)
     files = MultipleFileField(help_text="Harness output files (true_false.json … multi_hop_inverse.json) or .jsonl")
 
     def clean_system(self):

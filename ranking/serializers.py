@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.qa_types import QAType
+from portal.numbers import WholeNumberSerializerField
 from ranking.models import DEFAULT_TAG_SCALE, ReferenceFlag, Study, System
 
 # --- rankers ----------------------------------------------------------------------------------------------------
@@ -54,7 +55,7 @@ class RankerStudySerializer(serializers.Serializer):
 
 
 class AnswerJudgementInSerializer(serializers.Serializer):
-    rank = serializers.IntegerField(required=False, allow_null=True)
+    rank = WholeNumberSerializerField(required=False, allow_null=True)
     tag = serializers.CharField(required=False, allow_blank=True)
     hallucination = serializers.BooleanField(required=False, allow_null=True)
     hallucination_kind = serializers.CharField(required=False, allow_blank=True)
@@ -64,7 +65,7 @@ class AnswerJudgementInSerializer(serializers.Serializer):
 class SubmitSerializer(serializers.Serializer):
     answers = serializers.DictField(child=AnswerJudgementInSerializer(), help_text="Keyed by slot letter: A, B, …")
     comment = serializers.CharField(required=False, allow_blank=True, default="")
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    time_spent_ms = WholeNumberSerializerField(required=False, allow_null=True, min_value=0)
     idempotency_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     unblinding_guess = serializers.CharField(required=False, allow_blank=True, default="", max_length=2)
 
@@ -121,11 +122,11 @@ class StudyCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     systems = serializers.ListField(child=serializers.CharField(), min_length=1, help_text="System names or ids.")
     qa_types = serializers.ListField(child=serializers.ChoiceField(choices=[t.value for t in QAType]), required=False)
-    sample_size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    seed = serializers.IntegerField(required=False, default=0)
-    release_id = serializers.IntegerField(required=False, allow_null=True)
+    sample_size = WholeNumberSerializerField(required=False, allow_null=True, min_value=1)
+    seed = WholeNumberSerializerField(required=False, default=0)
+    release_id = WholeNumberSerializerField(required=False, allow_null=True)
     include_reference = serializers.BooleanField(required=False, default=True)
-    overlap = serializers.IntegerField(required=False, default=3, min_value=1)
+    overlap = WholeNumberSerializerField(required=False, default=3, min_value=1)
     ties_allowed = serializers.BooleanField(required=False, default=False)
     tag_scale = serializers.ListField(
         child=serializers.CharField(), required=False, default=lambda: list(DEFAULT_TAG_SCALE)
@@ -134,7 +135,7 @@ class StudyCreateSerializer(serializers.Serializer):
     ask_harm = serializers.BooleanField(required=False, default=False)
     unblinding_rate = serializers.FloatField(required=False, default=0.0, min_value=0.0, max_value=1.0)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
-    lease_seconds = serializers.IntegerField(required=False, default=1800, min_value=60)
+    lease_seconds = WholeNumberSerializerField(required=False, default=1800, min_value=60)
 
 
 class StudyCreatedSerializer(serializers.Serializer):

@@ -12,6 +12,7 @@ from django.views import View
 
 from annotation.uploads import save_uploads
 from portal.errors import DomainError
+from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
@@ -100,7 +101,7 @@ class RankingTaskView(RoleRequiredMixin, View):
                 ranker=request.user,
                 answers=answers_from_post(request.POST, task_slots(task)),
                 comment=request.POST.get("comment", ""),
-                time_spent_ms=_int_or_none(request.POST.get("time_spent_ms")),
+                time_spent_ms=whole_number(request.POST.get("time_spent_ms")),
                 idempotency_key=request.POST.get("idempotency_key", ""),
                 unblinding_guess=request.POST.get("unblinding_guess", ""),
             )
@@ -259,10 +260,3 @@ class ReferenceFlagSendView(RoleRequiredMixin, View):
         )
         messages.success(request, f"Sent {flag.question.item.uid} to vetting{note}.")
         return redirect("study_detail", study_id=study_id)
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

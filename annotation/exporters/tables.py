@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from portal.csv_cells import guard_frame
+
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
@@ -29,8 +31,12 @@ def _mixes_text_and_numbers(values: pd.Series) -> bool:
     return {isinstance(v, str) for v in values if not _null(v)} == {True, False}
 
 
-def write_csv(rows: list[dict], columns: list[str], path: Path) -> Path:
-    _frame(rows, columns).to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+def write_csv(rows: list[dict], columns: list[str], path: Path, *, guard_formulas: bool = True) -> Path:
+    """``guard_formulas=False`` only re-creates the bytes of releases frozen before text cells were guarded."""
+    frame = _frame(rows, columns)
+    if guard_formulas:
+        frame = guard_frame(frame)
+    frame.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
     return path
 
 

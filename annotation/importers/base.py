@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from portal.errors import DomainError
+from portal.parsers import refused_character
 
 
 class ImportProblem(DomainError):
@@ -191,12 +192,7 @@ def text_problem(text: str, limits: Limits) -> str | None:
         return (
             f"is {len(text):,} characters long; the limit is {limits.max_text_chars:,} (PORTAL_UPLOAD_MAX_TEXT_CHARS)"
         )
-    if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored"
-    match = _SURROGATE.search(text)
-    if match:
-        return f"contains a lone surrogate (\\u{ord(match.group()):04x}), which is not valid Unicode text"
-    return None
+    return refused_character(text)
 
 
 def check_values(

@@ -224,7 +224,8 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
         if not items:
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
-        manifests = _manifests(entries)
+        csv_cells = Release.CsvCells.GUARDED
+        manifests = _manifests(entries, csv_cells=csv_cells)
         latest = Release.objects.filter(name=name).order_by("-version").first()
         # A version identical to the one before it (same rule, same items with the same content) would only
         # be a confusing duplicate: refused, naming the release that already holds exactly this.
@@ -242,6 +243,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             rule=selection.as_dict(),
             item_count=len(entries),
             manifests=manifests,
+            csv_cells=csv_cells,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
             report=composition_report(included_ids={item.pk for item in items}),
             created_by=_user(user),
@@ -277,12 +279,12 @@ def _entry(position: int, item: QAItem) -> dict:
     }
 
 
-def _manifests(entries: list[dict]) -> dict[str, dict[str, str]]:
+def _manifests(entries: list[dict], *, csv_cells: str) -> dict[str, dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         result = {}
         for fmt in EXPORT_FORMATS:
             folder = Path(tmp) / fmt
-            result[fmt] = manifest.build(_write(fmt, entries, folder), folder)
+            result[fmt] = manifest.build(_write(fmt, entries, folder, csv_cells=csv_cells), folder)
         return result
 
 
@@ -295,10 +297,10 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
             "position", "uid", "qa_type", "record", "final_verdict", "final_relevance", "final_source", "review_count"
         )
     )
-    return _write(fmt, entries, out_dir)
+    return _write(fmt, entries, out_dir, csv_cells=release.csv_cells)
 
 
-def _write(fmt: str, entries: list[dict], out_dir: Path) -> list[Path]:
+def _write(fmt: str, entries: list[dict], out_dir: Path, *, csv_cells: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     if fmt == "cliniqlink":
         by_type: dict[str, list[dict]] = {}
@@ -307,6 +309,9 @@ def _write(fmt: str, entries: list[dict], out_dir: Path) -> list[Path]:
                 by_type.setdefault(entry["qa_type"], []).append(entry["record"])
         return cliniqlink.write(by_type, out_dir)
     rows = [_table_row(entry) for entry in entries]
+    if fmt == "csv":
+        guard = csv_cells == Release.CsvCells.GUARDED
+        return [tables.write_csv(rows, TABLE_COLUMNS, out_dir / "items.csv", guard_formulas=guard)]
     return [tables.WRITERS[fmt](rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
 
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import pandas as pd
 
+from portal import csv_cells
 from portal.audit import audit_record
 from portal.errors import DomainError
 from ranking.models import AnswerJudgement, RankingTask, Study
@@ -132,7 +133,7 @@ def rankings_export(*, study: Study, fmt: str, identities: bool = False, user=No
     else:
         frame = rankings_frame(study=study, identities=identities)
         if fmt == "csv":
-            data = frame.to_csv(index=False).encode("utf-8")
+            data = csv_cells.guard_frame(frame).to_csv(index=False).encode("utf-8")
         else:
             buffer = io.BytesIO()
             frame.to_parquet(buffer, index=False, engine="pyarrow")

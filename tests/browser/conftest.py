@@ -43,11 +43,21 @@ def chromium_browser():
 
 @pytest.fixture
 def page(chromium_browser, live_server):
+    """A Chromium page; every browser test fails if the page broke the Content-Security-Policy (a refused
+    inline script, handler or style means a feature silently does not work in production)."""
     context = chromium_browser.new_context(base_url=live_server.url, viewport={"width": 1300, "height": 900})
     context.set_default_timeout(10_000)
     pg = context.new_page()
+    violations: list[str] = []
+    pg.on(
+        "console",
+        lambda message: (
+            violations.append(f"{pg.url}: {message.text}") if "Content Security Policy" in message.text else None
+        ),
+    )
     yield pg
     context.close()
+    assert not violations, violations
 
 
 @pytest.fixture

@@ -85,3 +85,14 @@ def test_downloads_are_attachments_not_html(hostile_item, organizer_client):
         assert response["Content-Type"] == "application/zip"
         assert response["Content-Disposition"].startswith("attachment;")
         assert response["X-Content-Type-Options"] == "nosniff"
+
+
+def test_unknown_download_format_is_not_reflected(hostile_item, organizer_client):
+    """The format comes from the URL: an error page that echoed it would run the attacker's markup."""
+    QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5.0)
+    from annotation.services.releases import release_freeze
+
+    release = release_freeze(name="reflect")
+    response = organizer_client.get(f"/releases/{release.label}/download/<svg onload=alert(1)>/")
+    assert response.status_code == 404
+    assert b"<svg onload" not in response.content

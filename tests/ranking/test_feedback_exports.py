@@ -146,3 +146,15 @@ def test_export_command_and_download_views(ranked_study, tmp_path, organizer_cli
     assert organizer_client.get(f"/api/studies/{study.pk}/export/?fmt=parquet").status_code == 200
     client.force_login(make_user("ranker"))
     assert client.get(f"/organize/studies/{study.pk}/export/csv/").status_code == 403
+
+
+def test_csv_guards_formula_like_text_and_keeps_numbers(make_study, make_user):
+    """The study name is organizer-written text: a spreadsheet must not run it (portal/csv_cells.py)."""
+    study = make_study(name='=HYPERLINK("http://evil.example","x")', sample_size=1, overlap=1)
+    ranker = make_user("ranker")
+    _rank(task_next(study=study, ranker=ranker), ranker, reference_rank=1)
+    import csv
+
+    rows = list(csv.DictReader(io.StringIO(rankings_export(study=study, fmt="csv").decode())))
+    assert {row["study"] for row in rows} == {"'" + study.name}
+    assert sorted(row["rank"] for row in rows) == ["1", "2", "3"]

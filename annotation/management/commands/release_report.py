@@ -1,10 +1,10 @@
-import csv
 import json
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.releases import REPORT_COLUMNS, release_get, report_rows
+from portal import csv_cells
 from portal.errors import DomainError
 
 
@@ -26,7 +26,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"release": release.label, **report}, indent=2))
             return
         if options["csv"]:
-            writer = csv.DictWriter(sys.stdout, fieldnames=REPORT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+            writer = csv_cells.DictWriter(
+                sys.stdout, fieldnames=REPORT_COLUMNS, extrasaction="ignore", lineterminator="\n"
+            )
             writer.writeheader()
             writer.writerows(report_rows(report))
             return

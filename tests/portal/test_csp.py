@@ -1,0 +1,64 @@
+"""Content-Security-Policy: every HTML page carries it (in the production profile too), it allows no inline script
+or style, and no template puts an inline script, event handler or style back (the browser tests check that the
+pages really run under it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db
+def test_pages_carry_a_policy_without_inline_script_or_style(organizer_client):
+    header = organizer_client.get("/").headers["Content-Security-Policy"]
+    directives = dict(part.strip().split(" ", 1) for part in header.split(";"))
+    assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+    assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+    assert directives["base-uri"] == "'self'" and directives["form-action"] == "'self'"
+    assert "unsafe" not in header
+
+
+def test_production_profile_sends_the_policy():
+    """The production settings, as deployed (HTTPS behind the proxy, the public host); a 404 page, since the
+    static files manifest of a real deployment is not built here."""
+    code = (
+        "from django.test import Client; "
+        "r = Client().get('/no-such-page/', secure=True, headers={'host': 'portal.example.org'}); "
+        "print(r.status_code, r.headers.get('Content-Security-Policy'))"
+    )
+    unset = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "PORTAL_PROFILE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in unset} | {
+        "PORTAL_PROFILE": "production",
+        "SECRET_KEY": "x" * 60 + "-not-a-real-secret",
+        "ALLOWED_HOSTS": "portal.example.org",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("404 default-src 'self'; script-src 'self'; style-src 'self'"), result.stdout
+
+
+INLINE = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>|<style\b|\sstyle=|\son[a-z]+\s*=", re.I)
+
+
+def test_no_template_has_inline_script_handler_or_style():
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for app in ("portal", "annotation", "ranking", "analytics")
+        for path in (ROOT / app).rglob("templates/**/*.html")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if INLINE.search(re.sub(r"\{#.*?#\}", "", line))
+    ]
+    assert not found, found
