@@ -84,7 +84,7 @@ def test_a_release_left_unfrozen_cannot_be_committed(frozen):
     with psycopg.connect(database_url()) as conn:
         conn.execute(
             "INSERT INTO annotation_release (name, version, note, rule, item_count, manifests, checksum, report,"
-            " created_at, frozen) VALUES ('sneaky', 1, '', '{}', 0, '{}', '', '{}', now(), false)"
+            " csv_cells, created_at, frozen) VALUES ('sneaky', 1, '', '{}', 0, '{}', '', '{}', 'guarded', now(), false)"
         )
         with pytest.raises(psycopg.errors.IntegrityConstraintViolation, match="not frozen"):
             conn.commit()
