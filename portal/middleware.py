@@ -30,12 +30,23 @@ class DatabaseUnavailableMiddleware:
 
     Django's CONN_HEALTH_CHECKS drops a broken connection at the start of the next request, so once
     PostgreSQL is back the same web process recovers without a restart.
+
+    Placed right after the authentication middleware: the session and the person are loaded here, where a lost
+    database can still be answered. Django turns an exception raised by a later middleware (the MFA check reads
+    the person) into a 500 before any ``process_exception`` sees it; views' exceptions come to
+    ``process_exception`` below.
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        from django.db import InterfaceError, OperationalError
+
+        try:
+            request.user.is_authenticated  # noqa: B018 - loads the session and the person now
+        except (OperationalError, InterfaceError) as exc:
+            return self.process_exception(request, exc)
         return self.get_response(request)
 
     def process_exception(self, request, exception):

@@ -96,35 +96,32 @@ def person_set_active(*, user: User, active: bool, by) -> None:
     _check_may_manage(by=by, user=user)
     if not active and user.pk == getattr(by, "pk", None):
         raise NotAllowed("You cannot deactivate your own account.")
-    if user.is_active == active:
-        return
-    user.is_active = active
-    user.save(update_fields=["is_active"])
-    audit_record(
-        actor=by,
-        obj=user,
-        action="person_reactivated" if active else "person_deactivated",
-        before={"active": not active},
-        after={"active": active},
-    )
+    _switch(obj=user, field="is_active", value=active, by=by, actions=("person_reactivated", "person_deactivated"))
 
 
 def institution_set_admitted(*, institution: Institution, admitted: bool, by) -> None:
     """Withdraw or restore an institution's admission: its members' sign-in, sessions and tokens follow at once
     (``portal.roles.person_may_use_portal``)."""
-    if institution.admitted == admitted:
-        return
     if not admitted and getattr(by, "institution_id", None) == institution.pk:
         raise NotAllowed("You cannot withdraw the admission of your own institution.")
-    institution.admitted = admitted
-    institution.save(update_fields=["admitted"])
-    audit_record(
-        actor=by,
+    _switch(
         obj=institution,
-        action="institution_admitted" if admitted else "institution_admission_withdrawn",
-        before={"admitted": not admitted},
-        after={"admitted": admitted},
+        field="admitted",
+        value=admitted,
+        by=by,
+        actions=("institution_admitted", "institution_admission_withdrawn"),
     )
+
+
+def _switch(*, obj, field: str, value: bool, by, actions: tuple[str, str]) -> None:
+    """Set a yes/no field and audit the change (``actions``: the entry's name when switched on, when off);
+    nothing is written when it already has that value."""
+    if getattr(obj, field) == value:
+        return
+    setattr(obj, field, value)
+    obj.save(update_fields=[field])
+    key = field.removeprefix("is_")
+    audit_record(actor=by, obj=obj, action=actions[0 if value else 1], before={key: not value}, after={key: value})
 
 
 def _check_may_manage(*, by, user: User) -> None:
