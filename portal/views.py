@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection, transaction
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
@@ -21,6 +21,7 @@ from portal.forms import InstitutionForm, PersonForm
 from portal.jobs import job_counts, job_list, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
+from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
@@ -87,7 +88,7 @@ class PeopleView(RoleRequiredMixin, View):
     def post(self, request):
         action = request.POST.get("person_action", "")
         if action in self._PERSON_ACTIONS:
-            user = get_object_or_404(User, pk=_posted_pk(request, "person"))
+            user = get_object_or_404(User, pk=whole_number(request.POST.get("person")))
             message, act = self._PERSON_ACTIONS[action]
             try:
                 act(user, request)
@@ -96,7 +97,7 @@ class PeopleView(RoleRequiredMixin, View):
                 messages.error(request, str(exc))
             return redirect("people")
         if request.POST.get("institution_action") in {"withdraw", "readmit"}:
-            institution = get_object_or_404(Institution, pk=_posted_pk(request, "institution"))
+            institution = get_object_or_404(Institution, pk=whole_number(request.POST.get("institution")))
             admitted = request.POST["institution_action"] == "readmit"
             try:
                 institution_set_admitted(institution=institution, admitted=admitted, by=request.user)
@@ -152,14 +153,6 @@ class PeopleView(RoleRequiredMixin, View):
         )
 
 
-def _posted_pk(request, name: str) -> int:
-    """A primary key posted by a form button; anything else is a 404, never a 500."""
-    value = request.POST.get(name, "")
-    if not value.isdigit():
-        raise Http404(f"No such {name}.")
-    return int(value)
-
-
 class ApiTokensView(RoleRequiredMixin, View):
     """A person's own API tokens: list, create (the key shown once, on this response only), revoke."""
 
@@ -170,7 +163,7 @@ class ApiTokensView(RoleRequiredMixin, View):
 
     def post(self, request):
         if "revoke" in request.POST:
-            token = get_object_or_404(ApiToken, pk=_posted_pk(request, "revoke"), user=request.user)
+            token = get_object_or_404(ApiToken, pk=whole_number(request.POST.get("revoke")), user=request.user)
             api_token_revoke(token=token, by=request.user)
             messages.success(request, f"Token {token.name} revoked: it no longer works.")
             return redirect("api_tokens")
