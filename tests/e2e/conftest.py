@@ -162,10 +162,13 @@ def broker(redis_url, transactional_db):
 
 
 def _reset_connections(app) -> None:
-    # Connections made for another broker URL must not be reused.
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    # Connections made for another broker URL must not be reused. kombu keeps its pools in process-wide registries
+    # keyed by broker URL: closing a pool without clearing them left a closed pool there, and the next job queued
+    # in-process (memory:// broker) after an end-to-end test failed with "Acquire on closed pool".
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
     app.amqp._producer_pool = None
 
 
