@@ -54,8 +54,8 @@ def test_judgement_csv_guards_comments_and_dispute_text(make_user, tmp_path):
     assert (row["text"], row["quote_text"]) == ("'@SUM(A1)", "'-2+3")
 
 
-@pytest.fixture
-def hostile_release(tmp_path):
+def _import_formula_item(tmp_path) -> None:
+    """One item whose question and answer a spreadsheet would run as formulas."""
     record = {
         "question": "=1+1 is it?",
         "answer": "-1",
@@ -64,6 +64,11 @@ def hostile_release(tmp_path):
     }
     (tmp_path / "short.json").write_text(json.dumps([record]))
     items_import(paths=[tmp_path / "short.json"])
+
+
+@pytest.fixture
+def hostile_release(tmp_path):
+    _import_formula_item(tmp_path)
     QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5.0)
     return release_freeze(name="formulas")
 
@@ -87,14 +92,7 @@ def test_release_frozen_before_the_guard_still_exports_its_recorded_bytes(tmp_pa
     from annotation.exporters import manifest
     from annotation.services.releases import _entry, _write
 
-    record = {
-        "question": "=1+1 is it?",
-        "answer": "-1",
-        "type": "short_answer",
-        "source": {"isbn": "x", "page": 1, "paragraph_id": "p1"},
-    }
-    (tmp_path / "short.json").write_text(json.dumps([record]))
-    items_import(paths=[tmp_path / "short.json"])
+    _import_formula_item(tmp_path)
     item = QAItem.objects.get()
     item.review_count = 0
     entry = _entry(0, item)

@@ -16,7 +16,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from portal.permissions import AUTHENTICATED
 from portal.roles import Role
 
-# Deliberately public: sign-in pages (allauth), the admin (its own staff check), the health probe.
+# Deliberately public: sign-in pages (allauth), the admin (its own staff check; it signs in through allauth, see
+# test_admin_login.py), the health probe.
 PUBLIC_PREFIXES = ("accounts/", "admin/")
 PUBLIC_NAMES = {"health"}
 CONVERTER_VALUES = {"int": "1", "str": "x", "slug": "x", "uuid": str(uuid.UUID(int=1)), "path": "x"}
