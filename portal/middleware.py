@@ -52,7 +52,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         from django.db import InterfaceError, OperationalError, connections
         from django.http import HttpResponse, JsonResponse
-        from django.utils.html import format_html
+        from django.template.loader import render_to_string
 
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
@@ -62,7 +62,8 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/"):
             response = JsonResponse({"detail": message, "code": "database_unavailable"}, status=503)
         else:
-            response = HttpResponse(format_html("<h1>Service unavailable</h1><p>{}</p>", message), status=503)
+            # Rendered without the request: the context processors would read the person from the lost database.
+            response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
         response["Retry-After"] = "5"
         return response
 
@@ -114,8 +115,9 @@ class RefuseUnstorableTextMiddleware:
 
 def _bad_request(request, message: str):
     from django.http import HttpResponseBadRequest, JsonResponse
-    from django.utils.html import format_html
+    from django.template.loader import render_to_string
 
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, "code": "invalid_input"}, status=400)
-    return HttpResponseBadRequest(format_html("<h1>Bad request</h1><p>{}</p>", message))
+    # Rendered without the request: this runs before the session and the person are loaded.
+    return HttpResponseBadRequest(render_to_string("400.html", {"message": message}))

@@ -26,6 +26,14 @@ def _allowed(user, required) -> bool:
     return has_role(user, *required)
 
 
+def refusal(required) -> str:
+    """The 403 message for people: which roles the page is for (the error page adds who they are)."""
+    if not required or tuple(required) == AUTHENTICATED:
+        return "Your account does not give access to this page."
+    names = [f"{role}s" for role in required]
+    return f"This page is for {' or '.join(names)}."
+
+
 class RoleRequiredMixin(AccessMixin):
     """Class-based HTML view mixin: anonymous → login page, wrong role → 403."""
 
@@ -35,7 +43,7 @@ class RoleRequiredMixin(AccessMixin):
         if not request.user.is_authenticated:
             return self.handle_no_permission()
         if not _allowed(request.user, self.required_roles):
-            raise PermissionDenied("Your role does not give access to this page.")
+            raise PermissionDenied(refusal(self.required_roles))
         return super().dispatch(request, *args, **kwargs)
 
 
@@ -51,7 +59,7 @@ def role_required(*roles):
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not _allowed(request.user, roles):
-                raise PermissionDenied("Your role does not give access to this page.")
+                raise PermissionDenied(refusal(roles))
             return view(request, *args, **kwargs)
 
         wrapped.required_roles = roles
