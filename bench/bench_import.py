@@ -1,7 +1,7 @@
 """Import 20,000 QA items (all seven types) and compare with a raw PostgreSQL COPY of the same rows.
 
 Run: .venv/bin/python bench/bench_import.py [--items 20000]
-Target (DESIGN.md §7): under 10 s, and within 3× of COPY.
+Target (docs/design.md §7): under 10 s, and within 3× of COPY.
 """
 
 from __future__ import annotations

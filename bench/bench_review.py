@@ -14,7 +14,7 @@ then the GET of a review page and "submit" the POST (store + take the next lease
 ``--think`` is each simulated reviewer's pause (uniform 0.5-1.5 x the value, in seconds) before "next" and before
 "submit". With ``--think 0`` the 50 clients fire back to back and the run measures saturation throughput: latency
 is then queueing time (Little's law: 50 clients / throughput), not service time.
-Targets (DESIGN.md §7): "next" p95 < 30 ms with zero double assignments; submit p95 < 50 ms, zero lost.
+Targets (docs/design.md §7): "next" p95 < 30 ms with zero double assignments; submit p95 < 50 ms, zero lost.
 """
 
 from __future__ import annotations

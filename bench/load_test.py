@@ -1,7 +1,7 @@
 """Load scenario: reviewers and rankers (locust, headless) against the production topology, then a check that
 every submitted judgement is in the database exactly once.
 
-Full run (DESIGN.md: 50 reviewers + 30 rankers for 5 minutes), serving with gunicorn itself:
+Full run (docs/design.md: 50 reviewers + 30 rankers for 5 minutes), serving with gunicorn itself:
     .venv/bin/python bench/load_test.py --serve
 Against a stack already running (`make stack`; seeds the database named by DATABASE_URL):
     DATABASE_URL=... .venv/bin/python bench/load_test.py --host http://127.0.0.1:8000

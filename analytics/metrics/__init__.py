@@ -12,7 +12,7 @@ Public API::
     result.item_rows()  # one dict per item, the shape of metric-reference/expected.jsonl
     result.run          # run record: profile, seed, baseline, stop-word version, weights SHA-256, versions
 
-See ``METRIC.md`` for the algorithm; :mod:`.profiles` lists every reproduced quirk with its section.
+See ``docs/metric.md`` for the algorithm; :mod:`.profiles` lists every reproduced quirk with its section.
 """
 
 from .encoder import Encoder, TextVectorStore, shared_encoder

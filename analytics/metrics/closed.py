@@ -1,4 +1,4 @@
-"""Closed-ended scoring: true/false accuracy, multiple-choice accuracy, list F1 (METRIC.md §4).
+"""Closed-ended scoring: true/false accuracy, multiple-choice accuracy, list F1 (docs/metric.md §4).
 
 Each ``score_*`` function takes the inputs (dataset items) and the cleaned responses of one QA type and
 returns a :class:`TypeResult` with per-item records and the public scorer's summary keys.

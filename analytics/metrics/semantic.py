@@ -1,4 +1,4 @@
-"""The three-layer open-ended semantic score (METRIC.md §5.2–§5.6).
+"""The three-layer open-ended semantic score (docs/metric.md §5.2–§5.6).
 
     s = max(0, 0.4·word + 0.4·sentence + 0.2·paragraph − 0.25);   s ≥ 0.95 → 1.0 (unreachable, §5.2.5)
     exact (case-insensitive, trimmed) match → 1.0                   (§5.2.3)

@@ -1,4 +1,4 @@
-"""Read a ClinIQLink harness output folder (METRIC.md §2.3) and check it before scoring.
+"""Read a ClinIQLink harness output folder (docs/metric.md §2.3) and check it before scoring.
 
 A folder holds up to seven files, ``true_false.json`` … ``multi_hop_inverse.json``, each
 ``{"inputs": [...], "responses": [...], "prompts": [...]}`` with ``inputs[i]`` and ``responses[i]`` aligned by
@@ -6,7 +6,7 @@ position. Missing files are skipped with a note (the public scorer does the same
 JSON, a missing or unknown top-level field, a length mismatch, an input item without a field its type needs or
 with the wrong JSON type — is reported as ``<file>: <field>: <message>``, and nothing is scored.
 
-``allow_length_mismatch=True`` reproduces the public scorer instead for the one case METRIC.md §2.3 documents:
+``allow_length_mismatch=True`` reproduces the public scorer instead for the one case docs/metric.md §2.3 documents:
 a file whose ``inputs`` and ``responses`` differ in length (a missing one counts as empty, as its
 ``blob.get(key, [])`` reads them) is loaded, with a note, and the scorer gives that type 0 while its inputs still
 count in the IDF corpus (§5.3). Organizers reproducing the official numbers need that; by default it is an error.

@@ -1,4 +1,4 @@
-"""BLEU, ROUGE and METEOR beside the semantic score (METRIC.md §6).
+"""BLEU, ROUGE and METEOR beside the semantic score (docs/metric.md §6).
 
 Both strings are stripped and lower-cased; no stop-word removal.
 

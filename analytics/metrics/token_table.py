@@ -1,9 +1,9 @@
 """Every token vector the ``cliniqlink-2025`` word layer can ask for, encoded once per model and kept on disk.
 
-The word layer (METRIC.md §5.3) keeps only the WordPiece pieces for which ``str.isalnum()`` is true and encodes
+The word layer (docs/metric.md §5.3) keeps only the WordPiece pieces for which ``str.isalnum()`` is true and encodes
 each one on its own as the sentence ``[CLS] piece [SEP]``. A piece is a vocabulary entry (``##`` continuations
 and ``[UNK]`` are not alphanumeric), so the token strings it can ever meet are the model's alphanumeric
-vocabulary entries: 23,502 of all-MiniLM-L6-v2's 30,522, each re-tokenising to three positions. METRIC.md's
+vocabulary entries: 23,502 of all-MiniLM-L6-v2's 30,522, each re-tokenising to three positions. docs/metric.md's
 speed note says each distinct token "needs encoding once per run (or once ever, cached)": this is "once ever".
 The table is built at install time (``scripts/build_token_table.py``, run by ``make``; about 70,000
 positions, some seconds), keyed by the SHA-256 of the model's weights and of the vocabulary, and the

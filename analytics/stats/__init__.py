@@ -1,5 +1,5 @@
 """Pure statistics for the portal's analytics (no Django imports): agreement, rankings, metric correlation,
-leaderboard, a shared bootstrap and small plots. See DESIGN.md section 4."""
+leaderboard, a shared bootstrap and small plots. See the README, "Statistics"."""
 
 from .agreement import agreement_summary, cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement
 from .correlation import pairwise_accuracy, segment_tau_b, system_correlation

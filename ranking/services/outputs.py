@@ -4,7 +4,7 @@ One service, :func:`outputs_import`, behind the CLI (``import_outputs``), the ra
 scoring. Accepted input:
 
 - ClinIQLink harness output: a folder holding ``true_false.json`` … ``multi_hop_inverse.json`` or any of those
-  files; each is ``{"inputs": [...], "responses": [...], "prompts": [...]}`` aligned by position (METRIC.md §2.3).
+  files; each is ``{"inputs": [...], "responses": [...], "prompts": [...]}`` aligned by position (docs/metric.md §2.3).
   ``inputs[i]`` is the dataset item plus ``response`` / ``prompt``; it is matched to a :class:`QAItem` by the
   content uid the item importer gives it (the dataset fields only), then by (type, question, paragraph_id).
 - JSONL: one ``{"item_uid", "system", "response"}`` object per line (``prompt`` optional).
@@ -393,7 +393,7 @@ def _system_upsert(*, name: str, family: str, parameter_count: int | None, user)
 
 
 def reference_text(item: QAItem) -> str:
-    """The gold answer of ``item`` as text, the way the scorer reads it (METRIC.md §2.1 and §5).
+    """The gold answer of ``item`` as text, the way the scorer reads it (docs/metric.md §2.1 and §5).
 
     true/false, short, multi-hop: ``answer``; multiple choice: ``correct_answer`` (a letter becomes its option's
     text); list: the correct options joined with ", "; short inverse: ``incorrect_explanation``; multi-hop

@@ -1,6 +1,6 @@
 """The "next question" queue of a study.
 
-Guarantees (DESIGN.md §6): a question goes to at most ``study.overlap`` rankers, never twice to the same ranker,
+Guarantees (docs/design.md §6): a question goes to at most ``study.overlap`` rankers, never twice to the same ranker,
 and concurrent "next" requests never over-assign. A ranker's claim is a :class:`RankingTask` with a lease; a
 question's *active* tasks are the submitted ones plus the leased ones whose lease has not run out.
 

@@ -1,4 +1,4 @@
-"""Known answers for the closed-ended scoring (METRIC.md §4) and the shared normalisation (§3)."""
+"""Known answers for the closed-ended scoring (docs/metric.md §4) and the shared normalisation (§3)."""
 
 from __future__ import annotations
 

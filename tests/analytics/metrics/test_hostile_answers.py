@@ -1,5 +1,5 @@
 """One hostile multi-hop-inverse answer: the item is dropped exactly as the public scorer drops it, and the work
-any single answer can cause is bounded (METRIC.md §5.6)."""
+any single answer can cause is bounded (docs/metric.md §5.6)."""
 
 from __future__ import annotations
 

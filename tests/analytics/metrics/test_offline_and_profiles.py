@@ -1,4 +1,4 @@
-"""Nothing reaches the network; the paper profile follows METRIC.md §7; the run record is complete."""
+"""Nothing reaches the network; the paper profile follows docs/metric.md §7; the run record is complete."""
 
 from __future__ import annotations
 

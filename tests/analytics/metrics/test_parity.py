@@ -1,4 +1,4 @@
-"""Parity with the public ClinIQLink scorer on every folder of fixtures/metric-reference (METRIC.md, README there).
+"""Parity with the public ClinIQLink scorer on every folder of fixtures/metric-reference (docs/metric.md, README there).
 
 Semantic score and its layers within 1e-4, closed-ended outcomes and summary keys exactly, BLEU/ROUGE within
 1e-9, METEOR within 1e-9 where WordNet is installed (otherwise it must be None with a reason, never 0).

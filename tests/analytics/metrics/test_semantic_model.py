@@ -1,4 +1,4 @@
-"""The semantic layers with the real all-MiniLM-L6-v2 (METRIC.md §5), and the batched path's equivalence."""
+"""The semantic layers with the real all-MiniLM-L6-v2 (docs/metric.md §5), and the batched path's equivalence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Known answers for the pieces of the semantic score that need no model (METRIC.md §5)."""
+"""Known answers for the pieces of the semantic score that need no model (docs/metric.md §5)."""
 
 from __future__ import annotations
 

@@ -184,7 +184,7 @@ def _score(folders, encoder, nltk_dir, monkeypatch, **kwargs):
 def test_length_mismatch_stops_the_run_unless_asked_to_score_it_as_the_public_scorer(
     tmp_path, encoder, nltk_dir, monkeypatch
 ):
-    """METRIC.md §2.3: with --allow-length-mismatch the type scores 0, its inputs still feed the IDF (§5.3)."""
+    """docs/metric.md §2.3: with --allow-length-mismatch the type scores 0, its inputs still feed the IDF (§5.3)."""
     same = shutil.copytree(REFERENCE / "open_c_wrong", tmp_path / "same")
     mismatched = shutil.copytree(REFERENCE / "open_c_wrong", tmp_path / "mismatched")
     blob = json.loads((mismatched / "multi_hop.json").read_text())

@@ -1,4 +1,4 @@
-"""BLEU / ROUGE / METEOR (METRIC.md §6) and the offline NLTK data builder (§9)."""
+"""BLEU / ROUGE / METEOR (docs/metric.md §6) and the offline NLTK data builder (§9)."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def test_table_vectors_are_the_public_paths_vectors(encoder, tmp_path):
         path, weights_sha256=encoder.weights_sha256, vocab_sha256=vocabulary_sha256(encoder.vocabulary_tokens())
     )
     assert sorted(table.vectors) == tokens
-    # The public scorer encodes each token string with SentenceTransformer.encode (METRIC.md §5.3).
+    # The public scorer encodes each token string with SentenceTransformer.encode (docs/metric.md §5.3).
     expected = encoder.model.encode(tokens, batch_size=32, convert_to_numpy=True, show_progress_bar=False)
     got = np.stack([table.vectors[t] for t in tokens])
     assert np.abs(got - expected).max() < 1e-6
