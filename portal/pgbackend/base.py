@@ -13,13 +13,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self):
         from portal.embedded_pg import ensure_running
 
-        options = self.settings_dict.get("OPTIONS", {})
-        embedded = {key: options[key] for key in _EMBEDDED_KEYS if key in options}
-        self.settings_dict["OPTIONS"] = {k: v for k, v in options.items() if k not in _EMBEDDED_KEYS}
-        try:
-            params = super().get_connection_params()
-        finally:
-            self.settings_dict["OPTIONS"] = options
+        # Django copies OPTIONS into the connection parameters; take our own keys back out of that copy. The
+        # settings dict itself is shared by every thread's connection, so it must never be edited here (an earlier
+        # version swapped OPTIONS for a stripped copy during the call, and a thread connecting at that moment
+        # found no "pgdata").
+        params = super().get_connection_params()
+        embedded = {key: params.pop(key) for key in _EMBEDDED_KEYS if key in params}
         # The maintenance database ("postgres") is used by test set-up; create only the named one.
         target = self.settings_dict["NAME"] or "postgres"
         server = ensure_running(
