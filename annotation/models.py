@@ -121,5 +121,6 @@ class QAItem(models.Model):
         return [(chr(65 + i), text, text in correct) for i, text in enumerate(self.options)]
 
 
+from annotation.guideline_models import *  # noqa: E402,F403 - registers the guideline models with the app
 from annotation.release_models import *  # noqa: E402,F403 - registers the release models with the app
 from annotation.vetting_models import *  # noqa: E402,F403 - registers the vetting models with the app

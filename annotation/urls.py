@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, api_review, views, views_review, views_vetting
+from annotation import api, api_review, views, views_guidelines, views_review, views_vetting
 
 urlpatterns = [
     path("items/", views.ItemListView.as_view(), name="item_list"),
@@ -21,6 +21,14 @@ urlpatterns = [
     path("organize/vetting/progress/", views_vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),
     path("organize/vetting/batches/<int:pk>/", views_vetting.BatchUpdateView.as_view(), name="vetting_batch"),
     path("organize/vetting/gold/", views_vetting.GoldMarkView.as_view(), name="vetting_gold"),
+    # reviewer guidelines
+    path("guidelines/", views_guidelines.GuidelineReadView.as_view(), name="guidelines"),
+    path("organize/guidelines/", views_guidelines.GuidelineListView.as_view(), name="guideline_list"),
+    path(
+        "organize/guidelines/<str:benchmark>/<str:qa_type>/",
+        views_guidelines.GuidelineEditView.as_view(),
+        name="guideline_edit",
+    ),
 ]
 
 api_urlpatterns = [

@@ -109,6 +109,14 @@ class Review(models.Model):
     comment = models.TextField(blank=True)
     server_seconds = models.FloatField(help_text="From lease start to submission, measured by the server.")
     active_seconds = models.FloatField(null=True, blank=True, help_text="Active time reported by the page.")
+    guideline = models.ForeignKey(
+        "annotation.GuidelineVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The guideline version shown with the item (empty: none existed for its benchmark and type).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -146,6 +154,9 @@ class GoldAnswer(models.Model):
     is_correct = models.BooleanField()
     server_seconds = models.FloatField()
     active_seconds = models.FloatField(null=True, blank=True)
+    guideline = models.ForeignKey(
+        "annotation.GuidelineVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -171,6 +171,11 @@ def adjudication_blocked() -> QuerySet[QAItem]:
     return _adjudication_waiting().exclude(Exists(free)).order_by("id")
 
 
+def feedback_notes_of(user) -> QuerySet[FeedbackNote]:
+    """The person's own feedback notes, newest first, with what became of them (open, or closed with a response)."""
+    return FeedbackNote.objects.filter(author=user).select_related("item").order_by("-created_at")
+
+
 def reviewer_progress(user) -> dict:
     """The reviewer's own counts and pace (gold answers included: to the reviewer they are ordinary items).
 

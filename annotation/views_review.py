@@ -33,11 +33,13 @@ from annotation.vetting_selectors import (
     adjudication_queue,
     dispute_for,
     disputes_visible_to,
+    feedback_notes_of,
     item_history_visible_to,
     item_unblinded_for,
     reviewer_progress,
     reviews_visible_to,
 )
+from annotation.views_guidelines import guideline_gate, guideline_panel_context, guideline_start_context
 from annotation.workflow import RELEVANCE_SCALE
 from portal.errors import DomainError, NotAllowed, NotFound
 from portal.permissions import RoleRequiredMixin
@@ -79,10 +81,14 @@ class ReviewNextView(RoleRequiredMixin, View):
                 "progress": reviewer_progress(request.user),
                 "current": assignment_current(reviewer=request.user),
                 "done": "done" in request.GET,
+                "my_feedback": feedback_notes_of(request.user)[:20],
+                **guideline_start_context(request.user),
             },
         )
 
     def post(self, request):
+        if (refused := guideline_gate(request)) is not None:
+            return refused
         form = NextForm(request.POST)
         qa_type = form.cleaned_data["qa_type"] if form.is_valid() else ""
         return _go_next(request, qa_type)
@@ -113,6 +119,7 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
                 "dispute_form": dispute_form or DisputeForm(initial=initial),
                 "feedback_form": feedback_form or FeedbackForm(initial=initial),
                 "progress": reviewer_progress(request.user),
+                **guideline_panel_context(request.user, assignment),
             },
             status=status,
         )

@@ -1,5 +1,8 @@
 """Exports of vetting judgements: one row per judgement (CSV / Parquet) and SHROOM-style JSON per item.
 
+Each review row names the guideline version it was made under (``guideline_version``: the version number of the
+guideline of the row's benchmark and QA type), so agreement can be compared across versions.
+
 Annotators appear as stable pseudonyms (``User.pseudonym``) unless an organizer asks for identities.
 """
 
@@ -23,6 +26,7 @@ JUDGEMENT_COLUMNS = [
     "comment",
     "created_at",
     "seconds",
+    "guideline_version",
 ]
 DISPUTE_COLUMNS = [
     "item_uid",
@@ -46,7 +50,9 @@ def _who(user, identities: bool) -> str:
 
 def judgement_rows(*, identities: bool = False) -> list[dict]:
     rows = []
-    reviews = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).select_related("item", "reviewer")
+    reviews = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).select_related(
+        "item", "reviewer", "guideline"
+    )
     for review in reviews.order_by("item_id", "created_at", "id"):
         rows.append(
             {
@@ -59,6 +65,8 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "comment": review.comment,
                 "created_at": review.created_at.isoformat(),
                 "seconds": review.server_seconds,
+                # Text, so that the column stays whole numbers beside the adjudication rows' empty cells.
+                "guideline_version": str(review.guideline.number) if review.guideline else None,
                 "_order": (review.item_id, review.created_at),
             }
         )
@@ -74,6 +82,7 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "comment": adj.reason,
                 "created_at": adj.created_at.isoformat(),
                 "seconds": None,
+                "guideline_version": None,
                 "_order": (adj.item_id, adj.created_at),
             }
         )

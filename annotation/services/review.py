@@ -8,6 +8,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, VettingConfig
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
@@ -89,6 +90,7 @@ def review_submit(
             "comment": comment.strip(),
             "server_seconds": (now - assignment.created_at).total_seconds(),
             "active_seconds": active_seconds,
+            "guideline": guideline_for_assignment(assignment),
         }
         assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
         assignment.save(update_fields=["status", "finished_at"])
