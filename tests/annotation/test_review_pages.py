@@ -12,6 +12,8 @@ from annotation.services.queue import assignment_next
 pytestmark = pytest.mark.django_db
 
 SECRET_COMMENT = "PRIMARY-SECRET-COMMENT-7f3a"
+# The tick on the review start page that confirms the current guidelines were read (asked before the first item).
+READ_GUIDELINES = {"guidelines_read": "on"}
 
 
 @pytest.fixture
@@ -120,7 +122,7 @@ def test_review_form_post_twice_stores_once_and_opens_the_next_item(client, samp
     config.second_share = 0.0
     config.save()
     client.force_login(reviewer)
-    response = client.post(reverse("review_next"))
+    response = client.post(reverse("review_next"), READ_GUIDELINES)
     assignment = Assignment.objects.get(reviewer=reviewer)
     assert response["Location"] == reverse("review_assignment", args=[assignment.pk])
     data = {
@@ -153,7 +155,7 @@ def test_api_submit_is_idempotent(sample_items, config, reviewer):
 
 def test_dispute_through_the_page_holds_the_item(client, sample_items, config, reviewer):
     client.force_login(reviewer)
-    client.post(reverse("review_next"))
+    client.post(reverse("review_next"), READ_GUIDELINES)
     assignment = Assignment.objects.get(reviewer=reviewer)
     response = client.post(
         reverse("review_dispute", args=[assignment.pk]),

@@ -37,6 +37,7 @@ def test_review_start_report_print_api_docs_and_admin_under_the_policy(page, log
     assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith("Georgia")  # the static CSS
 
     page.goto("/review/")  # the former inline script: "n" takes the next item
+    page.check("#guidelines-read")  # asked once before the first item
     page.keyboard.press("n")
     page.wait_for_url(lambda url: "/review/" in url and url.rstrip("/").split("/")[-1].isdigit())
 

@@ -32,6 +32,7 @@ def test_reviewer_reviews_three_items_and_files_a_dispute_with_the_keyboard_only
     reviewer = make_user("reviewer")
     login(reviewer)
     page.goto("/review/")
+    page.check("#guidelines-read")  # the guidelines, confirmed once before the first item
     _submit_with(page, "n")
     plan = [("c", "5", "Matches the excerpt."), ("i", "3", "Dose is wrong."), ("u", "1", "")]
     for verdict_key, relevance_key, comment in plan:
@@ -73,6 +74,7 @@ def test_review_draft_survives_a_reload(page, login, make_user, queue):
     reviewer = make_user("reviewer")
     login(reviewer)
     page.goto("/review/")
+    page.check("#guidelines-read")  # the guidelines, confirmed once before the first item
     _submit_with(page, "n")
     page.keyboard.press("i")
     page.keyboard.press("2")

@@ -46,7 +46,7 @@ def test_item_page_escapes(hostile_item, organizer_client):
 
 def test_review_page_escapes(hostile_item, client, reviewer):
     client.force_login(reviewer)
-    response = client.post("/review/", {}, follow=True)
+    response = client.post("/review/", {"guidelines_read": "on"}, follow=True)
     assert hostile_item.question[:20] in response.content.decode().replace("&lt;", "<").replace("&gt;", ">").replace(
         "&quot;", '"'
     )
