@@ -14,6 +14,8 @@ from annotation.qa_types import QA_TYPE_LABELS, QAType
 
 __all__ = ["GuidelineVersion", "GuidelineAcknowledgement"]
 
+BENCHMARK_LABELS = {"cliniqlink": "ClinIQLink", "promptcblue": "PromptCBLUE"}
+
 
 class GuidelineVersion(models.Model):
     """One version of the guideline for the items of one benchmark and QA type (markdown, rendered safely)."""
@@ -41,6 +43,14 @@ class GuidelineVersion(models.Model):
     @property
     def type_label(self) -> str:
         return QA_TYPE_LABELS.get(QAType(self.qa_type), self.qa_type)
+
+    @property
+    def title(self) -> str:
+        """What the guideline is for, as people say it: "True / false", "PromptCBLUE", "List · MedQA"."""
+        benchmark = BENCHMARK_LABELS.get(self.benchmark, self.benchmark)
+        if self.qa_type == QAType.GENERIC:
+            return benchmark
+        return self.type_label if self.benchmark == "cliniqlink" else f"{self.type_label} · {benchmark}"
 
     @property
     def author_label(self) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from django.db.models import Count, QuerySet
 
+from annotation.guideline_models import BENCHMARK_LABELS
 from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
 from annotation.qa_types import QA_TYPE_LABELS, QAType
 
@@ -16,6 +17,9 @@ _TYPE_ORDER = {t.value: i for i, t in enumerate(QAType)}
 
 
 def type_label(qa_type: str) -> str:
+    """The type as organizers read it beside a benchmark name ("All tasks" for a benchmark without ClinIQLink types)."""
+    if qa_type == QAType.GENERIC:
+        return "All tasks"
     return QA_TYPE_LABELS[QAType(qa_type)] if qa_type in _TYPE_ORDER else qa_type
 
 
@@ -84,6 +88,7 @@ def guideline_history(*, benchmark: str, qa_type: str) -> QuerySet[GuidelineVers
 @dataclass(frozen=True)
 class GuidelineRow:
     benchmark: str
+    benchmark_label: str
     qa_type: str
     type_label: str
     current: GuidelineVersion | None
@@ -106,6 +111,7 @@ def guideline_overview() -> list[GuidelineRow]:
     return [
         GuidelineRow(
             benchmark=b,
+            benchmark_label=BENCHMARK_LABELS.get(b, b),
             qa_type=t,
             type_label=type_label(t),
             current=current.get((b, t)),

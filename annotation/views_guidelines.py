@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.forms_guidelines import GuidelineAcknowledgeForm, GuidelineVersionForm
+from annotation.guideline_models import BENCHMARK_LABELS
 from annotation.guideline_selectors import (
     guideline_acknowledgement_due,
     guideline_benchmarks,
@@ -41,9 +42,11 @@ def guideline_start_context(user) -> dict:
     guideline_defaults_ensure()
     versions = guidelines_current_set()
     read = guideline_version_ids_read(user)
+    new = {v.pk for v in versions if v.pk not in read}
     return {
         "guidelines": versions,
-        "guidelines_new": {v.pk for v in versions if v.pk not in read},
+        "guidelines_new": new,
+        "guidelines_open_new": len(new) < len(versions),
         "guidelines_due": guideline_acknowledgement_due(user, versions),
         "guideline_set": guideline_set_signature(versions),
     }
@@ -122,6 +125,7 @@ class GuidelineEditView(RoleRequiredMixin, View):
             "annotation/guideline_edit.html",
             {
                 "benchmark": benchmark,
+                "benchmark_label": BENCHMARK_LABELS.get(benchmark, benchmark),
                 "qa_type": qa_type,
                 "type_label": type_label(qa_type),
                 "current": current,
