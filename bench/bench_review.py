@@ -162,7 +162,9 @@ class HtmlReviewer(Reviewer):
             self.errors.append(f"start page {status} {location}")
             return
         self._pause()
-        status, location, _, _ = self._request(conn, "POST", "/review/", {"csrfmiddlewaretoken": csrf.group(1)})
+        # "I have read the guidelines": asked once before a reviewer's first item
+        first_next = {"csrfmiddlewaretoken": csrf.group(1), "guidelines_read": "on"}
+        status, location, _, _ = self._request(conn, "POST", "/review/", first_next)
         while time.time() < self.stop_at and status == 302 and "/review/" in location and "done" not in location:
             try:
                 status, _, page, ms = self._request(conn, "GET", location)
