@@ -37,59 +37,108 @@ def load_default_guidelines(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0008_release_csv_cells'),
+        ("annotation", "0008_release_csv_cells"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GuidelineVersion',
+            name="GuidelineVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('benchmark', models.CharField(max_length=40)),
-                ('qa_type', models.CharField(choices=[('true_false', 'True / false'), ('multiple_choice', 'Multiple choice'), ('list', 'List'), ('short_answer', 'Short answer'), ('short_inverse', 'Short inverse'), ('multi_hop', 'Multi-hop'), ('multi_hop_inverse', 'Multi-hop inverse'), ('generic', 'Other benchmark')], max_length=30)),
-                ('number', models.PositiveIntegerField(help_text='1, 2, 3, … per benchmark and QA type.')),
-                ('text', models.TextField(help_text='Markdown; raw HTML is shown as text.')),
-                ('change_note', models.CharField(blank=True, help_text='What changed since the previous version.', max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("benchmark", models.CharField(max_length=40)),
+                (
+                    "qa_type",
+                    models.CharField(
+                        choices=[
+                            ("true_false", "True / false"),
+                            ("multiple_choice", "Multiple choice"),
+                            ("list", "List"),
+                            ("short_answer", "Short answer"),
+                            ("short_inverse", "Short inverse"),
+                            ("multi_hop", "Multi-hop"),
+                            ("multi_hop_inverse", "Multi-hop inverse"),
+                            ("generic", "Other benchmark"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                ("number", models.PositiveIntegerField(help_text="1, 2, 3, … per benchmark and QA type.")),
+                ("text", models.TextField(help_text="Markdown; raw HTML is shown as text.")),
+                (
+                    "change_note",
+                    models.CharField(blank=True, help_text="What changed since the previous version.", max_length=300),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark', 'qa_type', '-number'],
+                "ordering": ["benchmark", "qa_type", "-number"],
             },
         ),
         migrations.CreateModel(
-            name='GuidelineAcknowledgement',
+            name="GuidelineAcknowledgement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('signature', models.CharField(help_text='Digest of the version ids of the set acknowledged.', max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('versions', models.ManyToManyField(related_name='+', to='annotation.guidelineversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "signature",
+                    models.CharField(help_text="Digest of the version ids of the set acknowledged.", max_length=64),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                ("versions", models.ManyToManyField(related_name="+", to="annotation.guidelineversion")),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='goldanswer',
-            name='guideline',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.guidelineversion'),
+            model_name="goldanswer",
+            name="guideline",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotation.guidelineversion",
+            ),
         ),
         migrations.AddField(
-            model_name='review',
-            name='guideline',
-            field=models.ForeignKey(blank=True, help_text='The guideline version shown with the item (empty: none existed for its benchmark and type).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.guidelineversion'),
+            model_name="review",
+            name="guideline",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The guideline version shown with the item (empty: none existed for its benchmark and type).",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotation.guidelineversion",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='guidelineversion',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'qa_type', 'number'), name='guideline_version_once'),
+            model_name="guidelineversion",
+            constraint=models.UniqueConstraint(
+                fields=("benchmark", "qa_type", "number"), name="guideline_version_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='guidelineacknowledgement',
-            constraint=models.UniqueConstraint(fields=('reviewer', 'signature'), name='guideline_ack_once_per_set'),
+            model_name="guidelineacknowledgement",
+            constraint=models.UniqueConstraint(fields=("reviewer", "signature"), name="guideline_ack_once_per_set"),
         ),
         migrations.RunSQL(GUARD_SQL, UNGUARD_SQL),
         migrations.RunPython(load_default_guidelines, migrations.RunPython.noop),
