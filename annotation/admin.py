@@ -50,4 +50,4 @@ class ReleaseItemAdmin(ReadOnlyAdmin):
     list_filter = ["release", "qa_type"]
 
 
-from annotation import admin_vetting  # noqa: E402,F401 - registers the vetting models
+from annotation import admin_guidelines, admin_vetting  # noqa: E402,F401 - register the guideline and vetting models

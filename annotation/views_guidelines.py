@@ -153,6 +153,12 @@ class GuidelineEditView(RoleRequiredMixin, View):
                 author=request.user,
             )
         except DomainError as exc:
+            if exc.code == "guideline_changed":
+                # Keep the author's text, now based on the version saved meanwhile: after comparing (the history
+                # beside the form shows it), saving again stores their text as the next version.
+                current = guideline_current(benchmark=benchmark, qa_type=qa_type)
+                form = GuidelineVersionForm({**request.POST.dict(), "based_on": current.number if current else 0})
+                form.is_valid()
             form.add_error(None, str(exc))
             return self._render(request, benchmark, qa_type, form, status=exc.http_status)
         messages.success(

@@ -272,5 +272,8 @@ def test_organizer_writes_a_version_and_sees_the_history(defaults, organizer_cli
     again = organizer_client.post(url, {"text": "late edit", "change_note": "", "based_on": "1"})
     assert again.status_code == 409 and "late edit" in again.content.decode()
     assert guideline_current(benchmark="cliniqlink", qa_type="multiple_choice").number == 2
-    empty = organizer_client.post(url, {"text": "", "change_note": "", "based_on": "2"})
+    assert 'name="based_on" value="2"' in again.content.decode()  # saving again, after comparing, is accepted
+    assert organizer_client.post(url, {"text": "late edit", "change_note": "", "based_on": "2"}).status_code == 302
+    assert guideline_current(benchmark="cliniqlink", qa_type="multiple_choice").text == "late edit"
+    empty = organizer_client.post(url, {"text": "", "change_note": "", "based_on": "3"})
     assert empty.status_code == 400 and "This field is required" in empty.content.decode()
