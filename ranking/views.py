@@ -27,10 +27,10 @@ from ranking.selectors import (
     task_blinded,
     task_for_ranker,
 )
+from ranking.services.drafts import draft_get, draft_save
 from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
-from ranking.services.drafts import draft_get, draft_save
 from ranking.services.queue import task_next, task_release
 from ranking.services.studies import study_create, study_state_set
 from ranking.services.submissions import IncompleteRanking, task_slots, task_submit

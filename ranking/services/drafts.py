@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from django.db import IntegrityError, transaction
+
 from portal.errors import Conflict, DomainError
 from ranking.models import RankingDraft, RankingTask
 from ranking.services.submissions import task_slots
@@ -57,7 +59,12 @@ def draft_save(*, task: RankingTask, data) -> RankingDraft:
     """Store (replace) the draft of a task the ranker still holds."""
     if task.status != RankingTask.Status.LEASED:
         raise Conflict("This question is no longer open for you.", code="not_leased")
-    draft, _ = RankingDraft.objects.update_or_create(task=task, defaults={"data": draft_clean(task=task, data=data)})
+    data = draft_clean(task=task, data=data)
+    try:
+        with transaction.atomic():
+            draft, _ = RankingDraft.objects.update_or_create(task=task, defaults={"data": data})
+    except IntegrityError as exc:  # the task went away meanwhile
+        raise Conflict("This question is no longer open for you.", code="not_leased") from exc
     return draft
 
 
