@@ -8,7 +8,6 @@ import os
 import pytest
 
 from ranking.models import AnswerJudgement, RankingTask, StudyAnswer, System
-from tests.browser.conftest import CHROMIUM_ARGS  # noqa: F401  (same browser set-up as the page fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("RANKING_SHOTS")  # a folder: screenshots for a person to look at
