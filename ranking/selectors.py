@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from annotation.qa_types import QA_TYPE_LABELS, QAType
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion, System
-from ranking.rules import HALLUCINATION_KIND_MEANINGS
+from ranking.rules import HALLUCINATION_KIND_MEANINGS, identical_groups
 from ranking.services.queue import skipped_count
-from ranking.services.submissions import TaskNotFound, task_identical_slots, task_texts
+from ranking.services.submissions import TaskNotFound, task_texts
 
 
 def study_list() -> QuerySet[Study]:
@@ -118,7 +118,7 @@ def task_blinded(*, task: RankingTask) -> dict:
         "question": _question_blinded(task.question.item, show_passage=study.show_passage),
         "answers": [{"slot": slot, "text": text} for slot, text in texts.items()],
         # Identical answers may share a rank even where ties are not allowed; only letters, nothing about authors.
-        "identical": task_identical_slots(task),
+        "identical": identical_groups(texts),
         "hallucination_kinds": [{"kind": k, "meaning": m} for k, m in HALLUCINATION_KIND_MEANINGS.items()],
         "ask_unblinding": task.ask_unblinding,
     }

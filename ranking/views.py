@@ -89,7 +89,13 @@ class RankingTaskView(RoleRequiredMixin, View):
     def get(self, request, task_id):
         task = self._task(request, task_id)
         if task.status != task.Status.LEASED:
-            messages.info(request, "That question is finished.")
+            skipped = task.status == task.Status.SKIPPED
+            messages.info(
+                request,
+                "You skipped that question; it comes back after your other questions."
+                if skipped
+                else "That question is finished.",
+            )
             return redirect("ranking_next", study_id=task.study_id)
         return render(request, "ranking/task.html", self._context(request, task))
 

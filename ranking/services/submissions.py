@@ -85,7 +85,9 @@ def task_submit(
             if idempotency_key and idempotency_key == task.idempotency_key:
                 return task
             raise Conflict("You have already submitted this ranking.", code="already_submitted")
-        if task.status in (RankingTask.Status.RELEASED, RankingTask.Status.SKIPPED):
+        if task.status == RankingTask.Status.SKIPPED:
+            raise Conflict("You skipped this question; it comes back after your other questions.", code="skipped")
+        if task.status == RankingTask.Status.RELEASED:
             raise Conflict("This question was handed back; take the next one.", code="released")
         if not task.study.is_open:
             raise Conflict("This study is closed.", code="study_closed")
