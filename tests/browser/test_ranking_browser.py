@@ -80,7 +80,7 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     assert _ranked_order(page) == ["B", "A", "C"]
     # the draft survives a reload
     page.reload()
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")
     assert _ranked_order(page) == ["B", "A", "C"]
     for slot, tag_key in (("A", "Shift+Digit1"), ("B", "Shift+Digit1"), ("C", "Shift+Digit3")):
         page.keyboard.press(slot.lower())  # pick the answer

@@ -146,12 +146,18 @@ def test_draft_made_on_one_device_is_there_on_another(chromium_browser, live_ser
 
         _sign_in(page2, ranker)  # another device: its own browser storage, nothing local to fall back on
         page2.goto(task_url)
-        page2.wait_for_selector("#answer-B .rank-badge:text-is('rank 1')")
+        page2.wait_for_selector("#ranking-form[data-draft-ready]")
         assert _order(page2) == ["B", "A", "C"]
         assert page2.is_checked("input[name=tag_B][value=good]")
         assert page2.input_value("#id_comment") == "Half done on the desktop."
         for slot, tag in (("A", "okay"), ("C", "bad")):
             page2.tap(f"#answer-{slot} .tag-choice:has(input[value={tag}])")
+        page2.tap("#answer-C .move-up")
+        page2.wait_for_selector("#draft-state:text-is('Draft saved.')")
+        # back on the first device: the newer draft from the phone wins over what this browser kept
+        page1.reload()
+        page1.wait_for_selector("#ranking-form[data-draft-ready]")
+        assert _order(page1) == ["B", "C", "A"] and page1.is_checked("input[name=tag_C][value=bad]")
         page2.tap("#submit-ranking")
         page2.wait_for_url(lambda url: str(task.pk) not in url)
         task.refresh_from_db()

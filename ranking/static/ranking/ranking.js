@@ -30,7 +30,9 @@
     if (document.visibilityState === "visible") since = performance.now();
     else {
       if (since !== null) { elapsed += performance.now() - since; since = null; }
-      saveDraft(true);
+      // Leaving (or reloading) sends only changes the server does not have yet: a device left open with an
+      // older state must not overwrite what was done on another device since.
+      if (dirty) { clearTimeout(serverTimer); sendDraft(true); }
     }
   });
   const timeSpent = () => Math.round(elapsed + (since !== null ? performance.now() - since : 0));
@@ -189,14 +191,16 @@
   }
   let serverTimer = null;
   let dirty = false;
-  function saveDraft(now) {
+  function saveDraft() {
     if (restoring) return;
-    const data = draftData();
+    // "pending" until the server has it: a draft that never reached the server beats the server's on reload,
+    // otherwise the server's wins (it may come from another device); no clocks are compared.
+    const data = { ...draftData(), pending: true };
     try { localStorage.setItem(draftKey, JSON.stringify(data)); } catch (err) { /* storage full or blocked */ }
     dirty = true;
+    draftState.textContent = "Saving the draft…";
     clearTimeout(serverTimer);
-    if (now === true) sendDraft(true);
-    else serverTimer = setTimeout(sendDraft, 800);
+    serverTimer = setTimeout(sendDraft, 800);
   }
   function sendDraft(keepalive) {
     if (!dirty) return;
@@ -208,19 +212,25 @@
       body: JSON.stringify(body),
     }).then((r) => {
       draftState.textContent = r.ok ? "Draft saved." : "Draft kept in this browser only.";
+      if (r.ok && !dirty) {
+        const local = localDraft();
+        if (local) {
+          local.pending = false;
+          try { localStorage.setItem(draftKey, JSON.stringify(local)); } catch (err) { /* blocked */ }
+        }
+      }
     }).catch(() => { draftState.textContent = "Draft kept in this browser only."; });
   }
   function applyDraft(data) {
     const order = data.order || data.ranked || [];
     order.forEach((slot) => { const c = cardOf(slot); if (c) list.appendChild(c); });
     ordered = data.ordered === undefined ? order.length > 0 : Boolean(data.ordered);
+    const fields = data.fields || {};
+    // Every field is set, not only those in the draft: a server draft may replace the local one shown first.
     form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((i) => {
-      if (i.name in (data.fields || {})) i.checked = i.type === "radio" ? i.value === data.fields[i.name] : true;
+      i.checked = i.name in fields && (i.type === "radio" ? i.value === fields[i.name] : true);
     });
-    Object.entries(data.fields || {}).forEach(([name, value]) => {
-      form.querySelectorAll("select[name='" + CSS.escape(name) + "'], textarea[name='" + CSS.escape(name) + "']")
-        .forEach((i) => { i.value = value; });
-    });
+    form.querySelectorAll("select[name], textarea[name]").forEach((i) => { i.value = fields[i.name] || ""; });
     elapsed = Number(data.elapsed) || 0;
   }
   function localDraft() {
@@ -276,20 +286,33 @@
     form.querySelector("input[name=time_spent_ms]").value = String(timeSpent());
   });
 
-  // --- start: the newer of this browser's draft and the server's ---
-  function start(serverDraft, serverSavedAt) {
+  // --- start: this browser's draft if it has changes the server never got, else the server's ---
+  function start(serverDraft) {
     const local = localDraft();
-    const localAt = local ? Number(local.savedAt) || 0 : 0;
-    const chosen = serverDraft && (!local || serverSavedAt >= localAt) ? serverDraft : local;
-    if (chosen) applyDraft(chosen);
+    const chosen = serverDraft && !(local && local.pending) ? serverDraft : local;
+    if (chosen && chosen !== local) applyDraft(chosen);
     restoring = false;
     refresh();
     markCut();
-    dirty = false;
+    clearTimeout(serverTimer);
+    form.dataset.draftReady = "1";
+    if (chosen === local && local && local.pending) sendDraft();  // the server never got these changes
+    else {
+      dirty = false;
+      draftState.textContent = "";
+      const stored = localDraft();  // what refresh() just stored, the same as the server's (or empty)
+      if (stored) {
+        stored.pending = false;
+        try { localStorage.setItem(draftKey, JSON.stringify(stored)); } catch (err) { /* blocked */ }
+      }
+    }
   }
   pruneDrafts();
+  // This browser's draft at once (no flash of an empty form); the server's replaces it when it is the one to keep.
+  const shownFirst = localDraft();
+  if (shownFirst) { applyDraft(shownFirst); refresh(); }
   fetch(draftUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : {}))
-    .then((body) => start(body.draft || null, body.saved_at ? Date.parse(body.saved_at) : 0))
-    .catch(() => start(null, 0));
+    .then((body) => start(body.draft || null))
+    .catch(() => start(null));
 })();
