@@ -27,14 +27,22 @@ def system_list() -> QuerySet[System]:
 
 def studies_for_ranker(*, ranker) -> list[dict]:
     """Open studies with this ranker's own progress (never anyone else's)."""
-    mine = dict(
-        RankingTask.objects.filter(ranker=ranker, status=RankingTask.Status.SUBMITTED)
+    mine = (
+        RankingTask.objects.filter(ranker=ranker)
         .values("study_id")
-        .annotate(n=Count("pk"))
-        .values_list("study_id", "n")
+        .annotate(
+            done=Count("pk", filter=Q(status=RankingTask.Status.SUBMITTED)),
+            skipped=Count("pk", filter=Q(status=RankingTask.Status.SKIPPED)),
+        )
     )
+    counts = {row["study_id"]: row for row in mine}
     return [
-        {"study": study, "done": mine.get(study.pk, 0), "questions": study.n_questions}
+        {
+            "study": study,
+            "done": counts.get(study.pk, {}).get("done", 0),
+            "skipped": counts.get(study.pk, {}).get("skipped", 0),
+            "questions": study.n_questions,
+        }
         for study in study_list().filter(state=Study.State.OPEN)
     ]
 

@@ -58,6 +58,7 @@ class RankerStudySerializer(serializers.Serializer):
     guidelines = serializers.CharField(source="study.guidelines")
     questions = serializers.IntegerField()
     done = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text="Questions you skipped; they come back after the others.")
 
 
 class AnswerJudgementInSerializer(serializers.Serializer):

@@ -22,6 +22,9 @@ def test_start_and_organizer_pages_say_how_many_were_skipped(client, leased, org
     client.force_login(ranker)
     start = client.get(reverse("ranking_next", args=[task.study_id])).content.decode()
     assert "You skipped 1: it comes back after the others." in start
+    home = client.get(reverse("ranking_home")).content.decode()
+    assert "1 skipped, they come back at the end" in home
+    assert client.get("/api/ranking/studies/").json()[0]["skipped"] == 1
     client.force_login(organizer)
     detail = client.get(reverse("study_detail", args=[task.study_id])).content.decode()
     assert "Skipped, not ranked yet</th><td>1 " in detail
