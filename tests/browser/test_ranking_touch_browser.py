@@ -95,7 +95,7 @@ def test_desktop_list_is_in_view_and_long_answers_only_get_the_show_control(page
     login(ranker)
     page.goto(f"/rank/studies/{study.pk}/next/")
     page.click("button:has-text('Start ranking')")
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")
     _shot(page, "desktop")
     # The list is the drop zone: its first answer (handle and all) is on screen without scrolling at 1300x900.
     assert page.evaluate("window.scrollY") == 0

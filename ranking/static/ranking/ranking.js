@@ -311,6 +311,7 @@
   // This browser's draft at once (no flash of an empty form); the server's replaces it when it is the one to keep.
   const shownFirst = localDraft();
   if (shownFirst) { applyDraft(shownFirst); refresh(); }
+  markCut();
   fetch(draftUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : {}))
     .then((body) => start(body.draft || null))
