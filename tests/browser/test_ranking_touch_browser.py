@@ -239,3 +239,33 @@ def test_identical_answers_are_named_and_may_tie_hallucination_kinds_and_passage
     page.wait_for_url(lambda url: str(task.pk) not in url)
     judged = {j.slot: j.rank for j in AnswerJudgement.objects.filter(task=task)}
     assert judged == {twins[0]: 1, twins[1]: 1, other: 2}
+
+
+def test_phone_drags_an_answer_to_the_top_with_a_finger(chromium_browser, live_server, make_user, make_study):
+    study = make_study()
+    ranker = make_user("ranker")
+    context, page, violations = _context(
+        chromium_browser, live_server, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    try:
+        _sign_in(page, ranker)
+        page.goto(f"/rank/studies/{study.pk}/next/")
+        page.tap("button:has-text('Start ranking')")
+        page.wait_for_selector("#ranking-form[data-draft-ready]")
+        page.locator("#answer-C").scroll_into_view_if_needed()
+        touch = context.new_cdp_session(page)  # real touch events: start on C's handle, move onto A, lift
+        handle = page.locator("#answer-C .handle").bounding_box()
+        target = page.locator("#answer-A").bounding_box()
+        x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+        touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        page.wait_for_timeout(100)
+        for step in range(1, 16):
+            point = {"x": x, "y": y + (target["y"] + 10 - y) * step / 15}
+            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
+            page.wait_for_timeout(30)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        page.wait_for_selector("#answer-C .rank-badge:text-is('rank 1')")
+        assert _order(page) == ["C", "A", "B"]
+    finally:
+        context.close()
+    assert not violations, violations
