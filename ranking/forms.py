@@ -35,6 +35,12 @@ class StudyForm(forms.Form):
         required=False, label="Ask about hallucinations (intrinsic / extrinsic / other)"
     )
     ask_harm = forms.BooleanField(required=False, label="Ask about potential patient harm")
+    show_passage = forms.BooleanField(
+        required=False,
+        label="Show rankers the source passage",
+        help_text="The textbook passage each question was written from. Needed to judge intrinsic hallucinations "
+        "(claims that contradict the source); it may hint at the right answer.",
+    )
     unblinding_rate = forms.FloatField(
         min_value=0, max_value=1, initial=0, help_text="Share of tasks asking which answer is the reference."
     )

@@ -88,6 +88,11 @@ class Study(models.Model):
     tag_scale = models.JSONField(default=default_tag_scale)
     ask_hallucination = models.BooleanField(default=False)
     ask_harm = models.BooleanField(default=False)
+    # Intrinsic hallucination (contradicting the source) cannot be judged without the source; the organizer decides
+    # whether rankers see it (it may give the gold answer away, which is why it is not always on).
+    show_passage = models.BooleanField(
+        default=False, help_text="Show rankers the textbook passage each question was written from."
+    )
     unblinding_rate = models.FloatField(default=0.0, help_text="Share of tasks that ask which answer is the reference.")
     guidelines = models.TextField(blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN, db_index=True)
@@ -147,6 +152,7 @@ class RankingTask(models.Model):
         LEASED = "leased"
         SUBMITTED = "submitted"
         RELEASED = "released"  # the lease ran out and the slot went to someone else
+        SKIPPED = "skipped"  # the ranker put it aside; served again once every unskipped question is done
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tasks")
@@ -162,6 +168,7 @@ class RankingTask(models.Model):
     leased_at = models.DateTimeField(auto_now_add=True)
     lease_expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    skipped_at = models.DateTimeField(null=True, blank=True, help_text="When the ranker last skipped it.")
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     comment = models.TextField(blank=True)
     idempotency_key = models.CharField(max_length=100, blank=True)
@@ -182,6 +189,20 @@ class RankingTask(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.pk} ({self.status})"
+
+
+class RankingDraft(models.Model):
+    """The ranker's unfinished work on a task (order, tags, notes), so it follows them to another device.
+
+    Holds slot letters and the ranker's own choices only; deleted when the task is submitted.
+    """
+
+    task = models.OneToOneField(RankingTask, on_delete=models.CASCADE, primary_key=True, related_name="draft")
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of task {self.task_id}"
 
 
 class AnswerJudgement(models.Model):

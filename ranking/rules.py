@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HALLUCINATION_KINDS = ("intrinsic", "extrinsic", "other")
+# What each kind means, in the words the ranking page shows next to the choice (docs/design.md, ranking).
+HALLUCINATION_KIND_MEANINGS = {
+    "intrinsic": "contradicts the question or the source passage it was written from",
+    "extrinsic": "adds a claim that the question and the source passage neither support nor contradict "
+    "(cannot be verified from them), such as an invented study, dose or statistic",
+    "other": "any other made-up content, e.g. an invented citation or guideline, or nonsense presented as fact",
+}
 UNBLINDING_NO_IDEA = "?"
 
 
@@ -19,6 +26,16 @@ class FormRules:
     ask_hallucination: bool = False
     ask_harm: bool = False
     ask_unblinding: bool = False
+    # Groups of slots whose answers are word for word the same: they may share a rank even without ties_allowed.
+    identical: tuple[frozenset[str], ...] = ()
+
+
+def identical_groups(texts: dict[str, str]) -> list[list[str]]:
+    """Slots whose texts are the same once whitespace is trimmed and collapsed, in slot order ({slot: text})."""
+    groups: dict[str, list[str]] = {}
+    for slot, text in texts.items():
+        groups.setdefault(" ".join(str(text).split()), []).append(slot)
+    return [sorted(slots) for slots in groups.values() if len(slots) > 1]
 
 
 @dataclass(frozen=True)
@@ -98,19 +115,27 @@ def ranking_check(
                 continue
         parsed.append(SlotJudgement(slot, rank, tag, hallucination, kind, harm))
     if len(parsed) == n and not problems:
-        problems.extend(_order_problems(parsed, ties_allowed=rules.ties_allowed))
+        problems.extend(_order_problems(parsed, ties_allowed=rules.ties_allowed, identical=rules.identical))
     if rules.ask_unblinding and unblinding_guess not in (*slots, UNBLINDING_NO_IDEA):
         problems.append("say which answer you think is the reference (or that you cannot tell)")
     return parsed, problems
 
 
-def _order_problems(parsed: list[SlotJudgement], *, ties_allowed: bool) -> list[str]:
+def _order_problems(
+    parsed: list[SlotJudgement], *, ties_allowed: bool, identical: tuple[frozenset[str], ...] = ()
+) -> list[str]:
     by_rank: dict[int, list[str]] = {}
     for j in parsed:
         by_rank.setdefault(j.rank, []).append(j.slot)
     if not ties_allowed:
-        dupes = [f"rank {r} given to {' and '.join(s)}" for r, s in sorted(by_rank.items()) if len(s) > 1]
-        return [f"ties are not allowed in this study: {'; '.join(dupes)}"] if dupes else []
+        # A tie is only accepted between answers that are word for word the same.
+        dupes = [
+            f"rank {r} given to {' and '.join(s)}"
+            for r, s in sorted(by_rank.items())
+            if len(s) > 1 and not any(set(s) <= group for group in identical)
+        ]
+        if dupes:
+            return [f"ties are not allowed in this study: {'; '.join(dupes)}"]
     ranks = sorted(by_rank)
     if ranks != list(range(1, len(ranks) + 1)):
         return [f"ranks must run 1, 2, 3… without gaps (got {', '.join(map(str, ranks))})"]

@@ -12,7 +12,9 @@ from django.utils import timezone
 
 from annotation.qa_types import QA_TYPE_LABELS, QAType
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion, System
-from ranking.services.submissions import TaskNotFound, task_slots
+from ranking.rules import HALLUCINATION_KIND_MEANINGS, identical_groups
+from ranking.services.queue import skipped_count
+from ranking.services.submissions import TaskNotFound, task_texts
 
 
 def study_list() -> QuerySet[Study]:
@@ -25,14 +27,22 @@ def system_list() -> QuerySet[System]:
 
 def studies_for_ranker(*, ranker) -> list[dict]:
     """Open studies with this ranker's own progress (never anyone else's)."""
-    mine = dict(
-        RankingTask.objects.filter(ranker=ranker, status=RankingTask.Status.SUBMITTED)
+    mine = (
+        RankingTask.objects.filter(ranker=ranker)
         .values("study_id")
-        .annotate(n=Count("pk"))
-        .values_list("study_id", "n")
+        .annotate(
+            done=Count("pk", filter=Q(status=RankingTask.Status.SUBMITTED)),
+            skipped=Count("pk", filter=Q(status=RankingTask.Status.SKIPPED)),
+        )
     )
+    counts = {row["study_id"]: row for row in mine}
     return [
-        {"study": study, "done": mine.get(study.pk, 0), "questions": study.n_questions}
+        {
+            "study": study,
+            "done": counts.get(study.pk, {}).get("done", 0),
+            "skipped": counts.get(study.pk, {}).get("skipped", 0),
+            "questions": study.n_questions,
+        }
         for study in study_list().filter(state=Study.State.OPEN)
     ]
 
@@ -57,6 +67,7 @@ def study_progress(*, study: Study) -> dict:
         "complete_questions": complete,
         "active_leases": tasks.filter(status=RankingTask.Status.LEASED, lease_expires_at__gt=now).count(),
         "rankers": submitted.values("ranker_id").distinct().count(),
+        "skipped": skipped_count(study=study),
         "unblinding_asked": asked.count(),
         "unblinding_guessed": guesses["n"],
         "unblinding_correct": guesses["correct"],
@@ -73,8 +84,9 @@ def task_for_ranker(*, task_id, ranker) -> RankingTask:
     return task
 
 
-def _question_blinded(item) -> dict:
-    """What the ranker may see of the item: the question and what the model was shown — never the gold answer."""
+def _question_blinded(item, *, show_passage: bool = False) -> dict:
+    """What the ranker may see of the item: the question and what the model was shown — never the gold answer
+    (and, when the study shows it, the source passage)."""
     data = {
         "qa_type": item.qa_type,
         "type_label": QA_TYPE_LABELS.get(QAType(item.qa_type), item.qa_type),
@@ -88,12 +100,15 @@ def _question_blinded(item) -> dict:
     if item.qa_type == QAType.MULTI_HOP_INVERSE:
         data["shown_answer"] = item.answer  # the wrong final answer the model was asked to find the fault in
         data["reasoning"] = list(item.reasoning)
+    if show_passage:
+        data["passage"] = item.passage.text if item.passage_id else ""
+        data["passage_missing"] = not item.passage_id
     return data
 
 
 def task_blinded(*, task: RankingTask) -> dict:
     """A task as the ranker sees it: slot letters and answer texts in the stored order, nothing more."""
-    texts = dict(StudyAnswer.objects.filter(pk__in=task.order).values_list("pk", "text"))
+    texts = task_texts(task)
     study = task.study
     return {
         "task": str(task.pk),
@@ -106,13 +121,21 @@ def task_blinded(*, task: RankingTask) -> dict:
             "ties_allowed": study.ties_allowed,
             "ask_hallucination": study.ask_hallucination,
             "ask_harm": study.ask_harm,
+            "show_passage": study.show_passage,
         },
-        "question": _question_blinded(task.question.item),
-        "answers": [{"slot": slot, "text": texts[pk]} for slot, pk in zip(task_slots(task), task.order, strict=True)],
+        "question": _question_blinded(task.question.item, show_passage=study.show_passage),
+        "answers": [{"slot": slot, "text": text} for slot, text in texts.items()],
+        # Identical answers may share a rank even where ties are not allowed; only letters, nothing about authors.
+        "identical": identical_groups(texts),
+        "hallucination_kinds": [{"kind": k, "meaning": m} for k, m in HALLUCINATION_KIND_MEANINGS.items()],
         "ask_unblinding": task.ask_unblinding,
     }
 
 
 def ranker_progress(*, study: Study, ranker) -> dict:
     done = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SUBMITTED).count()
-    return {"done": done, "questions": StudyQuestion.objects.filter(study=study).count()}
+    return {
+        "done": done,
+        "questions": StudyQuestion.objects.filter(study=study).count(),
+        "skipped": skipped_count(study=study, ranker=ranker),
+    }

@@ -20,6 +20,7 @@ class BlindedQuestionSerializer(serializers.Serializer):
     false_answer = serializers.CharField(required=False)
     shown_answer = serializers.CharField(required=False)
     reasoning = serializers.ListField(child=serializers.CharField(), required=False)
+    passage = serializers.CharField(required=False, help_text="Only when the study shows the source passage.")
 
 
 class BlindedAnswerSerializer(serializers.Serializer):
@@ -34,6 +35,7 @@ class RankerStudyFormSerializer(serializers.Serializer):
     ties_allowed = serializers.BooleanField()
     ask_hallucination = serializers.BooleanField()
     ask_harm = serializers.BooleanField()
+    show_passage = serializers.BooleanField()
 
 
 class BlindedTaskSerializer(serializers.Serializer):
@@ -43,6 +45,10 @@ class BlindedTaskSerializer(serializers.Serializer):
     study = RankerStudyFormSerializer()
     question = BlindedQuestionSerializer()
     answers = BlindedAnswerSerializer(many=True)
+    identical = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Groups of answer letters whose texts are word for word the same: they may share a rank.",
+    )
     ask_unblinding = serializers.BooleanField()
 
 
@@ -52,6 +58,7 @@ class RankerStudySerializer(serializers.Serializer):
     guidelines = serializers.CharField(source="study.guidelines")
     questions = serializers.IntegerField()
     done = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text="Questions you skipped; they come back after the others.")
 
 
 class AnswerJudgementInSerializer(serializers.Serializer):
@@ -108,6 +115,7 @@ class StudySerializer(serializers.ModelSerializer):
             "tag_scale",
             "ask_hallucination",
             "ask_harm",
+            "show_passage",
             "unblinding_rate",
             "guidelines",
             "lease_seconds",
@@ -133,6 +141,7 @@ class StudyCreateSerializer(serializers.Serializer):
     )
     ask_hallucination = serializers.BooleanField(required=False, default=False)
     ask_harm = serializers.BooleanField(required=False, default=False)
+    show_passage = serializers.BooleanField(required=False, default=False)
     unblinding_rate = serializers.FloatField(required=False, default=0.0, min_value=0.0, max_value=1.0)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     lease_seconds = WholeNumberSerializerField(required=False, default=1800, min_value=60)

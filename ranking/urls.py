@@ -7,6 +7,7 @@ urlpatterns = [
     path("rank/studies/<int:study_id>/next/", views.RankingNextView.as_view(), name="ranking_next"),
     path("rank/tasks/<uuid:task_id>/", views.RankingTaskView.as_view(), name="ranking_task"),
     path("rank/tasks/<uuid:task_id>/skip/", views.RankingTaskSkipView.as_view(), name="ranking_task_skip"),
+    path("rank/tasks/<uuid:task_id>/draft/", views.RankingDraftView.as_view(), name="ranking_task_draft"),
     path("organize/studies/", views.StudyListView.as_view(), name="study_list"),
     path("organize/outputs/import/", views.OutputsImportView.as_view(), name="outputs_import"),
     path("organize/studies/new/", views.StudyCreateView.as_view(), name="study_create"),

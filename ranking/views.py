@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
@@ -17,7 +18,6 @@ from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
 from ranking.models import ReferenceFlag, Study
-from ranking.rules import HALLUCINATION_KINDS
 from ranking.selectors import (
     ranker_progress,
     studies_for_ranker,
@@ -27,6 +27,7 @@ from ranking.selectors import (
     task_blinded,
     task_for_ranker,
 )
+from ranking.services.drafts import draft_get, draft_save
 from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
@@ -42,13 +43,13 @@ class RankingHomeView(RoleRequiredMixin, View):
         return render(request, "ranking/home.html", {"studies": studies_for_ranker(ranker=request.user)})
 
 
-def _go_next(request, study: Study):
+def _go_next(request, study: Study, not_again=None):
     """Lease (or resume) the ranker's next question of ``study`` and open it; the done page when none is left.
 
     Only POST handlers call this: taking a lease changes state, so no GET (a prefetched link, a crawler) does it.
     """
     try:
-        task = task_next(study=study, ranker=request.user)
+        task = task_next(study=study, ranker=request.user, not_again=not_again)
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("ranking_home")
@@ -80,7 +81,6 @@ class RankingTaskView(RoleRequiredMixin, View):
             "view": task_blinded(task=task),
             "task_key": str(task.pk),
             "idempotency_key": (posted or {}).get("idempotency_key") or uuid.uuid4().hex,
-            "hallucination_kinds": HALLUCINATION_KINDS,
             "problems": problems,
             "progress": ranker_progress(study=task.study, ranker=request.user),
             "study_id": task.study_id,
@@ -89,7 +89,13 @@ class RankingTaskView(RoleRequiredMixin, View):
     def get(self, request, task_id):
         task = self._task(request, task_id)
         if task.status != task.Status.LEASED:
-            messages.info(request, "That question is finished.")
+            skipped = task.status == task.Status.SKIPPED
+            messages.info(
+                request,
+                "You skipped that question; it comes back after your other questions."
+                if skipped
+                else "That question is finished.",
+            )
             return redirect("ranking_next", study_id=task.study_id)
         return render(request, "ranking/task.html", self._context(request, task))
 
@@ -129,7 +135,37 @@ class RankingTaskSkipView(RoleRequiredMixin, View):
     def post(self, request, task_id):
         task = RankingTaskView._task(request, task_id)
         task_release(task=task, ranker=request.user)
-        return _go_next(request, task.study)
+        messages.info(request, "Skipped: this question comes back after your other questions.")
+        return _go_next(request, task.study, not_again=task)
+
+
+class RankingDraftView(RoleRequiredMixin, View):
+    """The ranker's unfinished ranking of one of their own tasks: GET reads it, POST (JSON, CSRF) replaces it.
+
+    Someone else's task answers 404, the same as a missing one."""
+
+    required_roles = (Role.RANKER,)
+    MAX_BYTES = 64 * 1024
+
+    def get(self, request, task_id):
+        draft = draft_get(task=RankingTaskView._task(request, task_id))
+        if draft is None:
+            return JsonResponse({"draft": None})
+        return JsonResponse({"draft": draft.data, "saved_at": draft.updated_at.isoformat()})
+
+    def post(self, request, task_id):
+        task = RankingTaskView._task(request, task_id)
+        if len(request.body) > self.MAX_BYTES:
+            return JsonResponse({"error": "The draft is too large."}, status=400)
+        try:
+            data = json.loads(request.body or b"null")
+        except ValueError:
+            return JsonResponse({"error": "The draft is not valid JSON."}, status=400)
+        try:
+            draft = draft_save(task=task, data=data)
+        except DomainError as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.http_status)
+        return JsonResponse({"saved_at": draft.updated_at.isoformat()})
 
 
 # --- organizers ------------------------------------------------------------------------------------------------

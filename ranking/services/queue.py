@@ -40,8 +40,12 @@ def question_active_count(question_id: int, now, *, exclude_task=None) -> int:
     return tasks.count()
 
 
-def task_next(*, study: Study, ranker, now=None) -> RankingTask | None:
-    """The ranker's current task in ``study``, or a newly leased one; None when nothing is left for them."""
+def task_next(*, study: Study, ranker, now=None, not_again=None) -> RankingTask | None:
+    """The ranker's current task in ``study``, or a newly leased one; None when nothing is left for them.
+
+    Questions the ranker skipped come back once no unskipped one is left, the one skipped longest ago first
+    (``not_again``: a task just skipped, which is not handed straight back).
+    """
     if not can_rank(ranker):
         raise NotAllowed("Only rankers take ranking tasks.")
     if not study.is_open:
@@ -52,35 +56,61 @@ def task_next(*, study: Study, ranker, now=None) -> RankingTask | None:
         current = _resume(study=study, ranker=ranker, now=now, lease=lease)
         if current is not None:
             return current
-        for _ in range(200):  # each round assigns, or finds the candidates full / briefly locked and looks again
-            taken_by_me = RankingTask.objects.filter(question=OuterRef("pk"), ranker=ranker)
-            active = (
-                RankingTask.objects.filter(_active_q(now), question=OuterRef("pk"))
-                .order_by()
-                .values("question")
-                .annotate(n=Count("pk"))
-                .values("n")
-            )
-            open_questions = (
-                StudyQuestion.objects.filter(study=study)
-                .filter(~Exists(taken_by_me))
-                .alias(active_n=Coalesce(Subquery(active), 0))
-                .filter(active_n__lt=study.overlap)
-                .order_by("position")
-            )
-            candidates = list(open_questions.select_for_update(skip_locked=True, of=("self",))[:_CANDIDATES])
-            if not candidates:
-                if not open_questions.exists():
-                    return None
-                # Every open question is locked by a ranker being served this instant: wait a moment, look again.
-                time.sleep(random.uniform(0.002, 0.01))
+        task = _lease_new(study=study, ranker=ranker, now=now, lease=lease)
+        if task is not None:
+            return task
+        return _skipped_again(study=study, ranker=ranker, now=now, lease=lease, not_again=not_again)
+
+
+def _lease_new(*, study: Study, ranker, now, lease) -> RankingTask | None:
+    for _ in range(200):  # each round assigns, or finds the candidates full / briefly locked and looks again
+        taken_by_me = RankingTask.objects.filter(question=OuterRef("pk"), ranker=ranker)
+        active = (
+            RankingTask.objects.filter(_active_q(now), question=OuterRef("pk"))
+            .order_by()
+            .values("question")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        open_questions = (
+            StudyQuestion.objects.filter(study=study)
+            .filter(~Exists(taken_by_me))
+            .alias(active_n=Coalesce(Subquery(active), 0))
+            .filter(active_n__lt=study.overlap)
+            .order_by("position")
+        )
+        candidates = list(open_questions.select_for_update(skip_locked=True, of=("self",))[:_CANDIDATES])
+        if not candidates:
+            if not open_questions.exists():
+                return None
+            # Every open question is locked by a ranker being served this instant: wait a moment, look again.
+            time.sleep(random.uniform(0.002, 0.01))
+            continue
+        for question in candidates:
+            if question_active_count(question.pk, now) >= study.overlap:
                 continue
-            for question in candidates:
-                if question_active_count(question.pk, now) >= study.overlap:
-                    continue
-                task = _task_create(study=study, question=question, ranker=ranker, now=now, lease=lease)
-                if task is not None:
-                    return task
+            task = _task_create(study=study, question=question, ranker=ranker, now=now, lease=lease)
+            if task is not None:
+                return task
+    return None
+
+
+def _skipped_again(*, study: Study, ranker, now, lease, not_again=None) -> RankingTask | None:
+    """Lease again the ranker's oldest skipped task whose question still has a free slot (same shuffle as before)."""
+    skipped = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SKIPPED)
+    if not_again is not None:
+        skipped = skipped.exclude(pk=not_again.pk)
+    for task_id, question_id in skipped.order_by("skipped_at", "leased_at").values_list("pk", "question_id"):
+        StudyQuestion.objects.select_for_update().get(pk=question_id)  # question, then task: see the module doc
+        task = RankingTask.objects.select_for_update().get(pk=task_id)
+        if task.status != RankingTask.Status.SKIPPED:
+            continue
+        if question_active_count(question_id, now) >= study.overlap:
+            continue  # others filled it meanwhile; it stays skipped and is counted as such
+        task.status = RankingTask.Status.LEASED
+        task.lease_expires_at = now + lease
+        task.save(update_fields=["status", "lease_expires_at"])
+        return task
     return None
 
 
@@ -126,8 +156,17 @@ def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -
         return None
 
 
-def task_release(*, task: RankingTask, ranker) -> None:
-    """Hand a leased question back (the ranker skips it); it is never offered to this ranker again."""
+def task_release(*, task: RankingTask, ranker, now=None) -> None:
+    """The ranker skips a leased question: its slot is free for others meanwhile, and it comes back to this ranker
+    after every question they have not skipped (:func:`task_next`)."""
     if task.ranker_id != ranker.pk:
         raise NotAllowed("This is not your task.")
-    RankingTask.objects.filter(pk=task.pk, status=RankingTask.Status.LEASED).update(status=RankingTask.Status.RELEASED)
+    RankingTask.objects.filter(pk=task.pk, status=RankingTask.Status.LEASED).update(
+        status=RankingTask.Status.SKIPPED, skipped_at=now or timezone.now()
+    )
+
+
+def skipped_count(*, study: Study, ranker=None) -> int:
+    """Questions skipped and not yet ranked: the ranker's own, or (no ranker) everyone's in the study."""
+    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SKIPPED)
+    return (tasks.filter(ranker=ranker) if ranker is not None else tasks).count()

@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
-from ranking.models import AnswerJudgement, RankingTask, StudyAnswer, StudyQuestion
-from ranking.rules import UNBLINDING_NO_IDEA, FormRules, ranking_check
+from ranking.models import AnswerJudgement, RankingDraft, RankingTask, StudyAnswer, StudyQuestion
+from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check
 from ranking.services.queue import question_active_count
 from ranking.shuffle import slot_letter
 
@@ -34,9 +34,21 @@ def task_slots(task: RankingTask) -> list[str]:
     return [slot_letter(i) for i in range(len(task.order))]
 
 
+def task_texts(task: RankingTask) -> dict[str, str]:
+    """{slot letter: answer text} in the task's stored order."""
+    texts = dict(StudyAnswer.objects.filter(pk__in=task.order).values_list("pk", "text"))
+    return {slot: texts[pk] for slot, pk in zip(task_slots(task), task.order, strict=True)}
+
+
+def task_identical_slots(task: RankingTask) -> list[list[str]]:
+    """Groups of slots whose answers are word for word the same (they may tie in any study)."""
+    return identical_groups(task_texts(task))
+
+
 def task_rules(task: RankingTask) -> FormRules:
     study = task.study
     return FormRules(
+        identical=tuple(frozenset(group) for group in task_identical_slots(task)),
         tag_scale=tuple(study.tag_scale),
         ties_allowed=study.ties_allowed,
         ask_hallucination=study.ask_hallucination,
@@ -73,6 +85,8 @@ def task_submit(
             if idempotency_key and idempotency_key == task.idempotency_key:
                 return task
             raise Conflict("You have already submitted this ranking.", code="already_submitted")
+        if task.status == RankingTask.Status.SKIPPED:
+            raise Conflict("You skipped this question; it comes back after your other questions.", code="skipped")
         if task.status == RankingTask.Status.RELEASED:
             raise Conflict("This question was handed back; take the next one.", code="released")
         if not task.study.is_open:
@@ -129,6 +143,7 @@ def task_submit(
                 "unblinding_correct",
             ]
         )
+        RankingDraft.objects.filter(task=task).delete()
         audit_record(
             actor=ranker,
             obj=task,

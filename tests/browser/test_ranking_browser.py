@@ -18,6 +18,18 @@ def _ranks(task: RankingTask) -> dict[str, tuple[int, str]]:
     return {j.slot: (j.rank, j.tag) for j in AnswerJudgement.objects.filter(task=task)}
 
 
+def _drag(page, slot: str, onto: str) -> None:
+    """Drag answer ``slot`` by its handle with the mouse onto the upper half of answer ``onto``."""
+    handle = page.locator(f"#answer-{slot} .handle").bounding_box()
+    target = page.locator(f"#answer-{onto}").bounding_box()
+    page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
+    page.mouse.down()
+    for step in range(1, 11):
+        page.mouse.move(target["x"] + 40, target["y"] + 6 * step / 10 + 2)
+    page.mouse.up()
+    page.wait_for_timeout(200)
+
+
 def _ranked_order(page) -> list[str]:
     return page.eval_on_selector_all("#ranked .answer-card", "cards => cards.map(c => c.dataset.slot)")
 
@@ -31,19 +43,14 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     assert "Rank by clinical usefulness." in page.inner_text(".guidelines")
     assert "SYSNAME" not in page.content()
 
-    # --- question 1: drag and drop, C best, then A, then B ---
-    ranked = page.locator("#ranked")
-    page.locator("#answer-C .answer-head").drag_to(ranked)
-    page.locator("#answer-A .answer-head").drag_to(
-        ranked, target_position={"x": 20, "y": ranked.bounding_box()["height"] - 4}
-    )
-    page.locator("#answer-B .answer-head").drag_to(
-        ranked, target_position={"x": 20, "y": ranked.bounding_box()["height"] - 4}
-    )
+    # --- question 1: drag and drop (SortableJS) in the one list, re-ordered in place: C best, then B, then A ---
+    assert _ranked_order(page) == ["A", "B", "C"]  # presented order, not a ranking yet
+    assert page.inner_text("#answer-A .rank-badge") == "not ranked"
+    _drag(page, "C", "A")
     assert _ranked_order(page) == ["C", "A", "B"]
-    # then drag B above A: drop on the top half of A's card
-    page.locator("#answer-B .answer-head").drag_to(page.locator("#answer-A"), target_position={"x": 30, "y": 5})
+    _drag(page, "B", "A")
     assert _ranked_order(page) == ["C", "B", "A"]
+    assert page.inner_text("#answer-C .rank-badge") == "rank 1"
     # incomplete: the page says what is missing and sends nothing
     page.click("#submit-ranking")
     assert "no tag for answer A, B, C" in page.inner_text("#form-problems")
@@ -73,15 +80,12 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     assert _ranked_order(page) == ["B", "A", "C"]
     # the draft survives a reload
     page.reload()
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")
     assert _ranked_order(page) == ["B", "A", "C"]
-    for slot, presses in (("A", ["Space"]), ("B", ["Space"]), ("C", ["Space", "ArrowRight", "ArrowRight"])):
-        page.keyboard.press(slot.lower())  # focus the answer card
-        page.keyboard.press("Tab")  # "show the whole answer"
-        page.keyboard.press("Tab")  # the first tag
-        for key in presses:
-            page.keyboard.press(key)
-    page.keyboard.press("Tab")
+    for slot, tag_key in (("A", "Shift+Digit1"), ("B", "Shift+Digit1"), ("C", "Shift+Digit3")):
+        page.keyboard.press(slot.lower())  # pick the answer
+        page.keyboard.press(tag_key)  # Shift + the tag's number on the scale (good, okay, bad)
+    page.focus("#id_comment")
     page.keyboard.type("Keyboard only.")
     for _ in range(30):
         if page.evaluate("document.activeElement.id") == "submit-ranking":

@@ -20,6 +20,8 @@ ALLOWED_DATA_ATTRIBUTES = {
     "data-slot",
     "data-zone",
     "data-draft-key",
+    "data-draft-url",
+    "data-same-as",
     "data-ties",
     "data-ask-hallucination",
     "data-ask-unblinding",
@@ -66,6 +68,10 @@ def test_ranking_page_and_every_ranker_endpoint_are_blind(client, blinded_setup)
     bodies["api studies"] = client.get("/api/ranking/studies/").content.decode()
     bodies["api next"] = client.post(f"/api/ranking/studies/{study.pk}/next/").content.decode()
     bodies["api task"] = client.get(f"/api/ranking/tasks/{task.pk}/").content.decode()
+    draft = {"order": ["B", "A", "C"], "ordered": True, "fields": {"tag_A": "good"}, "elapsed": 5}
+    saved = client.post(reverse("ranking_task_draft", args=[task.pk]), draft, content_type="application/json")
+    bodies["draft save"] = saved.content.decode()
+    bodies["draft"] = client.get(reverse("ranking_task_draft", args=[task.pk])).content.decode()
     bodies["js"] = open(finders.find("ranking/ranking.js")).read()
     submit = {slot: {"rank": i + 1, "tag": "good"} for i, slot in enumerate("ABC")}
     bodies["api submit"] = client.post(
@@ -89,7 +95,16 @@ def test_api_task_has_only_slots_and_texts_in_the_stored_order(client, blinded_s
     study, ranker = blinded_setup
     client.force_login(ranker)
     data = client.post(f"/api/ranking/studies/{study.pk}/next/").json()
-    assert set(data) == {"task", "status", "lease_expires_at", "study", "question", "answers", "ask_unblinding"}
+    assert set(data) == {
+        "task",
+        "status",
+        "lease_expires_at",
+        "study",
+        "question",
+        "answers",
+        "identical",
+        "ask_unblinding",
+    }
     assert all(set(a) == {"slot", "text"} for a in data["answers"])
     task = RankingTask.objects.get(pk=data["task"])
     texts = [StudyAnswer.objects.get(pk=pk).text for pk in task.order]

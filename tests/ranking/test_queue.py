@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from portal.errors import Conflict, NotAllowed
 from ranking.models import RankingTask
-from ranking.services.queue import task_next, task_release
+from ranking.services.queue import skipped_count, task_next, task_release
 from ranking.services.submissions import task_submit
 
 from .conftest import full_answers
@@ -55,13 +55,52 @@ def test_expired_lease_frees_the_slot_and_the_late_ranker_is_refused(make_study,
 
 
 @pytest.mark.django_db
-def test_skipped_question_is_not_offered_again(make_study, make_user):
-    study = make_study(sample_size=2)
+def test_skipped_questions_come_back_after_the_others_oldest_skip_first(make_study, make_user):
+    study = make_study(sample_size=3)
     ranker = make_user("ranker")
-    first = task_next(study=study, ranker=ranker)
-    task_release(task=first, ranker=ranker)
-    second = task_next(study=study, ranker=ranker)
-    assert second.question_id != first.question_id
+    t0 = timezone.now()
+    first = task_next(study=study, ranker=ranker, now=t0)
+    task_release(task=first, ranker=ranker, now=t0)
+    second = task_next(study=study, ranker=ranker, now=t0)
+    assert second.question_id != first.question_id  # unskipped questions first
+    task_release(task=second, ranker=ranker, now=t0 + timedelta(seconds=5))
+    assert skipped_count(study=study, ranker=ranker) == 2
+    third = task_next(study=study, ranker=ranker, now=t0)
+    assert third.question_id not in (first.question_id, second.question_id)
+    task_submit(task_id=third.pk, ranker=ranker, answers=full_answers(third))
+    # every unskipped one done: the skipped ones, oldest skip first, same task (same shuffle) as before
+    again = task_next(study=study, ranker=ranker)
+    assert again.pk == first.pk and again.status == "leased" and again.order == first.order
+    assert skipped_count(study=study, ranker=ranker) == 1
+    task_submit(task_id=again.pk, ranker=ranker, answers=full_answers(again))
+    assert task_next(study=study, ranker=ranker).pk == second.pk
+    task_submit(task_id=second.pk, ranker=ranker, answers=full_answers(second))
+    assert task_next(study=study, ranker=ranker) is None
+    assert skipped_count(study=study, ranker=ranker) == 0
+
+
+@pytest.mark.django_db
+def test_a_question_just_skipped_is_not_handed_straight_back(make_study, make_user):
+    study = make_study(sample_size=1)
+    ranker = make_user("ranker")
+    task = task_next(study=study, ranker=ranker)
+    task_release(task=task, ranker=ranker)
+    assert task_next(study=study, ranker=ranker, not_again=task) is None  # the done page offers it again
+    assert task_next(study=study, ranker=ranker).pk == task.pk
+
+
+@pytest.mark.django_db
+def test_a_skipped_slot_is_free_for_others_and_not_served_back_once_full(make_study, make_user):
+    study = make_study(sample_size=1, overlap=1)
+    skipper, other = make_user("ranker"), make_user("ranker")
+    task = task_next(study=study, ranker=skipper)
+    task_release(task=task, ranker=skipper)
+    taken = task_next(study=study, ranker=other)
+    assert taken is not None and taken.question_id == task.question_id
+    assert task_next(study=study, ranker=skipper) is None  # the question is full now
+    assert skipped_count(study=study) == 1
+    with pytest.raises(Conflict):
+        task_submit(task_id=task.pk, ranker=skipper, answers=full_answers(task))
 
 
 @pytest.mark.django_db

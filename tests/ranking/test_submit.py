@@ -7,7 +7,7 @@ import pytest
 from portal.errors import Conflict
 from portal.models import AuditEntry
 from ranking.models import AnswerJudgement, RankingTask
-from ranking.rules import FormRules, ranking_check
+from ranking.rules import FormRules, identical_groups, ranking_check
 from ranking.services.queue import task_next
 from ranking.services.submissions import IncompleteRanking, TaskNotFound, task_slots, task_submit
 
@@ -61,6 +61,50 @@ def test_valid_rankings_pass():
     assert ranking_check(slots=["A", "B", "C"], answers=_answers({"A": 2, "B": 1, "C": 3}), rules=RULES)[1] == []
     ties = FormRules(("good", "bad"), ties_allowed=True)
     assert ranking_check(slots=["A", "B", "C"], answers=_answers({"A": 1, "B": 1, "C": 2}), rules=ties)[1] == []
+
+
+def test_identical_groups_compare_after_trimming_and_collapsing_whitespace():
+    texts = {
+        "A": "Benign  prostatic\nhyperplasia. ",
+        "B": "Prostate cancer.",
+        "C": " Benign prostatic hyperplasia.",
+        "D": "b",
+    }
+    assert identical_groups(texts) == [["A", "C"]]
+    assert identical_groups({"A": "x", "B": "X"}) == []  # case matters: word for word
+
+
+IDENTICAL_AC = FormRules(("good", "bad"), identical=(frozenset("AC"),))
+
+
+def test_identical_answers_may_tie_without_ties_allowed_and_only_they_may():
+    slots = ["A", "B", "C"]
+    ok = ranking_check(slots=slots, answers=_answers({"A": 1, "C": 1, "B": 2}), rules=IDENTICAL_AC)[1]
+    assert ok == []
+    _, problems = ranking_check(slots=slots, answers=_answers({"A": 1, "B": 1, "C": 2}), rules=IDENTICAL_AC)
+    assert problems == ["ties are not allowed in this study: rank 1 given to A and B"]
+    _, problems = ranking_check(slots=slots, answers=_answers({"A": 1, "B": 1, "C": 1}), rules=IDENTICAL_AC)
+    assert problems == ["ties are not allowed in this study: rank 1 given to A and B and C"]
+    _, problems = ranking_check(slots=slots, answers=_answers({"A": 1, "C": 1, "B": 3}), rules=IDENTICAL_AC)
+    assert any("without gaps" in p for p in problems), problems
+    # not tying identical answers is fine too
+    assert ranking_check(slots=slots, answers=_answers({"A": 1, "B": 2, "C": 3}), rules=IDENTICAL_AC)[1] == []
+
+
+@pytest.mark.django_db
+def test_submit_accepts_a_tie_between_word_for_word_identical_answers(make_study, make_user):
+    from ranking.models import StudyAnswer
+
+    study = make_study(sample_size=1)
+    ranker = make_user("ranker")
+    task = task_next(study=study, ranker=ranker)
+    a, b, c = task.order
+    StudyAnswer.objects.filter(pk=b).update(text=" Same\ttext.  ")
+    StudyAnswer.objects.filter(pk=c).update(text="Same text.")
+    with pytest.raises(IncompleteRanking, match="ties are not allowed"):
+        task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task, ranks={"A": 1, "B": 1, "C": 2}))
+    task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task, ranks={"A": 1, "B": 2, "C": 2}))
+    assert dict(AnswerJudgement.objects.filter(task=task).values_list("slot", "rank")) == {"A": 1, "B": 2, "C": 2}
 
 
 @pytest.mark.django_db

@@ -1,135 +1,174 @@
-// Ranking page: order answers by drag and drop or by keyboard, tag them, keep a draft, check before sending.
+// Ranking page: one list of answers re-ordered in place (drag via SortableJS, by mouse or touch; Move up / down
+// buttons; a rank picker; the keyboard), tags, a draft kept locally and on the server, checks before sending.
 // The page knows answers only by their letters (A, B, C…); nothing here can tell which system wrote what.
 (function () {
   "use strict";
   const form = document.getElementById("ranking-form");
   if (!form) return;
-  const ranked = document.getElementById("ranked");
-  const unranked = document.getElementById("unranked");
+  const list = document.getElementById("ranked");
   const problemsBox = document.getElementById("form-problems");
+  const orderState = document.getElementById("order-state");
+  const draftState = document.getElementById("draft-state");
   const tiesAllowed = form.dataset.ties === "1";
   const askHallucination = form.dataset.askHallucination === "1";
   const askUnblinding = form.dataset.askUnblinding === "1";
   const draftKey = "ranking-draft:" + form.dataset.draftKey;
-  const cards = () => Array.from(form.querySelectorAll(".answer-card"));
+  const draftUrl = form.dataset.draftUrl;
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const cards = () => Array.from(list.children);
   const cardOf = (slot) => document.getElementById("answer-" + slot);
   const slots = cards().map((c) => c.dataset.slot);
+  // Until the ranker moves an answer (or says the order shown is theirs) nothing counts as ranked.
+  let ordered = false;
   let selected = null;
+  let restoring = true;
 
   // --- time on the page (only while visible) ---
   let elapsed = 0;
   let since = document.visibilityState === "visible" ? performance.now() : null;
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible") since = performance.now();
-    else if (since !== null) { elapsed += performance.now() - since; since = null; saveDraft(); }
+    else {
+      if (since !== null) { elapsed += performance.now() - since; since = null; }
+      // Leaving (or reloading) sends only changes the server does not have yet: a device left open with an
+      // older state must not overwrite what was done on another device since.
+      if (dirty) { clearTimeout(serverTimer); sendDraft(true); }
+    }
   });
   const timeSpent = () => Math.round(elapsed + (since !== null ? performance.now() - since : 0));
 
-  // --- ranks from the order (dense when ties are allowed) ---
+  // Answers that are word for word the same may share a rank even where ties are not allowed.
+  const identical = (a, b) => a.dataset.sameAs !== "" && a.dataset.sameAs === b.dataset.sameAs;
+
+  // --- ranks from the order (dense when answers share a rank) ---
   function refresh() {
     let rank = 0;
-    Array.from(ranked.children).forEach((card, i) => {
+    const all = cards();
+    list.classList.toggle("ordered", ordered);
+    all.forEach((card, i) => {
       const tie = card.querySelector(".tie");
       const box = tie.querySelector("input");
-      tie.hidden = !(tiesAllowed && i > 0);
+      tie.hidden = !(ordered && i > 0 && (tiesAllowed || identical(card, all[i - 1])));
       if (tie.hidden) box.checked = false;
       if (i === 0 || !box.checked) rank += 1;
-      card.querySelector(".rank-badge").textContent = "rank " + rank;
-      card.querySelector("input[name^=rank_]").value = String(rank);
+      card.querySelector(".rank-badge").textContent = ordered ? "rank " + rank : "not ranked";
+      card.querySelector("input[name^=rank_]").value = ordered ? String(rank) : "";
+      card.querySelector(".rank-pick").value = ordered ? String(i + 1) : "";
+      card.querySelector(".move-up").disabled = i === 0;
+      card.querySelector(".move-down").disabled = i === all.length - 1;
+      const kind = card.querySelector(".hallkind");
+      if (kind) {
+        const on = card.querySelector("input[name^=hall_]").checked;
+        kind.hidden = !on;
+        if (!on) kind.querySelector("select").value = "";
+      }
     });
-    Array.from(unranked.children).forEach((card) => {
-      card.querySelector(".tie").hidden = true;
-      card.querySelector(".tie input").checked = false;
-      card.querySelector(".rank-badge").textContent = "not ranked";
-      card.querySelector("input[name^=rank_]").value = "";
-    });
+    orderState.textContent = ordered ? "Order set: best at the top." : "The order is not set yet.";
+    orderState.classList.toggle("set", ordered);
+    document.getElementById("keep-order").hidden = ordered;
     saveDraft();
   }
 
-  function place(card, zone, index) {
-    const siblings = Array.from(zone.children).filter((c) => c !== card);
-    const clamped = Math.max(0, Math.min(index, siblings.length));
-    zone.insertBefore(card, siblings[clamped] || null);
+  function place(card, index) {
+    const others = cards().filter((c) => c !== card);
+    const clamped = Math.max(0, Math.min(index, others.length));
+    list.insertBefore(card, others[clamped] || null);
+    ordered = true;
     refresh();
   }
 
-  function select(card) {
+  function select(card, focus) {
     if (selected) selected.classList.remove("selected");
     selected = card;
-    if (card) { card.classList.add("selected"); card.focus(); }
+    if (card) {
+      card.classList.add("selected");
+      if (focus) card.focus();
+    }
   }
 
-  // --- drag and drop (HTML5) ---
-  let dragged = null;
-  form.addEventListener("dragstart", (e) => {
-    const card = e.target.closest && e.target.closest(".answer-card");
-    if (!card) return;
-    dragged = card;
-    card.classList.add("dragging");
-    e.dataTransfer.effectAllowed = "move";
-    e.dataTransfer.setData("text/plain", card.dataset.slot);
+  // --- tap controls: move up / down, rank picker, "keep the order shown" ---
+  list.addEventListener("click", (e) => {
+    const button = e.target.closest("button.move-up, button.move-down");
+    if (!button) return;
+    const card = button.closest(".answer-card");
+    const i = cards().indexOf(card);
+    place(card, button.classList.contains("move-up") ? i - 1 : i + 1);
+    select(card, false);
+    const same = card.querySelector(button.classList.contains("move-up") ? ".move-up" : ".move-down");
+    (same.disabled ? card.querySelector(".move-up:not(:disabled), .move-down:not(:disabled)") : same)?.focus();
   });
-  form.addEventListener("dragend", () => {
-    if (dragged) dragged.classList.remove("dragging");
-    dragged = null;
-    [ranked, unranked].forEach((z) => z.classList.remove("drag-over"));
+  list.addEventListener("change", (e) => {
+    if (!e.target.classList.contains("rank-pick") || !e.target.value) return;
+    const card = e.target.closest(".answer-card");
+    place(card, Number(e.target.value) - 1);
+    select(card, false);
+    e.target.focus();
   });
-  [ranked, unranked].forEach((zone) => {
-    zone.addEventListener("dragover", (e) => { e.preventDefault(); zone.classList.add("drag-over"); });
-    zone.addEventListener("dragleave", () => zone.classList.remove("drag-over"));
-    zone.addEventListener("drop", (e) => {
-      e.preventDefault();
-      zone.classList.remove("drag-over");
-      const card = dragged || cardOf(e.dataTransfer.getData("text/plain"));
-      if (!card) return;
-      const over = e.target.closest(".answer-card");
-      let index = zone.children.length;
-      if (over && over !== card && over.parentElement === zone) {
-        const box = over.getBoundingClientRect();
-        const before = Array.from(zone.children).filter((c) => c !== card).indexOf(over);
-        index = e.clientY < box.top + box.height / 2 ? before : before + 1;
-      }
-      place(card, zone, index);
-      select(card);
-    });
-  });
+  document.getElementById("keep-order").addEventListener("click", () => { ordered = true; refresh(); });
 
-  // --- keyboard: letter picks, digit ranks, arrows move, 0 unranks ---
+  // --- drag and drop, by mouse or touch (SortableJS), by the handle so that touch scrolling still works ---
+  if (window.Sortable) {
+    window.Sortable.create(list, {
+      handle: ".handle",
+      animation: 150,
+      onEnd: (e) => { ordered = true; refresh(); select(e.item, false); },
+    });
+  }
+
+  // --- keyboard: letter picks, digit ranks, arrows move, Shift+digit tags, Shift+H hallucination ---
+  const tagInputs = (card) => Array.from(card.querySelectorAll("input[name^=tag_]"));
   document.addEventListener("keydown", (e) => {
     const t = e.target;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
     const key = e.key;
+    const card = (t.closest && t.closest(".answer-card")) || selected;
+    if (e.shiftKey && card) {
+      const digit = /^Digit([1-9])$/.exec(e.code);
+      if (digit) {
+        const input = tagInputs(card)[Number(digit[1]) - 1];
+        if (input) { input.checked = true; refresh(); e.preventDefault(); }
+        return;
+      }
+      if (e.code === "KeyH" && askHallucination) {
+        const box = card.querySelector("input[name^=hall_]");
+        box.checked = !box.checked;
+        refresh();
+        if (box.checked) card.querySelector(".hallkind select").focus();
+        e.preventDefault();
+        return;
+      }
+    }
     if (key.length === 1 && /[a-z]/i.test(key) && slots.includes(key.toUpperCase())) {
-      select(cardOf(key.toUpperCase()));
+      select(cardOf(key.toUpperCase()), true);
       e.preventDefault();
       return;
     }
-    const card = (t.closest && t.closest(".answer-card")) || selected;
     if (!card) return;
-    if (/^[0-9]$/.test(key)) {
-      if (key === "0") place(card, unranked, unranked.children.length);
-      else place(card, ranked, Number(key) - 1);
-      select(card);
+    if (/^[1-9]$/.test(key)) {
+      place(card, Number(key) - 1);
+      select(card, true);
       e.preventDefault();
     } else if ((key === "ArrowUp" || key === "ArrowDown") && t === card) {
-      const zone = card.parentElement;
-      if (zone === unranked) place(card, ranked, ranked.children.length);
-      else {
-        const i = Array.from(ranked.children).indexOf(card);
-        place(card, ranked, key === "ArrowUp" ? i - 1 : i + 1);
-      }
-      select(card);
+      const i = cards().indexOf(card);
+      place(card, key === "ArrowUp" ? i - 1 : i + 1);
+      select(card, true);
       e.preventDefault();
     }
   });
   form.addEventListener("focusin", (e) => {
     const card = e.target.closest(".answer-card");
-    if (card && e.target === card) select(card);
+    if (card) select(card, false);
   });
 
-  // --- long answers: the same control on every answer ---
-  form.querySelectorAll(".toggle").forEach((button) => {
+  // --- long answers: the same control on every answer that is cut, none on answers shown whole ---
+  function markCut() {
+    form.querySelectorAll(".toggle-text").forEach((button) => {
+      const text = document.getElementById(button.getAttribute("aria-controls"));
+      if (text.classList.contains("collapsed")) button.hidden = text.scrollHeight <= text.clientHeight + 2;
+    });
+  }
+  form.querySelectorAll(".toggle-text").forEach((button) => {
     const label = button.textContent;
     button.addEventListener("click", () => {
       const text = document.getElementById(button.getAttribute("aria-controls"));
@@ -138,30 +177,64 @@
       button.textContent = open ? "Show less" : label;
     });
   });
+  window.addEventListener("resize", markCut);
 
-  // --- drafts survive a reload ---
-  function saveDraft() {
-    const data = { savedAt: Date.now(), ranked: Array.from(ranked.children).map((c) => c.dataset.slot),
+  // --- drafts: in this browser at once, on the server a moment later (so another device can go on) ---
+  function draftData() {
+    const data = { savedAt: Date.now(), order: cards().map((c) => c.dataset.slot), ordered: ordered,
                    elapsed: timeSpent(), fields: {} };
     form.querySelectorAll("input[type=radio]:checked, input[type=checkbox]:checked").forEach((i) => {
       data.fields[i.name] = i.type === "radio" ? i.value : true;
     });
-    form.querySelectorAll("select, textarea").forEach((i) => { if (i.value) data.fields[i.name] = i.value; });
-    try { localStorage.setItem(draftKey, JSON.stringify(data)); } catch (err) { /* storage full or blocked */ }
+    form.querySelectorAll("select[name], textarea").forEach((i) => { if (i.value) data.fields[i.name] = i.value; });
+    return data;
   }
-  function loadDraft() {
-    let data = null;
-    try { data = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (err) { data = null; }
-    if (!data) return;
-    (data.ranked || []).forEach((slot) => { const c = cardOf(slot); if (c) ranked.appendChild(c); });
-    Object.entries(data.fields || {}).forEach(([name, value]) => {
-      form.querySelectorAll("[name='" + CSS.escape(name) + "']").forEach((i) => {
-        if (i.type === "radio") i.checked = i.value === value;
-        else if (i.type === "checkbox") i.checked = true;
-        else i.value = value;
-      });
+  let serverTimer = null;
+  let dirty = false;
+  function saveDraft() {
+    if (restoring) return;
+    // "pending" until the server has it: a draft that never reached the server beats the server's on reload,
+    // otherwise the server's wins (it may come from another device); no clocks are compared.
+    const data = { ...draftData(), pending: true };
+    try { localStorage.setItem(draftKey, JSON.stringify(data)); } catch (err) { /* storage full or blocked */ }
+    dirty = true;
+    draftState.textContent = "Saving the draft…";
+    clearTimeout(serverTimer);
+    serverTimer = setTimeout(sendDraft, 800);
+  }
+  function sendDraft(keepalive) {
+    if (!dirty) return;
+    dirty = false;
+    const { savedAt, ...body } = draftData();
+    fetch(draftUrl, {
+      method: "POST", credentials: "same-origin", keepalive: keepalive === true,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      body: JSON.stringify(body),
+    }).then((r) => {
+      draftState.textContent = r.ok ? "Draft saved." : "Draft kept in this browser only.";
+      if (r.ok && !dirty) {
+        const local = localDraft();
+        if (local) {
+          local.pending = false;
+          try { localStorage.setItem(draftKey, JSON.stringify(local)); } catch (err) { /* blocked */ }
+        }
+      }
+    }).catch(() => { draftState.textContent = "Draft kept in this browser only."; });
+  }
+  function applyDraft(data) {
+    const order = data.order || data.ranked || [];
+    order.forEach((slot) => { const c = cardOf(slot); if (c) list.appendChild(c); });
+    ordered = data.ordered === undefined ? order.length > 0 : Boolean(data.ordered);
+    const fields = data.fields || {};
+    // Every field is set, not only those in the draft: a server draft may replace the local one shown first.
+    form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((i) => {
+      i.checked = i.name in fields && (i.type === "radio" ? i.value === fields[i.name] : true);
     });
+    form.querySelectorAll("select[name], textarea[name]").forEach((i) => { i.value = fields[i.name] || ""; });
     elapsed = Number(data.elapsed) || 0;
+  }
+  function localDraft() {
+    try { return JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (err) { return null; }
   }
   function pruneDrafts() {
     const week = 7 * 24 * 3600 * 1000;
@@ -172,14 +245,13 @@
       catch (err) { localStorage.removeItem(k); }
     }
   }
-  form.addEventListener("change", refresh);
-  form.addEventListener("input", saveDraft);
+  form.addEventListener("change", (e) => { if (!e.target.classList.contains("rank-pick")) refresh(); });
+  form.addEventListener("input", (e) => { if (e.target.tagName === "TEXTAREA") saveDraft(); });
 
   // --- check before sending; the server checks again ---
   function problems() {
     const found = [];
-    const notRanked = Array.from(unranked.children).map((c) => c.dataset.slot);
-    if (notRanked.length) found.push("not ranked yet: answer " + notRanked.join(", "));
+    if (!ordered) found.push("put the answers in order (or press “Keep the order shown”)");
     const untagged = slots.filter((s) => !form.querySelector("input[name='tag_" + s + "']:checked"));
     if (untagged.length) found.push("no tag for answer " + untagged.join(", "));
     if (askHallucination) {
@@ -209,10 +281,39 @@
       problemsBox.focus();
       return;
     }
+    clearTimeout(serverTimer);
+    dirty = false;
     form.querySelector("input[name=time_spent_ms]").value = String(timeSpent());
   });
 
+  // --- start: this browser's draft if it has changes the server never got, else the server's ---
+  function start(serverDraft) {
+    const local = localDraft();
+    const chosen = serverDraft && !(local && local.pending) ? serverDraft : local;
+    if (chosen && chosen !== local) applyDraft(chosen);
+    restoring = false;
+    refresh();
+    markCut();
+    clearTimeout(serverTimer);
+    form.dataset.draftReady = "1";
+    if (chosen === local && local && local.pending) sendDraft();  // the server never got these changes
+    else {
+      dirty = false;
+      draftState.textContent = "";
+      const stored = localDraft();  // what refresh() just stored, the same as the server's (or empty)
+      if (stored) {
+        stored.pending = false;
+        try { localStorage.setItem(draftKey, JSON.stringify(stored)); } catch (err) { /* blocked */ }
+      }
+    }
+  }
   pruneDrafts();
-  loadDraft();
-  refresh();
+  // This browser's draft at once (no flash of an empty form); the server's replaces it when it is the one to keep.
+  const shownFirst = localDraft();
+  if (shownFirst) { applyDraft(shownFirst); refresh(); }
+  markCut();
+  fetch(draftUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    .then((r) => (r.ok ? r.json() : {}))
+    .then((body) => start(body.draft || null))
+    .catch(() => start(null));
 })();

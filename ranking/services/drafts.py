@@ -1,0 +1,72 @@
+"""Unfinished rankings kept on the server, so a physician can go on from another device.
+
+A draft belongs to one task, and a task to one ranker: only that ranker reads or writes it (callers pass the task
+found by ``selectors.task_for_ranker``). It holds slot letters and the ranker's own choices, nothing that names a
+system; it is deleted when the ranking is submitted (``submissions.task_submit``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db import IntegrityError, transaction
+
+from portal.errors import Conflict, DomainError
+from ranking.models import RankingDraft, RankingTask
+from ranking.services.submissions import task_slots
+
+MAX_TEXT = 5000
+# The ranking page's own field names (see ranking/forms.py answers_from_post), and nothing else.
+_FIELD = re.compile(r"^(?:(?:tag|hall|hallkind|harm|tie)_[A-Z]{1,2}|unblinding_guess|comment)$")
+
+
+class BadDraft(DomainError):
+    code = "bad_draft"
+
+
+def draft_clean(*, task: RankingTask, data) -> dict:
+    """The draft as stored: known keys only, slots of this task only; anything else is refused with the reason."""
+    if not isinstance(data, dict):
+        raise BadDraft("the draft must be an object")
+    slots = task_slots(task)
+    order = data.get("order", [])
+    if not isinstance(order, list) or not all(isinstance(s, str) and s in slots for s in order):
+        raise BadDraft("order: only this question's answer letters")
+    if len(set(order)) != len(order):
+        raise BadDraft("order: each answer once")
+    fields = data.get("fields", {})
+    if not isinstance(fields, dict):
+        raise BadDraft("fields must be an object")
+    clean_fields = {}
+    for name, value in fields.items():
+        if not isinstance(name, str) or not _FIELD.match(name):
+            raise BadDraft(f"fields: unknown field {str(name)[:40]!r}")
+        if not isinstance(value, (str, bool)):
+            raise BadDraft(f"fields: {name} must be text or yes/no")
+        clean_fields[name] = value[:MAX_TEXT] if isinstance(value, str) else value
+    elapsed = data.get("elapsed", 0)
+    if not isinstance(elapsed, (int, float)) or elapsed < 0:
+        raise BadDraft("elapsed must be a number of milliseconds")
+    return {
+        "order": order,
+        "ordered": bool(data.get("ordered", False)),
+        "fields": clean_fields,
+        "elapsed": int(min(elapsed, 24 * 3600 * 1000)),
+    }
+
+
+def draft_save(*, task: RankingTask, data) -> RankingDraft:
+    """Store (replace) the draft of a task the ranker still holds."""
+    if task.status != RankingTask.Status.LEASED:
+        raise Conflict("This question is no longer open for you.", code="not_leased")
+    data = draft_clean(task=task, data=data)
+    try:
+        with transaction.atomic():
+            draft, _ = RankingDraft.objects.update_or_create(task=task, defaults={"data": data})
+    except IntegrityError as exc:  # the task went away meanwhile
+        raise Conflict("This question is no longer open for you.", code="not_leased") from exc
+    return draft
+
+
+def draft_get(*, task: RankingTask) -> RankingDraft | None:
+    return RankingDraft.objects.filter(task=task).first()
