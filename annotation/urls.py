@@ -21,6 +21,7 @@ urlpatterns = [
     path("organize/vetting/progress/", views_vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),
     path("organize/vetting/batches/<int:pk>/", views_vetting.BatchUpdateView.as_view(), name="vetting_batch"),
     path("organize/vetting/gold/", views_vetting.GoldMarkView.as_view(), name="vetting_gold"),
+    path("organize/vetting/reassign/<str:uid>/", views_vetting.ReassignView.as_view(), name="vetting_reassign"),
 ]
 
 api_urlpatterns = [
