@@ -317,6 +317,10 @@ def vetting_progress() -> dict:
         "second_share_target": VettingConfig.load().second_share,
         "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
         "adjudication_blocked": list(adjudication_blocked().values_list("uid", flat=True)[:50]),
+        # of those, the ones held for an open issue: decided, never sent back to review
+        "adjudication_blocked_held": list(
+            adjudication_blocked().filter(status=ItemStatus.HELD).values_list("uid", flat=True)[:50]
+        ),
         "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
         "dispute_resolution": dispute_resolution_hours(),
         "people": reviewer_quality(),

@@ -250,3 +250,12 @@ def test_reassign_page_for_organizers(blocked, client, make_user):
     assert response.status_code == 302 and QAItem.objects.get(pk=item.pk).status == ItemStatus.IMPORTED
     client.force_login(make_user("reviewer"))
     assert client.get(url).status_code == 403
+
+
+def test_dashboard_gives_each_blocked_item_a_way_forward(blocked, client, make_user):
+    item, _, _ = blocked
+    client.force_login(make_user("organizer"))
+    html = client.get(reverse("vetting_progress")).content.decode()
+    row = html.split('id="adjudication-blocked"')[1].split("</span>")[0]
+    assert reverse("adjudication_item", args=[item.uid]) in row
+    assert reverse("vetting_reassign", args=[item.uid]) in row
