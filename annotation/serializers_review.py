@@ -150,6 +150,7 @@ class FullReviewSerializer(serializers.ModelSerializer):
             "active_seconds",
             "created_at",
             "lease_expires_at",
+            "superseded_at",
         ]
         read_only_fields = fields
 
