@@ -169,6 +169,10 @@ class AdjudicationRequestSerializer(serializers.Serializer):
     dispute_outcome = serializers.ChoiceField(choices=["upheld", "rejected"], default="upheld")
 
 
+class ReassignRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Why the item goes back to review (kept in the audit trail).")
+
+
 class AdjudicationQueueItemSerializer(serializers.ModelSerializer):
     open_disputes = serializers.IntegerField(read_only=True)
     open_feedback = serializers.IntegerField(read_only=True)

@@ -259,3 +259,20 @@ def test_dashboard_gives_each_blocked_item_a_way_forward(blocked, client, make_u
     row = html.split('id="adjudication-blocked"')[1].split("</span>")[0]
     assert reverse("adjudication_item", args=[item.uid]) in row
     assert reverse("vetting_reassign", args=[item.uid]) in row
+
+
+def test_api_organizer_decides_or_sends_back_a_blocked_item(blocked, make_user):
+    from rest_framework.test import APIClient
+
+    item, first, _ = blocked
+    api = APIClient()
+    api.force_authenticate(make_user("organizer"))
+    assert item.uid in [row["uid"] for row in api.get("/api/adjudication/").json()]
+    assert api.post(f"/api/adjudication/{item.uid}/reassign/", {"reason": ""}, format="json").status_code == 400
+    response = api.post(f"/api/adjudication/{item.uid}/reassign/", {"reason": "both reviewed it"}, format="json")
+    assert response.status_code == 200 and response.json() == {"uid": item.uid, "status": "imported"}
+    reviewer_api = APIClient()
+    reviewer_api.force_authenticate(make_user("reviewer"))
+    assert (
+        reviewer_api.post(f"/api/adjudication/{item.uid}/reassign/", {"reason": "x"}, format="json").status_code == 403
+    )
