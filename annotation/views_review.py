@@ -210,7 +210,14 @@ class DisputeListView(RoleRequiredMixin, View):
         status = request.GET.get("status", "")
         if status in Dispute.Status.values:
             disputes = disputes.filter(status=status)
-        return render(request, "annotation/dispute_list.html", {"disputes": disputes[:500], "status": status})
+        else:
+            status = ""
+        filters = [("", "all"), *((value, value) for value in Dispute.Status.values)]
+        return render(
+            request,
+            "annotation/dispute_list.html",
+            {"disputes": disputes[:500], "status": status, "filters": filters},
+        )
 
 
 class DisputeDetailView(RefusalPageMixin, RoleRequiredMixin, View):
@@ -324,18 +331,17 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
 
     def post(self, request, uid):
         item = item_unblinded_for(request.user, uid)
+        _, next_uid = _queue_neighbours(request.user, item.uid)
         try:
             if request.POST.get("action") == "reject_issues":
                 for dispute in item.disputes.filter(status=Dispute.Status.OPEN):
                     dispute_reject(dispute=dispute, resolver=request.user, note=request.POST.get("note", ""))
                 for note in item.feedback_notes.filter(status="open"):
                     feedback_close(note=note, actor=request.user, response=request.POST.get("note", ""))
-                messages.success(request, "Open issues closed; the item went back to where it was.")
-                return redirect("adjudication_queue")
+                return _after_decision(request, item, next_uid, done="Open issues closed on {uid}; it went back.")
             form = AdjudicationForm(request.POST)
             if not form.is_valid():
                 return self._render(request, item, form, status=400)
-            _, next_uid = _queue_neighbours(request.user, item.uid)
             data = form.cleaned_data
             item_adjudicate(
                 item=item,
@@ -351,13 +357,13 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
         return _after_decision(request, item, next_uid)
 
 
-def _after_decision(request, item, next_uid: str | None):
+def _after_decision(request, item, next_uid: str | None, done: str = "Decided {uid}."):
     """Open the next item of the queue (the one after the decided item, if it is still waiting), or the queue."""
     waiting = adjudication_queue(user=request.user)
     if next_uid is None or not waiting.filter(uid=next_uid).exists():
         next_uid = waiting.exclude(uid=item.uid).values_list("uid", flat=True).first()
     if next_uid is None:
-        messages.success(request, f"Decided {item.uid}. Nothing else is waiting for you.")
+        messages.success(request, f"{done.format(uid=item.uid)} Nothing else is waiting for you.")
         return redirect("adjudication_queue")
-    messages.success(request, f"Decided {item.uid} – next item.")
+    messages.success(request, f"{done.format(uid=item.uid).rstrip('.')} – next item.")
     return redirect("adjudication_item", uid=next_uid)
