@@ -303,6 +303,13 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
     def _render(self, request, item, form=None, status=200):
         reviews = list(reviews_visible_to(request.user, item))
         previous_uid, next_uid = _queue_neighbours(request.user, item.uid)
+        disputes = list(item.disputes.select_related("raised_by").prefetch_related("comments__author"))
+        # The quote of the newest open dispute is marked in the excerpt (the others are quoted under "Disputes").
+        quoted = next((d for d in disputes if d.status == Dispute.Status.OPEN and d.quote_text), None)
+        marked_excerpt = None
+        if quoted is not None and item.passage_id:
+            marked, found = quote_marked(item.passage.text, quoted.quote_text, quoted.quote_start, quoted.quote_end)
+            marked_excerpt = marked if found else None
         return render(
             request,
             "annotation/adjudication_item.html",
@@ -311,7 +318,9 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
                 "reviews": reviews,
                 "comparison": review_comparison(reviews),
                 "story": item_story(request.user, item),
-                "disputes": item.disputes.select_related("raised_by").prefetch_related("comments__author"),
+                "disputes": disputes,
+                "marked_excerpt": marked_excerpt,
+                "marked_dispute": quoted.pk if marked_excerpt else None,
                 "feedback": item.feedback_notes.select_related("author"),
                 "form": form or AdjudicationForm(),
                 "relevance_scale": RELEVANCE_SCALE,

@@ -214,6 +214,9 @@ def test_dispute_page_shows_the_item_the_marked_quote_and_the_way_to_resolve(sam
     assert '<mark id="quoted-span">' in html and 'id="quote-missing"' not in html
     assert lease.item.question.splitlines()[0][:30] in html.replace("&#x27;", "'").replace("&quot;", '"')
     assert 'id="decide-link"' in html and 'id="reject-form"' in html
+    # the adjudication page marks the open dispute's quote in the excerpt too
+    html = client.get(reverse("adjudication_item", args=[lease.item.uid])).content.decode()
+    assert '<mark id="quoted-span">' in html and "(marked in the excerpt)" in html
     response = client.post(reverse("dispute_detail", args=[dispute.pk]), {"action": "reject", "note": "It is."})
     assert response.status_code == 302
     assert Dispute.objects.get(pk=dispute.pk).status == "rejected"

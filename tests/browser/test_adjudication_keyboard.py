@@ -78,3 +78,19 @@ def test_adjudicator_decides_by_keyboard_and_the_next_item_opens(page, login, ma
 
     # k goes back through the queue: the decided item is gone, so the only item left stays put
     assert page.locator("#previous-item").count() == 0
+
+
+def test_a_half_written_judgement_survives_a_reload(page, login, make_user, two_disagreements):
+    page.set_default_navigation_timeout(30_000)
+    login(make_user("adjudicator"))
+    page.goto(f"/adjudicate/{two_disagreements[0]}/")
+    page.keyboard.press("u")
+    page.keyboard.press("2")
+    page.keyboard.press("e")
+    page.keyboard.type("checking the textbook")
+    page.reload()
+    assert page.locator("#verdict-cannot_tell").is_checked() and page.locator("#relevance-2").is_checked()
+    assert page.locator("#id_reason").input_value() == "checking the textbook"
+    page.keyboard.press("j")  # next item: its own, empty form
+    page.wait_for_url(f"**/adjudicate/{two_disagreements[1]}/")
+    assert page.locator("#id_reason").input_value() == ""

@@ -66,3 +66,34 @@
     else if (key === "k") { e.preventDefault(); go(root.dataset.previous); }
   });
 })();
+
+// Draft of the final judgement per item: survives a reload or a look at another tab, dropped once it is sent.
+(function () {
+  "use strict";
+  const root = document.getElementById("adjudication-root");
+  const form = document.getElementById("adjudication-form");
+  if (!root || !form) return;
+  const key = "adjudication-draft:" + root.dataset.uid;
+  const reason = document.getElementById("id_reason");
+  function checked(name) {
+    const el = form.querySelector("input[name=" + name + "]:checked");
+    return el ? el.value : "";
+  }
+  function save() {
+    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), reason: reason ? reason.value : "" };
+    try { localStorage.setItem(key, JSON.stringify(draft)); } catch (e) { /* storage full or off */ }
+  }
+  let draft = null;
+  try { draft = JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { draft = null; }
+  if (draft) {
+    for (const name of ["verdict", "relevance"]) {
+      const value = /^[a-z0-9_]+$/.test(String(draft[name] || "")) ? draft[name] : "";
+      const el = value && form.querySelector("input[name=" + name + "][value='" + value + "']");
+      if (el && !checked(name)) el.checked = true;
+    }
+    if (reason && draft.reason && !reason.value) reason.value = draft.reason;
+  }
+  form.addEventListener("input", save);
+  form.addEventListener("change", save);
+  form.addEventListener("submit", () => { try { localStorage.removeItem(key); } catch (e) { /* ignore */ } });
+})();
