@@ -279,3 +279,18 @@ def test_api_organizer_decides_or_sends_back_a_blocked_item(blocked, make_user):
     assert (
         reviewer_api.post(f"/api/adjudication/{item.uid}/reassign/", {"reason": "x"}, format="json").status_code == 403
     )
+
+
+def test_the_reviewer_who_filed_a_dispute_cannot_reject_it(sample_items, config, client, make_user):
+    lease = assignment_next(reviewer=make_user("reviewer"))
+    dispute = dispute_file(
+        raised_by=lease.reviewer,
+        assignment_id=lease.pk,
+        idempotency_key=lease.idempotency_key,
+        category="other",
+        text="unclear",
+    )
+    client.force_login(lease.reviewer)
+    response = client.post(reverse("dispute_detail", args=[dispute.pk]), {"action": "reject", "note": "mine"})
+    assert response.status_code == 403 and "Only adjudicators and organizers" in response.content.decode()
+    assert Dispute.objects.get(pk=dispute.pk).status == "open"
