@@ -334,9 +334,9 @@ def vetting_progress() -> dict:
 def review_comparison(reviews, *, relevance_gap: int | None = None) -> list[dict]:
     """The current (not superseded) reviews side by side, one row per field, each row saying whether they differ.
 
-    Verdict and GP relevance are compared (relevance differs when the ratings are not equal; ``gap_reached`` says
-    whether the difference alone sends an item to adjudication); comments are shown side by side, never "differ"
-    (free text always does). Empty with fewer than two current reviews."""
+    Verdict and GP relevance are compared (relevance differs when the ratings are not equal; its ``note`` says how
+    far apart they are and whether that alone needs adjudication); comments are shown side by side, never marked
+    (free text always differs). Empty with fewer than two current reviews."""
     current = [r for r in reviews if r.superseded_at is None]
     if len(current) < 2:
         return []

@@ -294,3 +294,19 @@ def test_the_reviewer_who_filed_a_dispute_cannot_reject_it(sample_items, config,
     response = client.post(reverse("dispute_detail", args=[dispute.pk]), {"action": "reject", "note": "mine"})
     assert response.status_code == 403 and "Only adjudicators and organizers" in response.content.decode()
     assert Dispute.objects.get(pk=dispute.pk).status == "open"
+
+
+def test_review_comparison_marks_what_differs_and_skips_set_aside_reviews():
+    from datetime import UTC, datetime
+
+    from annotation.vetting_selectors import review_comparison
+
+    first = Review(verdict="correct", relevance=5, comment="ok")
+    second = Review(verdict="correct", relevance=3, comment="")
+    old = Review(verdict="incorrect", relevance=1, comment="x", superseded_at=datetime(2026, 5, 3, tzinfo=UTC))
+    rows = {row["key"]: row for row in review_comparison([old, first, second], relevance_gap=2)}
+    assert rows["verdict"]["differs"] is False and rows["verdict"]["values"] == ["Correct", "Correct"]
+    assert rows["relevance"]["differs"] is True
+    assert rows["relevance"]["note"] == "2 apart (a gap of 2 or more needs adjudication)"
+    assert rows["comment"]["values"] == ["ok", "—"] and rows["comment"]["differs"] is False
+    assert review_comparison([old, first], relevance_gap=2) == []
