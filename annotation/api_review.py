@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotation import serializers_review as s
 from annotation.models import Dispute, GoldItem, ImportBatch, QAItem, VettingConfig
-from annotation.services.adjudication import item_adjudicate
+from annotation.services.adjudication import item_adjudicate, item_reassign
 from annotation.services.disputes import dispute_comment_add, dispute_file, dispute_reject, feedback_file
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
@@ -145,7 +145,9 @@ class DisputeRejectApi(APIView):
 
 
 class AdjudicationQueueApi(APIView):
-    required_roles = (Role.ADJUDICATOR,)
+    """Adjudicators: the items they may decide. Organizers: the items no adjudicator may decide."""
+
+    required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
 
     @extend_schema(responses=s.AdjudicationQueueItemSerializer(many=True))
     def get(self, request):
@@ -155,9 +157,10 @@ class AdjudicationQueueApi(APIView):
 
 class AdjudicationItemApi(APIView):
     """GET: the item with every review side by side (un-blinded). POST: record the final judgement.
-    403 for an adjudicator conflicted on the item (they reviewed it or were given it to review)."""
+    403 for anyone conflicted on the item (they reviewed it or were given it to review), and for an organizer on an
+    item an adjudicator may decide (``annotation.services.adjudication.decider_check``)."""
 
-    required_roles = (Role.ADJUDICATOR,)
+    required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
 
     @extend_schema(responses=s.AdjudicationItemSerializer)
     def get(self, request, uid):
@@ -178,6 +181,24 @@ class AdjudicationItemApi(APIView):
         item_adjudicate(item=item, adjudicator=request.user, **_valid(s.AdjudicationRequestSerializer, request))
         item.refresh_from_db()
         return Response(s.ItemFinalSerializer(item).data, status=status.HTTP_201_CREATED)
+
+
+class ReassignApi(APIView):
+    """Organizers: send an item no adjudicator may decide back to review by people who were never given it
+    (``annotation.services.adjudication.item_reassign``). 409 when an adjudicator may decide it or it is held."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    @extend_schema(
+        request=s.ReassignRequestSerializer,
+        responses=inline_serializer(
+            "ItemReassigned", fields={"uid": serializers.CharField(), "status": serializers.CharField()}
+        ),
+    )
+    def post(self, request, uid):
+        item = get_object_or_404(QAItem, uid=uid)
+        item_reassign(item=item, organizer=request.user, **_valid(s.ReassignRequestSerializer, request))
+        return Response({"uid": item.uid, "status": item.status})
 
 
 class VettingProgressApi(APIView):

@@ -62,6 +62,12 @@ class AdjudicationForm(forms.Form):
     )
 
 
+class ReassignForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), label="Why it goes back to review (kept in the audit trail)"
+    )
+
+
 class VettingConfigForm(forms.Form):
     seed = forms.CharField(max_length=64)
     second_share = forms.FloatField(min_value=0, max_value=1)

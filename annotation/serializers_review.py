@@ -150,6 +150,7 @@ class FullReviewSerializer(serializers.ModelSerializer):
             "active_seconds",
             "created_at",
             "lease_expires_at",
+            "superseded_at",
         ]
         read_only_fields = fields
 
@@ -166,6 +167,10 @@ class AdjudicationRequestSerializer(serializers.Serializer):
     relevance = serializers.IntegerField(min_value=1, max_value=5)
     reason = serializers.CharField()
     dispute_outcome = serializers.ChoiceField(choices=["upheld", "rejected"], default="upheld")
+
+
+class ReassignRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Why the item goes back to review (kept in the audit trail).")
 
 
 class AdjudicationQueueItemSerializer(serializers.ModelSerializer):

@@ -29,6 +29,7 @@ urlpatterns = [
         views_guidelines.GuidelineEditView.as_view(),
         name="guideline_edit",
     ),
+    path("organize/vetting/reassign/<str:uid>/", views_vetting.ReassignView.as_view(), name="vetting_reassign"),
 ]
 
 api_urlpatterns = [
@@ -49,6 +50,7 @@ api_urlpatterns = [
     path("disputes/<int:pk>/reject/", api_review.DisputeRejectApi.as_view(), name="api_dispute_reject"),
     path("adjudication/", api_review.AdjudicationQueueApi.as_view(), name="api_adjudication_queue"),
     path("adjudication/<str:uid>/", api_review.AdjudicationItemApi.as_view(), name="api_adjudication_item"),
+    path("adjudication/<str:uid>/reassign/", api_review.ReassignApi.as_view(), name="api_adjudication_reassign"),
     path("vetting/progress/", api_review.VettingProgressApi.as_view(), name="api_vetting_progress"),
     path("vetting/config/", api_review.VettingConfigApi.as_view(), name="api_vetting_config"),
     path("batches/<int:pk>/", api_review.BatchUpdateApi.as_view(), name="api_batch_update"),

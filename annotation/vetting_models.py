@@ -1,7 +1,8 @@
 """Vetting models: configuration, review leases, reviews, gold items, disputes, feedback and adjudications.
 
 Imported at the end of ``annotation/models.py``. Reviews, gold answers and adjudications are append-only:
-nothing edits them after they are stored, and each creation writes an audit entry.
+nothing edits them after they are stored (a review's ``superseded_at`` alone is set once, audited, when an organizer
+sends its item back to review), and each creation writes an audit entry.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Assignment(models.Model):
         ACTIVE = "active"
         SUBMITTED = "submitted"  # a review (or gold answer) was stored
         RELEASED = "released"  # the lease ended without a review: expired, or a dispute / feedback instead
+        SUPERSEDED = "superseded"  # its review was set aside when an organizer sent the item back to review
 
     item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="assignments")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
@@ -118,10 +120,20 @@ class Review(models.Model):
         help_text="The guideline version shown with the item (empty: none existed for its benchmark and type).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    superseded_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When an organizer sent the item back to review because no adjudicator could decide it; the "
+        "review is kept (and counts in agreement figures) but no longer routes the item.",
+    )
 
     class Meta:
         ordering = ["created_at"]
-        constraints = [models.UniqueConstraint(fields=["item", "stage"], name="review_one_per_stage")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "stage"], condition=Q(superseded_at__isnull=True), name="review_one_per_stage"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.stage} review of {self.item_id} by {self.reviewer_id}"

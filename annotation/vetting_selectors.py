@@ -147,10 +147,13 @@ def _adjudication_waiting() -> QuerySet[QAItem]:
 
 def adjudication_queue(*, user) -> QuerySet[QAItem]:
     """Items ``user`` should decide: disagreements / unclear items, and held items with open issues, less the items
-    ``user`` is conflicted on (other adjudicators still get those)."""
+    ``user`` is conflicted on (other adjudicators still get those). An organizer who is not an adjudicator gets the
+    items no adjudicator may decide (``annotation.services.adjudication.decider_check``)."""
+    waiting = _adjudication_waiting() if can_adjudicate(user) else adjudication_blocked()
+    if not (can_adjudicate(user) or can_organize(user)):
+        waiting = waiting.none()
     return (
-        _adjudication_waiting()
-        .exclude(conflict_of_interest_q(user))
+        waiting.exclude(conflict_of_interest_q(user))
         .annotate(
             open_disputes=Count("disputes", filter=Q(disputes__status=Dispute.Status.OPEN), distinct=True),
             open_feedback=Count(
@@ -174,6 +177,11 @@ def adjudication_blocked() -> QuerySet[QAItem]:
 def feedback_notes_of(user) -> QuerySet[FeedbackNote]:
     """The person's own feedback notes, newest first, with what became of them (open, or closed with a response)."""
     return FeedbackNote.objects.filter(author=user).select_related("item").order_by("-created_at")
+
+
+def item_adjudication_blocked(item: QAItem) -> bool:
+    """True while ``item`` waits for a decision that no adjudicator may make (see :func:`adjudication_blocked`)."""
+    return adjudication_blocked().filter(pk=item.pk).exists()
 
 
 def reviewer_progress(user) -> dict:
@@ -314,8 +322,79 @@ def vetting_progress() -> dict:
         "second_share_target": VettingConfig.load().second_share,
         "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
         "adjudication_blocked": list(adjudication_blocked().values_list("uid", flat=True)[:50]),
+        # of those, the ones held for an open issue: decided, never sent back to review
+        "adjudication_blocked_held": list(
+            adjudication_blocked().filter(status=ItemStatus.HELD).values_list("uid", flat=True)[:50]
+        ),
         "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
         "dispute_resolution": dispute_resolution_hours(),
         "people": reviewer_quality(),
         "avg_review_seconds": Review.objects.aggregate(v=Avg("server_seconds"))["v"],
     }
+
+
+# --- the adjudication page: the reviews compared, and the item's story in words ---------------------------------
+
+
+def review_comparison(reviews, *, relevance_gap: int | None = None) -> list[dict]:
+    """The current (not superseded) reviews side by side, one row per field, each row saying whether they differ.
+
+    Verdict and GP relevance are compared (relevance differs when the ratings are not equal; its ``note`` says how
+    far apart they are and whether that alone needs adjudication); comments are shown side by side, never marked
+    (free text always differs). Empty with fewer than two current reviews."""
+    current = [r for r in reviews if r.superseded_at is None]
+    if len(current) < 2:
+        return []
+    gap = relevance_gap if relevance_gap is not None else VettingConfig.load().relevance_gap
+    verdicts = [r.get_verdict_display() for r in current]
+    ratings = [r.relevance for r in current]
+    spread = max(ratings) - min(ratings)
+    return [
+        {"field": "Verdict", "key": "verdict", "values": verdicts, "differs": len({r.verdict for r in current}) > 1},
+        {
+            "field": "GP relevance",
+            "key": "relevance",
+            "values": [str(v) for v in ratings],
+            "differs": spread > 0,
+            "note": f"{spread} apart" + (f" (a gap of {gap} or more needs adjudication)" if spread >= gap else "")
+            if spread
+            else "",
+        },
+        {"field": "Comment", "key": "comment", "values": [r.comment or "—" for r in current], "differs": False},
+    ]
+
+
+def item_story(user, item: QAItem) -> list[dict]:
+    """The item's history as people tell it, oldest first: ``{"at", "what", "who", "detail"}`` per event.
+
+    Built from the records themselves (reviews visible to ``user``, disputes, feedback notes, decisions, returns to
+    review), not from the audit log, and without the gold marking. Callers have refused people conflicted on the
+    item already (:func:`item_unblinded_for`); the reviews go through :func:`reviews_visible_to` all the same."""
+    events: list[dict] = [{"at": item.created_at, "what": "Imported", "who": "", "detail": ""}]
+    stage_names = {Stage.PRIMARY: "First review", Stage.SECONDARY: "Second review"}
+    for r in reviews_visible_to(user, item):
+        detail = f"{r.get_verdict_display()}, GP relevance {r.relevance}"
+        if r.superseded_at:
+            detail += " (set aside when the item went back to review)"
+        events.append(
+            {"at": r.created_at, "what": stage_names.get(r.stage, "Review"), "who": r.reviewer, "detail": detail}
+        )
+    for d in item.disputes.select_related("raised_by", "resolver"):
+        events.append(
+            {"at": d.created_at, "what": "Dispute opened", "who": d.raised_by, "detail": d.get_category_display()}
+        )
+        if d.resolved_at:
+            events.append(
+                {"at": d.resolved_at, "what": f"Dispute {d.status}", "who": d.resolver, "detail": d.resolution_note}
+            )
+    for n in item.feedback_notes.select_related("author", "closed_by"):
+        events.append({"at": n.created_at, "what": "Feedback note", "who": n.author, "detail": n.text})
+        if n.closed_at:
+            events.append({"at": n.closed_at, "what": "Feedback closed", "who": n.closed_by, "detail": n.response})
+    for a in item.adjudications.select_related("adjudicator"):
+        detail = f"{a.get_verdict_display()}, GP relevance {a.relevance}: {a.reason}"
+        events.append({"at": a.created_at, "what": "Decided", "who": a.adjudicator, "detail": detail})
+    for entry in audit_history(item).filter(action="item_reassigned"):
+        reason = (entry.after or {}).get("reason", "")
+        events.append({"at": entry.at, "what": "Sent back to review", "who": entry.actor, "detail": reason})
+    return sorted(events, key=lambda e: e["at"])

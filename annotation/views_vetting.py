@@ -6,12 +6,13 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation.forms_review import BatchForm, GoldForm, VettingConfigForm
+from annotation.forms_review import BatchForm, GoldForm, ReassignForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
+from annotation.services.adjudication import item_reassign, may_decide
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import conflict_of_interest_q, vetting_progress
+from annotation.vetting_selectors import conflict_of_interest_q, item_adjudication_blocked, vetting_progress
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
@@ -120,4 +121,41 @@ class GoldMarkView(RoleRequiredMixin, View):
             messages.error(request, f"Nothing was marked. {exc}")
             return VettingDashboardView()._render(request, status=400)
         messages.success(request, f"Gold items: {result['created']} new, {result['updated']} updated.")
+        return redirect("vetting_dashboard")
+
+
+class ReassignView(RoleRequiredMixin, View):
+    """Send an item no adjudicator may decide back to review by fresh reviewers (organizers; see
+    ``annotation.services.adjudication.item_reassign``). Shows nothing of the item's reviews, so an organizer who
+    reviewed the item can use it too."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def _render(self, request, item, form=None, status=200):
+        return render(
+            request,
+            "annotation/reassign.html",
+            {
+                "item": item,
+                "form": form or ReassignForm(),
+                "blocked": item_adjudication_blocked(item),
+                "may_decide": may_decide(request.user, item),
+            },
+            status=status,
+        )
+
+    def get(self, request, uid):
+        return self._render(request, get_object_or_404(QAItem, uid=uid))
+
+    def post(self, request, uid):
+        item = get_object_or_404(QAItem, uid=uid)
+        form = ReassignForm(request.POST)
+        if not form.is_valid():
+            return self._render(request, item, form, status=400)
+        try:
+            item_reassign(item=item, organizer=request.user, reason=form.cleaned_data["reason"])
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+            return self._render(request, item, form, status=exc.http_status)
+        messages.success(request, f"{item.uid} went back to review; people who were never given it will review it.")
         return redirect("vetting_dashboard")

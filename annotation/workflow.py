@@ -12,6 +12,9 @@ States and what they mean
 - ``in_adjudication``: the reviews disagree (verdict differs, or GP relevance differs by at least the configured
   gap), or the only / agreed verdict was "cannot tell from the source": an adjudicator decides.
 - ``verified``: final verdict ``correct``.  ``rejected``: final verdict ``incorrect`` or ``cannot_tell``.
+- ``in_adjudication`` → ``imported`` (``reassign``): no adjudicator may decide the item because each of them
+  reviewed it; an organizer sends it back to review. Its reviews are kept but marked superseded, and it is
+  reviewed again by people who were never given it.
 - ``held``: an open dispute or feedback note exists. The item is excluded from queues and releases; the state it
   was held from is kept on the item and it returns there (``release_hold``) once every issue is closed, unless an
   adjudicator decides it first.
@@ -59,6 +62,7 @@ class Action(models.TextChoices):
     ADJUDICATE_REJECT = "adjudicate_reject", "Adjudicated: not correct"
     HOLD = "hold", "Held for an open issue"
     RELEASE_HOLD = "release_hold", "Hold released"
+    REASSIGN = "reassign", "Sent back to review by fresh reviewers"
 
 
 class Verdict(models.TextChoices):
@@ -106,6 +110,8 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (S.HELD, A.ADJUDICATE_REJECT): S.REJECTED,
     **{(state, A.HOLD): S.HELD for state in _HOLDABLE},
     (S.HELD, A.RELEASE_HOLD): "",  # back to the state it was held from, see hold_return_state
+    # No adjudicator may decide the item (each reviewed it): an organizer starts its review over with fresh people.
+    (S.IN_ADJUDICATION, A.REASSIGN): S.IMPORTED,
 }
 
 

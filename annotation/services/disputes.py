@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString
 
 from annotation.models import Assignment, Dispute, DisputeComment, FeedbackNote, QAItem
 from annotation.services.review import assignment_lock_own
@@ -25,6 +27,15 @@ def _resolver_check(user, item_id: int, refusal: str) -> None:
     if not _can_resolve(user):
         raise NotAllowed(refusal)
     conflict_of_interest_refuse(user, QAItem.objects.only("pk", "uid").get(pk=item_id))
+
+
+def may_resolve_issues(user, item: QAItem) -> bool:
+    """Whether ``user`` may close disputes and feedback notes on ``item`` (the rule of :func:`_resolver_check`)."""
+    try:
+        _resolver_check(user, item.pk, "")
+    except NotAllowed:
+        return False
+    return True
 
 
 def item_hold(*, item: QAItem, actor, note: str) -> None:
@@ -70,6 +81,27 @@ def _quote(item: QAItem, quote_text: str, start: int | None, end: int | None) ->
     if pos < 0:
         raise DomainError("the quoted text does not occur in the source excerpt", code="invalid_quote")
     return quote_text, pos, pos + len(quote_text)
+
+
+def quote_marked(text: str, quote: str, start: int | None = None, end: int | None = None) -> tuple[SafeString, bool]:
+    """The excerpt as HTML with the quoted span in ``<mark>``, and whether the span was found.
+
+    The span is located on the plain text (the stored offsets when they still cover the quote, else its first
+    occurrence, as :func:`_quote` found it when the dispute was filed) and every piece is escaped on its own, so a
+    quote or an excerpt holding markup stays text. Not found (the excerpt changed, or the quote was never in it):
+    the escaped excerpt without a mark, and ``False``."""
+    text = text or ""
+    quote = quote or ""
+    if not quote:
+        return escape(text), False
+    if start is not None and end is not None and 0 <= start < end <= len(text) and text[start:end] == quote:
+        pos = start
+    else:
+        pos = text.find(quote)
+    if pos < 0:
+        return escape(text), False
+    stop = pos + len(quote)
+    return format_html('{}<mark id="quoted-span">{}</mark>{}', text[:pos], text[pos:stop], text[stop:]), True
 
 
 def dispute_file(

@@ -194,7 +194,7 @@ def _route(*, item: QAItem, review: Review, actor) -> None:
             item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}", row_locked=True
         )
         return
-    first = Review.objects.get(item=item, stage=Stage.PRIMARY)
+    first = Review.objects.get(item=item, stage=Stage.PRIMARY, superseded_at=None)
     routes = route_after_secondary(
         first=(first.verdict, first.relevance),
         second=(review.verdict, review.relevance),
