@@ -94,9 +94,7 @@ def _reviews(reviewers: list) -> dict:
         # turns leave second reviews waiting.
         filtered = turn < REVIEW_TURNS // 2 or turn >= REVIEW_TURNS - 6
         qa_type = qa_types[turn % len(qa_types)] if filtered else ""
-        assignment = assignment_next(
-            reviewer=reviewer, qa_type=qa_type, gold_draw=0.0 if turn in GOLD_TURNS else 1.0
-        )
+        assignment = assignment_next(reviewer=reviewer, qa_type=qa_type, gold_draw=0.0 if turn in GOLD_TURNS else 1.0)
         if assignment is None:
             assignment = assignment_next(reviewer=reviewer, gold_draw=1.0)
         if assignment is None:
