@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.models import Dispute, GoldItem, QAItem, Release, Review
 from annotation.workflow import ItemStatus, Stage, Verdict
+from portal.errors import DomainError
 
 SEED = "demo-2025"
 RELEASE_NAME = "ClinIQLink demo"
@@ -191,17 +192,19 @@ def _release(users: dict) -> str:
 
     if Release.objects.filter(name=RELEASE_NAME).exists():
         return ""
-    release = release_freeze(
-        name=RELEASE_NAME,
-        note="Demo: the items verified so far (the benchmark's rule: correct, relevance 5, no open issue).",
-        user=users["organizer@demo.portal"],
-    )
+    try:
+        release = release_freeze(
+            name=RELEASE_NAME,
+            note="Demo: the items verified so far (the benchmark's rule: correct, relevance 5, no open issue).",
+            user=users["organizer@demo.portal"],
+        )
+    except DomainError as refusal:  # people vetted this database themselves and nothing qualifies yet
+        return f"No demo release: {refusal}"
     return f"Release {release.label} frozen with {release.item_count} items."
 
 
 def _study(users: dict) -> str:
     """Two demo systems (answers from the metric reference fixtures, over the public sample) and an open study."""
-    from annotation.models import ImportBatch  # noqa: F401  (the outputs match items imported above)
     from ranking.models import Study
     from ranking.services.outputs import outputs_import
     from ranking.services.studies import study_create
@@ -229,7 +232,7 @@ def _rankings(users: dict) -> str:
     from ranking.services.submissions import task_slots, task_submit
 
     study = Study.objects.filter(name=STUDY_NAME).first()
-    if study is None or RankingTask.objects.filter(study=study).exists():
+    if study is None or not study.is_open or RankingTask.objects.filter(study=study).exists():
         return ""
     rng = random.Random(SEED)
     # The exact answers are best, the reference close behind, the wrong answers last; the second ranker sometimes

@@ -88,3 +88,21 @@ def test_release_scores_rankings_and_reports_exist(demo):
     study_report = Report.objects.get(kind="study").result
     assert len(study_report["human_leaderboard"]) == 3  # two systems and the reference answer
     assert Job.objects.exclude(status="succeeded").count() == 0
+
+
+def test_the_demo_leaves_a_database_that_people_already_vet_alone(monkeypatch, capsys):
+    """Someone ran an older demo and reviewed an item themselves: ``make run`` adds no fake reviews to their
+    work, and a release that nothing qualifies for yet is reported, not a crash."""
+    import analytics.demo
+    from tests.reviews import done_review
+
+    monkeypatch.setattr(analytics.demo, "demo_activity", lambda **kwargs: [])
+    call_command("load_demo")  # users and items only, as the demo was before
+    monkeypatch.undo()
+    item = QAItem.objects.filter(qa_type="short_answer").first()
+    done_review(item, User.objects.get(email="reviewer1@demo.portal"), "primary", "incorrect", 2)
+    capsys.readouterr()
+    call_command("load_demo")
+    out = capsys.readouterr().out
+    assert "Vetting:" not in out and "No demo release: the selection rule selects no items" in out
+    assert Review.objects.count() == 1 and not Release.objects.exists()
