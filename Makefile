@@ -45,7 +45,7 @@ var/metric-cache/.built: $(VENV)/.installed scripts/build_token_table.py analyti
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-demo: migrate  ## demo users for every role (passwords printed) and the public sample
+demo: migrate  ## demo users for every role (passwords printed), the public sample, and a half-done vetting round, release, scores, rankings and reports
 	$(BIN)/python manage.py load_demo
 
 lint: install-dev

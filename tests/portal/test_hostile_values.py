@@ -267,29 +267,9 @@ def _crawl_api(run: Crawl, schema: dict) -> int:
 
 
 def _richer_demo() -> None:
-    """The demo data plus what it lacks for every page to show its forms: two gold items, a dispute with a
-    comment thread, a frozen release, a report, and reviews to agree on."""
-    from analytics.services import report_request
-    from annotation.models import Dispute, QAItem
-    from annotation.services.gold import gold_mark
-    from annotation.services.releases import release_freeze
-    from tests.reviews import done_review
-
+    """The demo data: it holds what every page needs to show its forms (gold items, disputes, reviews to agree on,
+    items waiting for adjudication, a frozen release, reports)."""
     call_command("load_demo", verbosity=0)
-    organizer = User.objects.get(email="organizer@demo.portal")
-    reviewers = [User.objects.get(email=f"reviewer{n}@demo.portal") for n in (1, 2)]
-    items = list(QAItem.objects.order_by("id"))
-    for item in items[-2:]:
-        gold_mark(item=item, expected_verdict="correct", by=organizer)
-    for item in items[:4]:
-        done_review(item, reviewers[0], "primary", "correct", 5)
-        done_review(item, reviewers[1], "secondary", "incorrect", 2)
-    Dispute.objects.create(item=items[4], raised_by=reviewers[0], category="other", text="Two answers fit.")
-    QAItem.objects.filter(pk__in=[i.pk for i in items[5:10]]).update(
-        status="verified", final_verdict="correct", final_relevance=5.0, final_source="primary"
-    )
-    release_freeze(name="crawl", user=organizer)
-    report_request(kind="vetting_agreement", params={"n_resamples": 20}, user=organizer)
 
 
 def test_hostile_values_never_cause_a_server_error(client):

@@ -1,4 +1,5 @@
-"""Load demo data once: institutions, one demo user per role (passwords printed), the public sample."""
+"""Load demo data once: institutions, one demo user per role (passwords printed), the public sample, and the
+work a team would have done after a few days (analytics.demo): half-done vetting, a release, rankings, scores, reports."""
 
 from pathlib import Path
 
@@ -46,7 +47,10 @@ class Command(BaseCommand):
             paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE"
         )
         sources_import(paths=[FIXTURES / "demo-sources.csv"])
-        self._demo_study()
+        from analytics.demo import demo_activity  # the top layer: the demo uses every app's services
+
+        users = {u.email: u for u in User.objects.filter(email__in=[row[0] for row in DEMO_USERS])}
+        demo_activity(users=users, out=self.stdout.write if options["verbosity"] else None)
         self.stdout.write(
             f"Demo items: {result.created + cblue.created} new, {result.existing + cblue.existing} already present."
         )
@@ -55,22 +59,3 @@ class Command(BaseCommand):
             self.stdout.write(f"  {', '.join(roles):<22} {email:<28} {password}")
         if not created_any:
             self.stdout.write("(demo users already existed; passwords unchanged unless you changed them)")
-
-    def _demo_study(self):
-        """Two demo systems (answers from the metric reference fixtures) and an open preference study."""
-        from ranking.models import Study
-        from ranking.services.outputs import outputs_import
-        from ranking.services.studies import study_create
-
-        systems = {"Demo model A": "open_step_d1_exact", "Demo model B": "open_c_wrong"}
-        for name, folder in systems.items():
-            outputs_import(system_name=name, paths=[FIXTURES / "metric-reference" / folder])
-        if not Study.objects.filter(name="Demo study").exists():
-            study_create(
-                name="Demo study",
-                systems=list(systems),
-                qa_types=["short_answer", "short_inverse", "multi_hop"],
-                overlap=2,
-                seed=1,
-                guidelines="Rank the answers from most to least useful to a general practitioner; tag each one.",
-            )
