@@ -14,7 +14,16 @@ from django.views import View
 
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
-from analytics.presentation import available_plots, render_plot, report_csv, stat_rows
+from analytics.presentation import (
+    available_plots,
+    headline,
+    pair_rows,
+    plot_title,
+    render_plot,
+    report_csv,
+    stat_rows,
+    task1_chart,
+)
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release
@@ -91,7 +100,9 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "report": report,
                 "result": result,
                 "rows": stat_rows(result),
-                "plots": available_plots(report.kind, result),
+                "plots": [(name, plot_title(name)) for name in available_plots(report.kind, result)],
+                "headline": headline(report.kind, result),
+                "pairs": pair_rows(result),
                 "result_json": json.dumps(result, indent=2, ensure_ascii=False)[:200_000],
             },
         )
@@ -185,5 +196,5 @@ class Task1PlotView(Task1LeaderboardView):
             raise Http404("no such plot")
         release, profile = self._scope(request)
         data = score_distributions(release=release, profile=profile, metric=metric)
-        body = plots.score_boxplots(data, ylabel=metric, title=f"{metric} per QA type ({profile})", fmt=fmt)
+        body = plots.draw(task1_chart(data, metric=metric, profile=profile), fmt)
         return HttpResponse(body, content_type=PLOT_TYPES[fmt])
