@@ -213,14 +213,16 @@ def _vetting_headline(result: dict) -> dict:
     overall = result.get("overall", {})
     verdict = overall.get("verdict", {})
     raw = StatResult.from_dict(verdict.get("percent_agreement"))
-    kappa = StatResult.from_dict(verdict.get("cohen_kappa"), "cohen_kappa")
+    kappa_key = "cohen_kappa"
+    kappa = StatResult.from_dict(verdict.get(kappa_key))
     if kappa.value is None:  # more than two reviewers overall: the multi-rater coefficient
-        kappa = StatResult.from_dict(verdict.get("krippendorff_alpha"), "krippendorff_alpha")
+        kappa_key = "krippendorff_alpha"
+        kappa = StatResult.from_dict(verdict.get(kappa_key))
     relevance = StatResult.from_dict(overall.get("relevance_ordinal", {}).get("krippendorff_alpha"))
     pairs = pair_rows(result)
     figures = [
         _figure("Same verdict", raw, percent=True),
-        _figure(STAT_LABELS[kappa.name], kappa),
+        _figure(STAT_LABELS[kappa_key], kappa),
         _figure("GP relevance, ordinal α", relevance),
         {"label": "Items reviewed", "value": f"{overall.get('n_items', 0):,}", "detail": "by one reviewer or more"},
         {"label": "Reviewer pairs", "value": f"{len(pairs):,}", "detail": "with an item in common"},
@@ -230,9 +232,9 @@ def _vetting_headline(result: dict) -> dict:
     else:
         words = agreement.strength_of_agreement(kappa.value)
         coefficient = (
-            f"{STAT_LABELS[kappa.name]} {_num(kappa.value)}, {words} agreement"
+            f"{STAT_LABELS[kappa_key]} {_num(kappa.value)}, {words} agreement"
             if kappa.value is not None
-            else f"{STAT_LABELS[kappa.name]} undefined: {kappa.undefined_reason}"
+            else f"{STAT_LABELS[kappa_key]} undefined: {kappa.undefined_reason}"
         )
         reading = (
             f"Reviewers gave the same verdict on {_pct(raw.value)} of {raw.n_items:,} doubly reviewed items "
@@ -277,9 +279,12 @@ def _study_headline(result: dict) -> dict:
 
 
 def _kendall_w_words(w: float) -> str:
-    """Kendall's W (0 no agreement, 1 complete) in the words of Schmidt (1997): weak below 0.3, moderate up to
-    0.5, strong up to 0.7, and very strong above."""
-    return "weakly" if w < 0.3 else "moderately" if w < 0.5 else "strongly" if w < 0.7 else "very strongly"
+    """Kendall's W (0 no agreement, 1 complete) in the words of Schmidt (1997, *Decision Sciences* 28(3)), whose
+    anchors are 0.1 very weak, 0.3 weak, 0.5 moderate, 0.7 strong, 0.9 unusually strong: the nearest anchor."""
+    for bound, words in ((0.2, "very weakly"), (0.4, "weakly"), (0.6, "moderately"), (0.8, "strongly")):
+        if w < bound:
+            return words
+    return "very strongly"
 
 
 def _reviewer_headline(result: dict) -> dict:
@@ -315,6 +320,13 @@ def _reviewer_headline(result: dict) -> dict:
 
 # --------------------------------------------------------------------------------------------- plots
 
+#: Why a reviewer's figure is empty, in the table and in the plots alike.
+REVIEWER_GAPS = {
+    "gold_accuracy": "no gold items reviewed by this person yet",
+    "overturn_rate": "none of this person's reviews went to adjudication yet",
+    "pace": "no timed reviews yet",
+}
+
 PLOT_TITLES = {
     "verdict_alpha_by_type": "Verdict agreement per QA type",
     "relevance_alpha_by_type": "GP relevance agreement per QA type",
@@ -342,9 +354,27 @@ def available_plots(kind: str, result: dict) -> list[str]:
             *[f"scatter_{m}" for m, data in result.get("scatter", {}).items() if data.get("systems")],
             "metric_correlation",
         ]
-    if kind == "reviewer_quality" and result.get("reviewers"):
-        return ["gold_accuracy", "overturn_rate", "pace"]
+    if kind == "reviewer_quality":
+        rows = result.get("reviewers", [])
+        shown = {
+            "gold_accuracy": any(r.get("gold_accuracy") is not None for r in rows),
+            "overturn_rate": any(r.get("overturn_rate") is not None for r in rows),
+            "pace": any(r.get("mean_seconds_per_review") is not None for r in rows),
+        }
+        return [name for name, has_values in shown.items() if has_values]
     return []
+
+
+def missing_plots(kind: str, result: dict) -> list[str]:
+    """Sentences for the plots a report leaves out because no one has a value yet (a chart of gaps says less)."""
+    if kind != "reviewer_quality" or not result.get("reviewers"):
+        return []
+    shown = set(available_plots(kind, result))
+    return [
+        f"No {plot_title(name).lower()} plot: {REVIEWER_GAPS[name].replace('this person', 'any reviewer')}."
+        for name in ("gold_accuracy", "overturn_rate", "pace")
+        if name not in shown
+    ]
 
 
 def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
@@ -438,7 +468,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
                 r["email"],
                 r.get("gold_accuracy"),
                 n=r.get("gold_answers") or None,
-                note=None if r.get("gold_answers") else "no gold items reviewed by this person yet",
+                note=None if r.get("gold_answers") else REVIEWER_GAPS["gold_accuracy"],
                 highlight=bool(r.get("flagged")),
             )
             for r in rows
@@ -456,7 +486,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
                 r["email"],
                 r.get("overturn_rate"),
                 n=r.get("adjudicated") or None,
-                note=None if r.get("adjudicated") else "none of this person's reviews went to adjudication yet",
+                note=None if r.get("adjudicated") else REVIEWER_GAPS["overturn_rate"],
             )
             for r in rows
         )
@@ -468,7 +498,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
             r["email"],
             r.get("mean_seconds_per_review"),
             n=r.get("reviews") or None,
-            note=None if r.get("mean_seconds_per_review") is not None else "no timed reviews yet",
+            note=None if r.get("mean_seconds_per_review") is not None else REVIEWER_GAPS["pace"],
         )
         for r in rows
     )

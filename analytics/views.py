@@ -4,7 +4,6 @@ Task-1 leaderboard."""
 from __future__ import annotations
 
 import io
-import json
 
 from django import forms
 from django.contrib import messages
@@ -15,8 +14,10 @@ from django.views import View
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
 from analytics.presentation import (
+    REVIEWER_GAPS,
     available_plots,
     headline,
+    missing_plots,
     pair_rows,
     plot_title,
     render_plot,
@@ -89,6 +90,7 @@ def _report(pk) -> Report:
 class ReportDetailView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
     template_name = "analytics/report_detail.html"
+    printable = False
 
     def get(self, request, pk):
         report = _report(pk)
@@ -103,7 +105,9 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "plots": [(name, plot_title(name)) for name in available_plots(report.kind, result)],
                 "headline": headline(report.kind, result),
                 "pairs": pair_rows(result),
-                "result_json": json.dumps(result, indent=2, ensure_ascii=False)[:200_000],
+                "printable": self.printable,
+                "missing_plots": missing_plots(report.kind, result),
+                "reviewer_gaps": REVIEWER_GAPS,
             },
         )
 
@@ -112,6 +116,7 @@ class ReportPrintView(ReportDetailView):
     """One self-contained HTML page (tables, SVG plots, methods, library versions) to attach to a paper."""
 
     template_name = "analytics/report_print.html"
+    printable = True  # every section open: the page is read on paper
 
 
 class ReportPlotView(RoleRequiredMixin, View):
