@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import statistics
 
-from analytics.selectors import SCORE_LABELS
+from analytics.selectors import SCORE_LABELS, SCORE_METRICS
 from analytics.stats import agreement, plots
 from analytics.stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart
 from analytics.stats.results import StatResult
@@ -384,7 +384,7 @@ def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
         bars = [plots.stat_bar("All QA types", StatResult.from_dict(result["overall"][block]["krippendorff_alpha"]))]
         bars += [
             plots.stat_bar(human_label(qa_type), StatResult.from_dict(data[block]["krippendorff_alpha"]))
-            for qa_type, data in result["by_type"].items()
+            for qa_type, data in sorted(result["by_type"].items(), key=lambda kv: _qa_type_order(kv[0]))
         ]
         level = "nominal" if block == "verdict" else "ordinal"
         return BarChart(
@@ -444,7 +444,10 @@ def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
         )
     if name == "metric_correlation":
         bars = []
-        for metric, block in result.get("correlation", {}).items():
+        # Stored results come back from PostgreSQL's jsonb with their keys reordered: order by the metric list.
+        correlation = result.get("correlation", {})
+        for metric in sorted(correlation, key=lambda m: SCORE_METRICS.index(m) if m in SCORE_METRICS else 99):
+            block = correlation[metric]
             if "segment_tau_b" in block:
                 bars.append(plots.stat_bar(human_label(metric), StatResult.from_dict(block["segment_tau_b"])))
             else:
