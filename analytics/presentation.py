@@ -526,6 +526,7 @@ def task1_chart(distributions: dict[str, dict[str, list[float]]], *, metric: str
         f"{human_label(metric)} score per answer, by QA type and system ({profile})",
         f"{human_label(metric)} score",
         panels,
+        empty_reason=f"No answer has a {human_label(metric)} score in the latest finished runs ({profile}).",
     )
 
 

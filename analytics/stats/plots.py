@@ -119,6 +119,7 @@ class DistributionChart:
     ylabel: str
     panels: tuple[Panel, ...] = field(default_factory=tuple)
     n_unit: str = "answers"
+    empty_reason: str = "no data"
 
 
 def draw(chart: BarChart | ScatterChart | DistributionChart, fmt: Fmt = "png") -> bytes:
@@ -219,9 +220,9 @@ def _draw_scatter(chart: ScatterChart, fmt: Fmt) -> bytes:
 def _draw_distributions(chart: DistributionChart, fmt: Fmt) -> bytes:
     panels = chart.panels
     if not any(g.n for p in panels for g in p.groups):
-        fig = Figure(figsize=(7.0, 3.0))
+        fig = Figure(figsize=(7.0, 2.0))
         ax = fig.add_subplot()
-        _no_data(ax)
+        _no_data(ax, _wrap(chart.empty_reason, 60))
         return _finish(fig, ax, chart.title, "", fmt)
     ncols = 1 if len(panels) == 1 else 2
     nrows = math.ceil(len(panels) / ncols)

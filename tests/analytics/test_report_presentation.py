@@ -193,6 +193,10 @@ def test_task1_distributions_put_systems_side_by_side_per_qa_type():
         [("A-SYS", 3), ("B-SYS", 2)],
     ]
     assert plots.draw(chart, "svg").lstrip().startswith(b"<?xml")
+    empty = task1_chart({}, metric="bleu", profile="paper")
+    assert (
+        empty.panels == () and empty.empty_reason == "No answer has a BLEU score in the latest finished runs (paper)."
+    )
 
 
 def test_labels_have_one_home():

@@ -132,3 +132,37 @@ def test_report_page_leads_with_its_reading_and_fits_a_phone(page, login, organi
             width,
         )
         assert not wide
+
+
+def test_task1_page_shows_one_box_per_system_and_fits_a_phone(page, login, organizer):
+    from analytics.models import AnswerScore, ScoringRun
+    from ranking.models import System
+
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    items = list(QAItem.objects.filter(qa_type__in=["short_answer", "multi_hop", "short_inverse"]))
+    for k, name in enumerate(["GOOD-SYSTEM", "WEAK-SYSTEM", "中文系统-7B"]):
+        run = ScoringRun.objects.create(
+            system=System.objects.create(name=name), finished_at=timezone.now(), summary={"overall_effectiveness": 0.5}
+        )
+        for index, item in enumerate(items):
+            AnswerScore.objects.create(
+                run=run, item=item, qa_type=item.qa_type, index=index, semantic=(index * 7 % 10) / 10 / (k + 1)
+            )
+    login(organizer)
+    for width, height in ((1300, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto("/analytics/task1/")
+        plots = page.locator("img.plot").all()
+        assert plots
+        for img in plots:
+            img.scroll_into_view_if_needed()
+            assert img.evaluate("i => i.decode().then(() => i.naturalWidth > 0)"), img.get_attribute("src")
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/task1-{width}.png", full_page=True)
+        wide = page.evaluate(
+            "w => [...document.querySelectorAll('main *')]"
+            ".filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > w + 1)"
+            ".map(e => e.tagName + '.' + e.className)",
+            width,
+        )
+        assert not wide
