@@ -59,14 +59,15 @@ def task1_table(*, release=None, profile: str = "cliniqlink-2025", sort: str = "
 
 def score_distributions(
     *, release=None, profile: str = "cliniqlink-2025", metric: str = "semantic"
-) -> dict[str, list[float]]:
-    """Per QA type, the per-answer values of ``metric`` over the latest runs (for the paper-style box plots)."""
+) -> dict[str, dict[str, list[float]]]:
+    """Per QA type and per system, the per-answer values of ``metric`` over the latest runs (the paper-style
+    box plots, one box per system so that systems can be compared)."""
     runs = [run.pk for run in latest_runs(release=release, profile=profile)]
-    out: dict[str, list[float]] = {}
-    for qa_type, value in (
+    out: dict[str, dict[str, list[float]]] = {}
+    for qa_type, system, value in (
         AnswerScore.objects.filter(run_id__in=runs)
         .exclude(**{f"{metric}__isnull": True})
-        .values_list("qa_type", metric)
+        .values_list("qa_type", "run__system__name", metric)
     ):
-        out.setdefault(qa_type, []).append(float(value))
+        out.setdefault(qa_type, {}).setdefault(system, []).append(float(value))
     return out

@@ -6,7 +6,6 @@ on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
 
 from __future__ import annotations
 
-import itertools
 from importlib.metadata import PackageNotFoundError, version
 
 import pandas as pd
@@ -48,6 +47,9 @@ METHODS = {
     "pairwise_accuracy": "Tie-aware pairwise accuracy (Deutsch, Foster & Freitag 2023).",
     "system_correlation": "Pearson and Spearman (scipy) between each system's -(mean rank) and its mean metric score.",
     "bradley_terry": "Bradley-Terry strengths (choix, small prior) from rankings turned into pairwise wins.",
+    "reviewer_pairs": "Per pair of reviewers, over the items both reviewed: raw verdict agreement, Cohen's kappa on "
+    "the verdict and quadratic-weighted Cohen's kappa on relevance; pairs with fewer than "
+    f"{agreement.MIN_PAIR_ITEMS} items in common are marked.",
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
 }
 
@@ -102,25 +104,8 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
     for qa_type in types:
         result["by_type"][qa_type] = _agreement_block(frame[frame["qa_type"] == qa_type], n_resamples, seed)
         _advance(progress)
-    items_by = frame.groupby("annotator")["item"].apply(set).to_dict()
-    for a, b in itertools.combinations(sorted(items_by), 2):
-        shared = items_by[a] & items_by[b]
-        if len(shared) < 2:
-            continue
-        pair = frame[frame["annotator"].isin([a, b]) & frame["item"].isin(shared)]
-        rel = pair.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
-        ver = pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
-        result["pairs"].append(
-            {
-                "pair": [a, b],
-                "n_items": len(shared),
-                "verdict_cohen_kappa": agreement.cohen_kappa(ver, values=VERDICT_SCALE, n_resamples=0).to_dict(),
-                "relevance_cohen_kappa_quadratic": agreement.cohen_kappa(
-                    rel, values=RELEVANCE_SCALE, weights="quadratic", n_resamples=0
-                ).to_dict(),
-                "verdict_percent_agreement": agreement.percent_agreement(ver, n_resamples=0).to_dict(),
-            }
-        )
+    result["pairs"] = agreement.rater_pairs(frame, verdict_values=VERDICT_SCALE, relevance_values=RELEVANCE_SCALE)
+    result["min_pair_items"] = agreement.MIN_PAIR_ITEMS
     _advance(progress)
     return result
 
@@ -170,6 +155,7 @@ def report_study(
             "win_rate": s.win_rate,
             "mean_rank": s.mean_rank,
             "is_reference": str(s.system) in reference,
+            "n_questions": s.n_items,
         }
         for s in board.standings
     ]

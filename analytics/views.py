@@ -4,7 +4,6 @@ Task-1 leaderboard."""
 from __future__ import annotations
 
 import io
-import json
 
 from django import forms
 from django.contrib import messages
@@ -14,7 +13,18 @@ from django.views import View
 
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
-from analytics.presentation import available_plots, render_plot, report_csv, stat_rows
+from analytics.presentation import (
+    REVIEWER_GAPS,
+    available_plots,
+    headline,
+    missing_plots,
+    pair_rows,
+    plot_title,
+    render_plot,
+    report_csv,
+    stat_rows,
+    task1_chart,
+)
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release
@@ -80,6 +90,7 @@ def _report(pk) -> Report:
 class ReportDetailView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
     template_name = "analytics/report_detail.html"
+    printable = False
 
     def get(self, request, pk):
         report = _report(pk)
@@ -91,8 +102,12 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "report": report,
                 "result": result,
                 "rows": stat_rows(result),
-                "plots": available_plots(report.kind, result),
-                "result_json": json.dumps(result, indent=2, ensure_ascii=False)[:200_000],
+                "plots": [(name, plot_title(name)) for name in available_plots(report.kind, result)],
+                "headline": headline(report.kind, result),
+                "pairs": pair_rows(result),
+                "printable": self.printable,
+                "missing_plots": missing_plots(report.kind, result),
+                "reviewer_gaps": REVIEWER_GAPS,
             },
         )
 
@@ -101,6 +116,7 @@ class ReportPrintView(ReportDetailView):
     """One self-contained HTML page (tables, SVG plots, methods, library versions) to attach to a paper."""
 
     template_name = "analytics/report_print.html"
+    printable = True  # every section open: the page is read on paper
 
 
 class ReportPlotView(RoleRequiredMixin, View):
@@ -185,5 +201,5 @@ class Task1PlotView(Task1LeaderboardView):
             raise Http404("no such plot")
         release, profile = self._scope(request)
         data = score_distributions(release=release, profile=profile, metric=metric)
-        body = plots.score_boxplots(data, ylabel=metric, title=f"{metric} per QA type ({profile})", fmt=fmt)
+        body = plots.draw(task1_chart(data, metric=metric, profile=profile), fmt)
         return HttpResponse(body, content_type=PLOT_TYPES[fmt])

@@ -51,6 +51,20 @@ class StatResult:
     def with_notes(self, *notes: str) -> StatResult:
         return replace(self, notes=self.notes + tuple(n for n in notes if n))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, name: str = "") -> StatResult:
+        """The inverse of :meth:`to_dict` for a stored result: every field kept (counts included), unknown keys
+        ignored; ``None`` gives an undefined result."""
+        data = dict(data or {})
+        known = {f for f in cls.__dataclass_fields__ if f in data}
+        kwargs = {key: data[key] for key in known}
+        kwargs.setdefault("name", name)
+        kwargs.setdefault("value", None)
+        kwargs["notes"] = tuple(kwargs.get("notes") or ())
+        for count in ("n_items", "n_raters", "n_resamples", "n_resamples_defined"):
+            kwargs[count] = kwargs.get(count) or 0
+        return cls(**kwargs)
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["notes"] = list(self.notes)

@@ -68,8 +68,14 @@ def test_report_pages_plots_and_downloads(double_reviewed, organizer, organizer_
     response = organizer_client.post("/analytics/", {"action": "vetting_agreement"})
     report = Report.objects.get()
     assert response["Location"] == f"/analytics/reports/{report.pk}/"
-    page = organizer_client.get(response["Location"])
-    assert b"krippendorff_alpha" in page.content
+    page = organizer_client.get(response["Location"]).content.decode()
+    # Leads with the reading of the headline numbers; statistics named for people, not by their keys.
+    assert "Reviewers gave the same verdict on 83 % of 6 doubly reviewed items (Cohen&#x27;s κ 0.71" in page
+    assert page.index("Reviewers gave the same verdict") < page.index("All statistics")
+    assert "Krippendorff&#x27;s α" in page and "krippendorff_alpha" not in page
+    # The per-pair agreement the report promises: the pair, items in common, agreement and kappa.
+    a, b = (u.pseudonym for u in double_reviewed)
+    assert "Agreement per reviewer pair" in page and f"{min(a, b)} &amp; {max(a, b)}" in page
     png = organizer_client.get(f"/analytics/reports/{report.pk}/plots/verdict_alpha_by_type.png")
     assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
     svg = organizer_client.get(f"/analytics/reports/{report.pk}/plots/relevance_alpha_by_type.svg")
@@ -78,6 +84,7 @@ def test_report_pages_plots_and_downloads(double_reviewed, organizer, organizer_
     assert data["overall"]["n_items"] == 6
     csv_text = organizer_client.get(f"/analytics/reports/{report.pk}/download.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("section,statistic,value,ci_low,ci_high")
+    assert sum(line.startswith("pairs,") for line in csv_text.splitlines()) == 3
     printable = organizer_client.get(f"/analytics/reports/{report.pk}/print/").content.decode()
     assert "Methods" in printable and "Library versions" in printable and ".svg" in printable
 
@@ -87,6 +94,19 @@ def test_reviewer_quality_report_lists_pace(double_reviewed, organizer):
     report.refresh_from_db()
     rows = report.result["reviewers"]
     assert len(rows) == 2 and all(row["mean_seconds_per_review"] == 30.0 for row in rows)
+
+
+def test_reviewer_quality_page_has_plots_and_says_why_a_column_is_empty(double_reviewed, organizer, organizer_client):
+    report = report_request(kind="reviewer_quality", user=organizer)
+    page = organizer_client.get(f"/analytics/reports/{report.pk}/").content.decode()
+    assert "2 reviewers wrote 12 reviews" in page
+    assert "no gold items reviewed by this person yet" in page
+    # No one has a gold item or an adjudicated review yet: those plots would be all gaps, so the page says why.
+    assert "No gold accuracy per reviewer plot: no gold items reviewed by any reviewer yet." in page
+    assert "/plots/gold_accuracy.svg" not in page
+    assert "/plots/pace.svg" in page
+    svg = organizer_client.get(f"/analytics/reports/{report.pk}/plots/pace.svg")
+    assert svg.status_code == 200 and b"viewBox" in svg.content
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
