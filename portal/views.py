@@ -18,7 +18,7 @@ from django.views.generic import TemplateView
 from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonForm
-from portal.jobs import job_counts, job_list, job_retry
+from portal.jobs import job_counts, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
 from portal.numbers import whole_number
@@ -209,7 +209,7 @@ class JobView(RoleRequiredMixin, View):
         if request.GET.get("format") == "json":
             return JsonResponse(JobSerializer(job).data)
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
-        return render(request, template, {"job": job})
+        return render(request, template, {"job": job, "outputs": job_outputs(job)})
 
 
 class JobListView(RoleRequiredMixin, View):
