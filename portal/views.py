@@ -21,6 +21,7 @@ from portal.forms import InstitutionForm, PersonForm
 from portal.jobs import job_counts, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
+from portal.next_steps import organizer_next_steps
 from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
@@ -39,6 +40,7 @@ class HomeView(RoleRequiredMixin, TemplateView):
         ctx["role_descriptions"] = ROLE_DESCRIPTIONS
         ctx.update(_own_work(self.request.user))
         if can_organize(self.request.user):
+            ctx["next_steps"] = organizer_next_steps(self.request.user)
             ctx["counts"] = item_counts_by_status()
             ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
             ctx["job_statuses"] = Job.Status.choices
