@@ -11,7 +11,8 @@ from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import conflict_of_interest_q, vetting_progress
+from annotation.vetting_dashboard import config_explained, gold_statistics, missing_excerpts, progress_bars
+from annotation.vetting_selectors import vetting_progress
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
@@ -24,18 +25,20 @@ class VettingDashboardView(RoleRequiredMixin, View):
     def _render(self, request, config_form=None, gold_form=None, status=200):
         config = VettingConfig.load()
         initial = {f: getattr(config, f) for f in VettingConfigForm.base_fields}
+        progress = vetting_progress()
         return render(
             request,
             "annotation/vetting_dashboard.html",
             {
                 "config": config,
                 "config_form": config_form or VettingConfigForm(initial=initial),
+                "explained": config_explained(config),
                 "gold_form": gold_form or GoldForm(),
-                "progress": vetting_progress(),
+                "progress": progress,
+                "bars": progress_bars(progress),
                 # An organizer who also reviews never learns that an item they were given is gold.
-                "golds": GoldItem.objects.select_related("item")
-                .exclude(conflict_of_interest_q(request.user, "item__"))
-                .order_by("-created_at")[:100],
+                "gold": gold_statistics(request.user),
+                "missing": missing_excerpts(),
             },
             status=status,
         )
@@ -62,7 +65,10 @@ class VettingProgressPartialView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request):
-        return render(request, "annotation/_vetting_progress.html", {"progress": vetting_progress()})
+        progress = vetting_progress()
+        return render(
+            request, "annotation/_vetting_progress.html", {"progress": progress, "bars": progress_bars(progress)}
+        )
 
 
 class BatchUpdateView(RoleRequiredMixin, View):
