@@ -193,6 +193,10 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
 
 def _labelled(rows: list[dict]) -> list[dict]:
     """Table 1 rows with the QA type as people read it."""
+    # A stored report comes back from jsonb with its keys re-ordered: put the types back in the paper's order.
+    order = [t.value for t in CLINIQLINK_TYPES]
+    rank = {qa_type: n for n, qa_type in enumerate(order)} | {"total": len(order) + 1}
+    rows = sorted(rows, key=lambda row: (rank.get(row["qa_type"], len(order)), row["qa_type"]))
     return [row | {"label": "Total" if row["qa_type"] == "total" else type_label(row["qa_type"])} for row in rows]
 
 

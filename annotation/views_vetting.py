@@ -8,6 +8,7 @@ from django.views import View
 
 from annotation.forms_review import BatchForm, GoldForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
+from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
@@ -17,6 +18,8 @@ from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+
+TYPE_LABELS = {t.value: label for t, label in QA_TYPE_LABELS.items()}
 
 
 class VettingDashboardView(RoleRequiredMixin, View):
@@ -36,6 +39,7 @@ class VettingDashboardView(RoleRequiredMixin, View):
                 "gold_form": gold_form or GoldForm(),
                 "progress": progress,
                 "bars": progress_bars(progress),
+                "type_labels": TYPE_LABELS,
                 # An organizer who also reviews never learns that an item they were given is gold.
                 "gold": gold_statistics(request.user),
                 "missing": missing_excerpts(),
@@ -67,7 +71,9 @@ class VettingProgressPartialView(RoleRequiredMixin, View):
     def get(self, request):
         progress = vetting_progress()
         return render(
-            request, "annotation/_vetting_progress.html", {"progress": progress, "bars": progress_bars(progress)}
+            request,
+            "annotation/_vetting_progress.html",
+            {"progress": progress, "bars": progress_bars(progress), "type_labels": TYPE_LABELS},
         )
 
 
