@@ -4,12 +4,13 @@ the gold items with their statistics, the items and passages without an excerpt;
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from annotation.models import GoldAnswer, GoldItem, QAItem, SourcePassage
+from annotation.models import Assignment, GoldAnswer, GoldItem, QAItem, SourcePassage
 from annotation.services.gold import gold_mark
-from annotation.services.queue import assignment_next
 
 pytestmark = pytest.mark.django_db
 
@@ -51,10 +52,9 @@ def test_gold_items_with_their_counts_per_type_and_agreement(sample_items, organ
     gold_mark(item=gold_mc, expected_verdict="incorrect", by=organizer, planted_error=True)
     for n, verdict in enumerate(["correct", "correct", "correct", "incorrect"]):
         reviewer = make_user("reviewer", email=f"r{n}@example.org")
-        lease = assignment_next(reviewer=reviewer)
-        from annotation.models import Assignment
-
-        lease = Assignment.objects.create(item=gold_tf, reviewer=reviewer, stage="primary", expires_at=lease.expires_at)
+        lease = Assignment.objects.create(
+            item=gold_tf, reviewer=reviewer, stage="primary", expires_at=timezone.now() + timedelta(minutes=30)
+        )
         GoldAnswer.objects.create(
             assignment=lease, gold=gold, reviewer=reviewer, verdict=verdict, relevance=5,
             is_correct=verdict == "correct", server_seconds=10,
