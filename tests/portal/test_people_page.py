@@ -25,7 +25,7 @@ def test_an_organizer_edits_name_institution_and_roles_from_the_row(organizer_cl
     person = make_user("reviewer", email="ana@example.org")
     clinic = Institution.objects.create(name="St. Elsewhere <b>", country="DE")
     people = organizer_client.get(reverse("people")).content.decode()
-    assert f'href="/organize/people/{person.pk}/"' in people and "St. Elsewhere &lt;b&gt;" not in people
+    assert f'href="/organize/people/{person.pk}/"' in people and "St. Elsewhere <b>" not in people
     form = organizer_client.get(f"/organize/people/{person.pk}/").content.decode()
     assert form.count("checked") == 1 and 'value="reviewer"' in form
     response = organizer_client.post(
