@@ -40,4 +40,7 @@ class ItemFilterForm(forms.Form):
     )
     status = forms.ChoiceField(choices=[("", "Any status")] + list(ItemStatus.choices), required=False)
     batch = WholeNumberField(required=False, widget=forms.HiddenInput)
-    q = forms.CharField(required=False, label="Search")
+    excerpt = forms.ChoiceField(
+        choices=[("", "With or without"), ("missing", "Missing"), ("present", "Present")], required=False
+    )
+    q = forms.CharField(required=False, label="Search", max_length=200)

@@ -50,3 +50,11 @@ HARNESS_OUTPUT_FILES: dict[str, QAType] = {
 }
 
 CLINIQLINK_TYPES = [t for t in QAType if t is not QAType.GENERIC]
+
+# Benchmarks as people write them; an imported benchmark not listed here is shown by its stored name.
+BENCHMARK_LABELS: dict[str, str] = {"cliniqlink": "ClinIQLink", "promptcblue": "PromptCBLUE"}
+DEFAULT_BENCHMARK = "cliniqlink"
+
+
+def benchmark_label(name: str) -> str:
+    return BENCHMARK_LABELS.get(name, name)

@@ -8,8 +8,15 @@ from django.db.models import Count, Q, QuerySet
 from annotation.models import ImportBatch, QAItem
 
 
-def item_list(*, qa_type: str = "", status: str = "", batch: int | str | None = None, q: str = "") -> QuerySet[QAItem]:
+def item_list(
+    *, qa_type: str = "", status: str = "", batch: int | str | None = None, q: str = "", excerpt: str = ""
+) -> QuerySet[QAItem]:
+    """Items filtered by type, status, batch and excerpt ("missing" / "present"), and searched by ``q``: a
+    substring of the question, the answer or the item id (case-insensitive; ``%`` and ``_`` are plain
+    characters), an exact paragraph id, or a question that is close in wording (trigram similarity)."""
     items = QAItem.objects.select_related("batch", "passage")
+    if excerpt in ("missing", "present"):
+        items = items.filter(passage__isnull=excerpt == "missing")
     if qa_type:
         items = items.filter(qa_type=qa_type)
     if status:
@@ -18,9 +25,16 @@ def item_list(*, qa_type: str = "", status: str = "", batch: int | str | None = 
         items = items.filter(batch_id=batch)
     if q:
         q = q.strip()
-        items = items.filter(Q(uid=q) | Q(paragraph_id=q) | Q(question__icontains=q)) | items.annotate(
-            similarity=TrigramWordSimilarity(q, "question")
-        ).filter(similarity__gt=0.6)
+        text = (
+            Q(uid__icontains=q)
+            | Q(paragraph_id=q)
+            | Q(question__icontains=q)
+            | Q(answer__icontains=q)
+            | Q(correct_answer__icontains=q)
+        )
+        items = items.filter(text) | items.annotate(similarity=TrigramWordSimilarity(q, "question")).filter(
+            similarity__gt=0.6
+        )
     return items.order_by("id").distinct()
 
 

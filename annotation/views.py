@@ -29,6 +29,7 @@ class ItemListView(RoleRequiredMixin, View):
             status=filters.get("status", ""),
             batch=filters.get("batch"),
             q=filters.get("q", ""),
+            excerpt=filters.get("excerpt", ""),
         )
         page = Paginator(items, 50).get_page(request.GET.get("page"))
         query = request.GET.copy()
@@ -36,7 +37,13 @@ class ItemListView(RoleRequiredMixin, View):
         return render(
             request,
             "annotation/item_list.html",
-            {"form": form, "page": page, "batches": batch_list()[:50], "query": query.urlencode()},
+            {
+                "form": form,
+                "page": page,
+                "batches": batch_list()[:50],
+                "query": query.urlencode(),
+                "searched": filters.get("q", ""),
+            },
         )
 
 

@@ -14,7 +14,15 @@ from django.shortcuts import redirect, render
 from django.views import View
 
 from annotation.models import Release
-from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS
+from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS
+from annotation.services.release_contents import (
+    FORMAT_LABELS,
+    benchmark_choices,
+    export_readme,
+    release_coverage,
+    selection_preview,
+    type_label,
+)
 from annotation.services.releases import (
     EXPORT_FORMATS,
     REPORT_COLUMNS,
@@ -34,6 +42,11 @@ from portal.roles import Role
 
 class FreezeForm(forms.Form):
     name = forms.SlugField(max_length=100, help_text="A new version is created if the name exists.")
+    benchmark = forms.ChoiceField(
+        choices=[],
+        required=False,
+        help_text="One benchmark per release: the ClinIQLink files cannot hold other benchmarks' items.",
+    )
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     min_relevance = forms.FloatField(
         initial=5, min_value=1, max_value=5, required=False, label="Minimum final GP relevance"
@@ -50,9 +63,14 @@ class FreezeForm(forms.Form):
         label="QA types",
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].choices = benchmark_choices() + [("", "All benchmarks")]
+        self.fields["benchmark"].initial = DEFAULT_BENCHMARK
+
     def clean(self):
         data = super().clean()
-        if not self.errors:
+        if not any(name in self.errors for name in self.fields if name not in ("name", "note")):
             # The rule's own class validates it, as for the API and the command line.
             try:
                 self.selection = SelectionRule.from_dict(
@@ -61,6 +79,9 @@ class FreezeForm(forms.Form):
                         "min_relevance": data["min_relevance"],
                         "exclude_open_issues": data["exclude_open_issues"],
                         "qa_types": list(data["qa_types"]),
+                        # A request that does not name the field (an old bookmark, a script) gets the default
+                        # benchmark too; "All benchmarks" is a choice made on purpose.
+                        "benchmark": (data["benchmark"] if "benchmark" in self.data else DEFAULT_BENCHMARK) or None,
                     }
                 )
             except RuleError as exc:
@@ -76,8 +97,13 @@ class ReleaseListView(RoleRequiredMixin, View):
 
     def get(self, request):
         form = FreezeForm(request.GET or None, initial={"exclude_open_issues": True})
-        preview = form.selection.queryset().count() if form.is_valid() else SelectionRule().queryset().count()
-        return self._render(request, form, preview)
+        selection = SelectionRule(benchmark=DEFAULT_BENCHMARK)
+        if form.is_bound:
+            form.is_valid()
+            selection = getattr(form, "selection", selection)
+            # Previewing needs no release name yet: that is asked for only when freezing.
+            form.errors.pop("name", None)
+        return self._render(request, form, selection_preview(selection))
 
     def post(self, request):
         form = FreezeForm(request.POST)
@@ -91,18 +117,24 @@ class ReleaseListView(RoleRequiredMixin, View):
             else:
                 messages.success(request, f"Frozen {release.label} with {release.item_count} items.")
                 return redirect("release_detail", label=release.label)
-        return self._render(request, form, None, status=400)
+        selection = getattr(form, "selection", SelectionRule(benchmark=DEFAULT_BENCHMARK))
+        return self._render(request, form, selection_preview(selection), status=400)
 
     def _render(self, request, form, preview, status=200):
+        latest = Release.objects.order_by("-created_at", "-pk").first()
+        # "In release" of the live table: the items of the release frozen last (0 everywhere before any).
+        included = set(latest.items.values_list("item_id", flat=True)) if latest else set()
         return render(
             request,
             "annotation/release_list.html",
             {
                 "form": form,
                 "preview": preview,
-                "releases": Release.objects.all(),
-                "report": (report := composition_report()),
-                "report_rows": report_rows(report),
+                "releases": _with_rule_text(Release.objects.all()),
+                "latest": latest,
+                "report": (report := composition_report(included_ids=included)),
+                "report_rows": _labelled(report_rows(report)),
+                "in_release_label": f"In {latest}" if latest else "In a release",
                 "columns": REPORT_COLUMNS,
             },
             status=status,
@@ -120,9 +152,11 @@ class ReleaseDetailView(RoleRequiredMixin, View):
             {
                 "release": release,
                 "rule_text": rule_description(release.rule),
-                "rows": report_rows(release.report),
+                "rows": _labelled(report_rows(release.report)),
                 "columns": REPORT_COLUMNS,
-                "formats": EXPORT_FORMATS,
+                "coverage": release_coverage(release),
+                "format_labels": FORMAT_LABELS,
+                "in_release_label": "In this release",
             },
         )
 
@@ -148,9 +182,29 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
                 zipfile.ZipInfo(f"{release.name}-v{release.version}-{fmt}/SHA256SUMS", date_time=(2025, 1, 1, 0, 0, 0)),
                 sums,
             )
+            archive.writestr(
+                zipfile.ZipInfo(f"{release.name}-v{release.version}-{fmt}/README.txt", date_time=(2025, 1, 1, 0, 0, 0)),
+                export_readme(release, fmt),
+            )
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
         response["Content-Disposition"] = f'attachment; filename="{release.name}-v{release.version}-{fmt}.zip"'
         return response
+
+
+def _labelled(rows: list[dict]) -> list[dict]:
+    """Table 1 rows with the QA type as people read it."""
+    # A stored report comes back from jsonb with its keys re-ordered: put the types back in the paper's order.
+    order = [t.value for t in CLINIQLINK_TYPES]
+    rank = {qa_type: n for n, qa_type in enumerate(order)} | {"total": len(order) + 1}
+    rows = sorted(rows, key=lambda row: (rank.get(row["qa_type"], len(order)), row["qa_type"]))
+    return [row | {"label": "Total" if row["qa_type"] == "total" else type_label(row["qa_type"])} for row in rows]
+
+
+def _with_rule_text(releases) -> list[Release]:
+    releases = list(releases)
+    for release in releases:
+        release.rule_text = rule_description(release.rule)
+    return releases
 
 
 def _release_or_404(label: str) -> Release:

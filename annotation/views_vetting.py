@@ -8,15 +8,19 @@ from django.views import View
 
 from annotation.forms_review import BatchForm, GoldForm, ReassignForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
+from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.adjudication import item_reassign, may_decide
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import conflict_of_interest_q, item_adjudication_blocked, vetting_progress
+from annotation.vetting_dashboard import config_explained, gold_statistics, missing_excerpts, progress_bars
+from annotation.vetting_selectors import item_adjudication_blocked, vetting_progress
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+
+TYPE_LABELS = {t.value: label for t, label in QA_TYPE_LABELS.items()}
 
 
 class VettingDashboardView(RoleRequiredMixin, View):
@@ -25,18 +29,21 @@ class VettingDashboardView(RoleRequiredMixin, View):
     def _render(self, request, config_form=None, gold_form=None, status=200):
         config = VettingConfig.load()
         initial = {f: getattr(config, f) for f in VettingConfigForm.base_fields}
+        progress = vetting_progress()
         return render(
             request,
             "annotation/vetting_dashboard.html",
             {
                 "config": config,
                 "config_form": config_form or VettingConfigForm(initial=initial),
+                "explained": config_explained(config),
                 "gold_form": gold_form or GoldForm(),
-                "progress": vetting_progress(),
+                "progress": progress,
+                "bars": progress_bars(progress),
+                "type_labels": TYPE_LABELS,
                 # An organizer who also reviews never learns that an item they were given is gold.
-                "golds": GoldItem.objects.select_related("item")
-                .exclude(conflict_of_interest_q(request.user, "item__"))
-                .order_by("-created_at")[:100],
+                "gold": gold_statistics(request.user),
+                "missing": missing_excerpts(),
             },
             status=status,
         )
@@ -63,7 +70,12 @@ class VettingProgressPartialView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request):
-        return render(request, "annotation/_vetting_progress.html", {"progress": vetting_progress()})
+        progress = vetting_progress()
+        return render(
+            request,
+            "annotation/_vetting_progress.html",
+            {"progress": progress, "bars": progress_bars(progress), "type_labels": TYPE_LABELS},
+        )
 
 
 class BatchUpdateView(RoleRequiredMixin, View):

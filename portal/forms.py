@@ -1,4 +1,5 @@
 from django import forms
+from django.db.models import Q
 
 from portal.models import Institution
 from portal.roles import Role
@@ -18,6 +19,23 @@ class PersonForm(forms.Form):
         label="Email a set-password link",
         help_text="The link goes to the person's address only; it can be sent again from the list below.",
     )
+
+
+class PersonEditForm(forms.Form):
+    """A person's row edited: name, institution, roles (the email is their sign-in and stays)."""
+
+    name = forms.CharField(required=False, max_length=150)
+    institution = forms.ModelChoiceField(queryset=Institution.objects.none(), required=False)
+    roles = forms.MultipleChoiceField(
+        choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
+    )
+
+    def __init__(self, *args, person, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The person's own institution stays choosable even after its admission was withdrawn.
+        self.fields["institution"].queryset = Institution.objects.filter(
+            Q(admitted=True) | Q(pk=person.institution_id)
+        ).order_by("name")
 
 
 class InstitutionForm(forms.ModelForm):

@@ -100,6 +100,32 @@ def job_counts(*, since) -> dict[str, int]:
     return {row["status"]: row["n"] for row in rows}
 
 
+def job_outputs(job: Job) -> list[tuple[str, str]]:
+    """(link text, URL) of what a finished job produced: the imported batch's items, the report, the scoring
+    runs. Reversed by URL name, so the kernel names pages of the apps above it without importing them."""
+    from django.urls import NoReverseMatch, reverse
+
+    if job.status != Job.Status.SUCCEEDED:
+        return []
+    base = job.kind.partition(":")[0]
+    result = job.result if isinstance(job.result, dict) else {}
+    params = job.params if isinstance(job.params, dict) else {}
+    try:
+        if base == "import_items" and result.get("batch_id"):
+            return [("The items of this import", f"{reverse('item_list')}?batch={int(result['batch_id'])}")]
+        if base == "import_sources":
+            return [("Items and their excerpts", reverse("item_list"))]
+        if base == "import_outputs":
+            return [("Preference studies (pick this system)", reverse("study_list"))]
+        if base == "report" and params.get("report_id"):
+            return [("The report", reverse("report_detail", args=[int(params["report_id"])]))]
+        if base == "scoring":
+            return [("Scoring runs and the Task 1 leaderboard", reverse("analytics_home"))]
+    except (NoReverseMatch, TypeError, ValueError):
+        pass  # a page that does not exist in this deployment, or a parameter of another shape: no link
+    return []
+
+
 def job_create(*, kind: str, params: dict, user=None) -> Job:
     return Job.objects.create(kind=kind, params=params, created_by=user if getattr(user, "pk", None) else None)
 

@@ -82,12 +82,13 @@ class User(AbstractUser):
         return f"annotator-{digest[:8]}"
 
 
-#: Job kinds as people read them ("report:<kind>" jobs are shown as "Report (<kind>)").
+#: Job titles as people read them, the one mapping from a job's kind to its title (job pages, the jobs list and
+#: its filter, the home page): "report:<kind>" jobs are shown as "Report (<kind in words>)".
 JOB_KINDS = {
-    "import_items": "Item import",
-    "import_sources": "Source passages import",
-    "import_outputs": "Model outputs import",
-    "scoring": "Scoring run",
+    "import_items": "Import items",
+    "import_sources": "Import source passages",
+    "import_outputs": "Import model outputs",
+    "scoring": "Score a system",
     "report": "Report",
 }
 

@@ -40,8 +40,7 @@ def person_admit(
         user, created = User.objects.get_or_create(email=email)
         if not created:
             _check_may_manage(by=by, user=user)
-            if user.pk == getattr(by, "pk", None) and str(Role.ORGANIZER) not in roles and not user.is_superuser:
-                raise NotAllowed("You cannot take the organizer role from yourself; ask another organizer.")
+            _check_roles_change(by=by, user=user, roles=roles)
         if name:
             first, _, last = name.partition(" ")
             user.first_name, user.last_name = first, last
@@ -62,6 +61,33 @@ def person_admit(
             before={"roles": before},
             after={"roles": sorted(roles), "institution": str(institution or "")},
         )
+    return user
+
+
+def person_update(*, user: User, name: str, institution: Institution | None, roles: list[str], by) -> User:
+    """Change a person's name, institution and roles (the row's Edit on the people page), audited with what
+    was there before. The same rules as admitting: only a superuser changes a superuser, nobody takes the
+    organizer role from themselves, and the last active organizer keeps it."""
+    unknown = set(roles) - {r.value for r in Role}
+    if unknown:
+        raise DomainError(f"unknown role(s): {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        user = User.objects.select_for_update().get(pk=user.pk)
+        _check_may_manage(by=by, user=user)
+        _check_roles_change(by=by, user=user, roles=roles)
+        before = {
+            "name": user.get_full_name(),
+            "institution": str(user.institution or ""),
+            "roles": sorted(user.groups.values_list("name", flat=True)),
+        }
+        first, _, last = name.strip().partition(" ")
+        user.first_name, user.last_name = first, last.strip()
+        user.institution = institution
+        user.save(update_fields=["first_name", "last_name", "institution"])
+        user.groups.set(_role_groups(roles))
+        after = {"name": user.get_full_name(), "institution": str(institution or ""), "roles": sorted(roles)}
+        if after != before:
+            audit_record(actor=by, obj=user, action="person_updated", before=before, after=after)
     return user
 
 
@@ -96,6 +122,8 @@ def person_set_active(*, user: User, active: bool, by) -> None:
     _check_may_manage(by=by, user=user)
     if not active and user.pk == getattr(by, "pk", None):
         raise NotAllowed("You cannot deactivate your own account.")
+    if not active:
+        _check_not_last_organizer(user, "deactivate")
     _switch(obj=user, field="is_active", value=active, by=by, actions=("person_reactivated", "person_deactivated"))
 
 
@@ -128,6 +156,25 @@ def _check_may_manage(*, by, user: User) -> None:
     """Organizers manage people; only a superuser changes a superuser's account (None: a command, trusted)."""
     if by is not None and user.is_superuser and not by.is_superuser:
         raise NotAllowed(f"{user.email} is a superuser: only a superuser changes that account.")
+
+
+def _check_roles_change(*, by, user: User, roles: list[str]) -> None:
+    """Nobody takes the organizer role from themselves, and the last active organizer keeps it: a portal without
+    an organizer can admit nobody and freeze nothing (a superuser would have to repair it in the admin)."""
+    if str(Role.ORGANIZER) in roles:
+        return
+    if user.pk == getattr(by, "pk", None) and not user.is_superuser:
+        raise NotAllowed("You cannot take the organizer role from yourself; ask another organizer.")
+    _check_not_last_organizer(user, "take the organizer role from")
+
+
+def _check_not_last_organizer(user: User, doing: str) -> None:
+    organizers = User.objects.filter(groups__name=str(Role.ORGANIZER), is_active=True)
+    if user.is_active and organizers.filter(pk=user.pk).exists() and not organizers.exclude(pk=user.pk).exists():
+        raise NotAllowed(
+            f"You cannot {doing} {user.email}: they are the last active organizer. Make someone else an "
+            "organizer first."
+        )
 
 
 def roles_set(*, user: User, roles: list[str], by=None) -> None:

@@ -30,6 +30,7 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
+    path("organize/people/<int:pk>/", views.PersonEditView.as_view(), name="person_edit"),
     path("tokens/", views.ApiTokensView.as_view(), name="api_tokens"),
     path("jobs/", views.JobListView.as_view(), name="job_list"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),

@@ -17,15 +17,22 @@ from django.views.generic import TemplateView
 
 from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
-from portal.forms import InstitutionForm, PersonForm
-from portal.jobs import job_counts, job_list, job_retry
+from portal.forms import InstitutionForm, PersonEditForm, PersonForm
+from portal.jobs import job_counts, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
+from portal.next_steps import organizer_next_steps
 from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
-from portal.services import institution_set_admitted, person_admit, person_invite, person_set_active
+from portal.services import (
+    institution_set_admitted,
+    person_admit,
+    person_invite,
+    person_set_active,
+    person_update,
+)
 
 
 class HomeView(RoleRequiredMixin, TemplateView):
@@ -39,6 +46,7 @@ class HomeView(RoleRequiredMixin, TemplateView):
         ctx["role_descriptions"] = ROLE_DESCRIPTIONS
         ctx.update(_own_work(self.request.user))
         if can_organize(self.request.user):
+            ctx["next_steps"] = organizer_next_steps(self.request.user)
             ctx["counts"] = item_counts_by_status()
             ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
             ctx["job_statuses"] = Job.Status.choices
@@ -148,9 +156,45 @@ class PeopleView(RoleRequiredMixin, View):
                 "institutions": Institution.objects.all(),
                 "person_form": person_form,
                 "institution_form": institution_form,
+                "invite_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400),
             },
             status=status,
         )
+
+
+class PersonEditView(RoleRequiredMixin, View):
+    """One person's name, institution and roles, edited from their row on the people page."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk):
+        person = get_object_or_404(User, pk=pk)
+        initial = {
+            "name": person.get_full_name(),
+            "institution": person.institution_id,
+            "roles": list(person.groups.values_list("name", flat=True)),
+        }
+        return self._render(request, person, PersonEditForm(initial=initial, person=person))
+
+    def post(self, request, pk):
+        person = get_object_or_404(User, pk=pk)
+        form = PersonEditForm(request.POST, person=person)
+        if form.is_valid():
+            try:
+                person_update(user=person, by=request.user, **form.cleaned_data)
+            except DomainError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"{person.email} saved.")
+                return redirect("people")
+        return self._render(request, person, form, status=400)
+
+    def _render(self, request, person, form, status=200):
+        from portal.audit import audit_history
+
+        history = audit_history(person).order_by("-at")[:20]
+        return render(request, "portal/person_edit.html", {"person": person, "form": form, "history": history},
+                      status=status)  # fmt: skip
 
 
 class ApiTokensView(RoleRequiredMixin, View):
@@ -209,7 +253,7 @@ class JobView(RoleRequiredMixin, View):
         if request.GET.get("format") == "json":
             return JsonResponse(JobSerializer(job).data)
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
-        return render(request, template, {"job": job})
+        return render(request, template, {"job": job, "outputs": job_outputs(job)})
 
 
 class JobListView(RoleRequiredMixin, View):

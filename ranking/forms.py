@@ -24,8 +24,13 @@ class StudyForm(forms.Form):
     )
     sample_size = WholeNumberField(min_value=1, required=False, help_text="Empty: every eligible item.")
     seed = WholeNumberField(initial=0)
-    release_id = WholeNumberField(
-        required=False, help_text="Optional: id of a frozen release; only its items are used."
+    # Picked by name: an organizer knows "cliniqlink v2", not the release's number in the database.
+    release_id = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Release",
+        help_text="Optional: only the items of this frozen release are used.",
     )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
@@ -45,6 +50,15 @@ class StudyForm(forms.Form):
         min_value=0, max_value=1, initial=0, help_text="Share of tasks asking which answer is the reference."
     )
     guidelines = forms.CharField(widget=forms.Textarea, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from annotation.models import Release
+
+        self.fields["release_id"].choices = [("", "No release: every eligible item")] + [
+            (r.pk, f"{r} ({r.item_count} items, frozen {r.created_at:%Y-%m-%d})")
+            for r in Release.objects.order_by("name", "-version")
+        ]
 
     def clean_tag_scale(self):
         return [t.strip() for t in self.cleaned_data["tag_scale"].split(",") if t.strip()]

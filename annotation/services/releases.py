@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
-from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType
+from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
@@ -115,6 +115,9 @@ class SelectionRule:
     """Which items a release takes. The defaults are the benchmark's rule: verified correct, final GP
     relevance 5 (after adjudication), no open feedback or dispute. Gold items are never released.
 
+    ``benchmark`` None means every benchmark: that is what rules stored before the filter existed meant, so the
+    default stays None here (old releases keep their meaning); the releases page preselects one benchmark.
+
     :meth:`from_dict` is the one validation of a rule, whatever the door (releases page, API, command line):
     a wrong type, an unknown key or an out-of-range value is a :class:`RuleError` naming the field."""
 
@@ -139,6 +142,8 @@ class SelectionRule:
     def describe(self) -> str:
         """The rule in words, for pages."""
         parts = [
+            # Always said, either way: a release of one benchmark must not read like one of all of them.
+            f"benchmark {benchmark_label(self.benchmark)} only" if self.benchmark else "all benchmarks",
             "status " + " or ".join(ItemStatus(s).label.lower() for s in self.statuses)
             if self.statuses
             else "any status",
@@ -153,8 +158,6 @@ class SelectionRule:
             if self.qa_types
             else "all QA types",
         ]
-        if self.benchmark:
-            parts.append(f"benchmark {self.benchmark}")
         return "; ".join(parts)
 
     def as_dict(self) -> dict:

@@ -53,8 +53,16 @@ def test_command_refuses_naming_the_release(first):
 
 
 def test_page_shows_the_refusal(first, organizer_client):
+    # "All benchmarks" chosen on purpose: the rule of the service's default freeze (the form's default is one).
     response = organizer_client.post(
-        "/releases/", {"name": "bench", "min_relevance": "5", "final_verdict": "correct", "exclude_open_issues": "on"}
+        "/releases/",
+        {
+            "name": "bench",
+            "benchmark": "",
+            "min_relevance": "5",
+            "final_verdict": "correct",
+            "exclude_open_issues": "on",
+        },
     )
     assert response.status_code == 400
     assert "Nothing changed since bench@1" in response.content.decode()

@@ -250,4 +250,8 @@ def test_release_pages_show_table_and_download_zip(sample_items, organizer_clien
     import zipfile
 
     names = zipfile.ZipFile(io.BytesIO(download.content)).namelist()
-    assert len(names) == 8 and any(n.endswith("SHA256SUMS") for n in names)
+    assert (
+        len(names) == 9
+        and any(n.endswith("SHA256SUMS") for n in names)
+        and any(n.endswith("README.txt") for n in names)
+    )

@@ -75,3 +75,50 @@ def test_organizers_get_no_work_cards_of_other_roles(demo, client):
     html = client.get("/").content.decode()
     assert "Items by status" in html
     assert not re.search(r'id="my-(review|adjudication|ranking)-work"', html)
+
+
+def _steps(client) -> list[tuple[str, str]]:
+    card = _card(client.get("/").content.decode(), "next-steps")
+    return re.findall(r'<li data-step="(\w+)">(.*?)</li>', card)
+
+
+def test_organizer_home_says_what_to_do_next_in_priority_order(organizer, make_user, client):
+    from pathlib import Path
+
+    from annotation.services.imports import items_import
+    from annotation.services.releases import release_freeze
+    from portal.jobs import job_create
+    from portal.models import Job
+
+    client.force_login(organizer)
+    assert [key for key, _ in _steps(client)] == ["no_items"]
+
+    items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
+    items = list(QAItem.objects.order_by("id"))
+    QAItem.objects.filter(pk__in=[i.pk for i in items[:12]]).update(status="in_adjudication")
+    QAItem.objects.filter(pk__in=[i.pk for i in items[12:20]]).update(
+        status="verified", final_verdict="correct", final_relevance=5.0, final_source="primary"
+    )
+    for _ in range(2):
+        Job.objects.filter(pk=job_create(kind="import_items", params={}).pk).update(status="failed")
+    steps = dict(_steps(client))
+    assert list(steps) == [
+        "failed_jobs", "adjudication_blocked", "adjudication_waiting", "missing_excerpts", "release", "no_reviewers",
+    ]  # fmt: skip
+    assert steps["failed_jobs"].startswith("2 imports failed in the last 7 days.")
+    assert 'href="/jobs/?status=failed"' in steps["failed_jobs"]
+    assert steps["adjudication_waiting"].startswith("12 items wait for adjudication.")
+    assert "No release yet: 8 ClinIQLink items passed vetting. Freeze one." in steps["release"]
+    assert 'href="/releases/"' in steps["release"]
+    assert "35 items have no source excerpt" in steps["missing_excerpts"]
+
+    make_user("adjudicator", email="adj@example.org")
+    make_user("reviewer", email="rev@example.org")
+    release_freeze(name="bench", rule={"benchmark": "cliniqlink"})
+    keys = [key for key, _ in _steps(client)]
+    assert "release" not in keys and "adjudication_blocked" not in keys and "no_reviewers" not in keys
+
+
+def test_next_steps_are_for_organizers_only(reviewer, client):
+    client.force_login(reviewer)
+    assert 'id="next-steps"' not in client.get("/").content.decode()

@@ -39,7 +39,7 @@ def test_organizers_see_every_job_with_its_state(organizer, make_user, client):
     client.force_login(organizer)
     page = client.get("/jobs/").content.decode()
     assert "3 found" in page
-    for label in ("Item import", "Report (metric correlation)", "Scoring run"):
+    for label in ("Import items", "Report (metric correlation)", "Score a system"):
         assert f"<td>{label}</td>" in page
     assert "Internal error: RuntimeError: disk full" in page
     assert "no progress for 12 min" in page
@@ -64,7 +64,7 @@ def test_others_see_only_their_own_jobs(organizer, make_user, client):
     client.force_login(ranker)
     page = client.get("/jobs/").content.decode()
     assert "1 found" in page and str(own.pk) in page
-    assert "<td>Model outputs import</td>" in page and "<td>Item import</td>" not in page
+    assert "<td>Import model outputs</td>" in page and "<td>Import items</td>" not in page
 
 
 def test_pages_of_fifty(organizer, client):
@@ -86,3 +86,44 @@ def test_the_organizer_home_counts_jobs_of_the_last_week(organizer, reviewer, cl
     assert 'href="/jobs/?status=failed" class="job-failed">Failed</a></td><td>2</td>' in home
     client.force_login(reviewer)
     assert "Jobs in the last 7 days" not in client.get("/").content.decode()
+
+
+def test_job_page_titles_the_job_in_words_and_links_to_the_imported_items(organizer, client, tmp_path):
+    from pathlib import Path
+
+    from annotation.tasks import import_items_task
+
+    sample = Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"
+    job = job_create(kind="import_items", params={"paths": [str(sample)], "format": "cliniqlink"}, user=organizer)
+    import_items_task(str(job.pk))
+    job.refresh_from_db()
+    client.force_login(organizer)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "<h1>Import items</h1>" in page and "Import_Items" not in page
+    assert f'href="/items/?batch={job.result["batch_id"]}"' in page
+    listed = client.get(f"/items/?batch={job.result['batch_id']}").content.decode()
+    assert "35 found" in listed
+
+
+def test_import_errors_count_records_from_one(organizer, client, tmp_path):
+    from annotation.tasks import import_items_task
+
+    bad = tmp_path / "TF.json"
+    bad.write_text('[{"question": "Is it?", "answer": "Maybe", "type": "tf", "source": {}}]')
+    job = job_create(kind="import_items", params={"paths": [str(bad)], "format": "cliniqlink"}, user=organizer)
+    import_items_task(str(job.pk))
+    job.refresh_from_db()
+    assert job.status == "failed" and "record 1" in job.error and "record 0" not in job.error
+    client.force_login(organizer)
+    assert "record 1" in client.get(f"/jobs/{job.pk}/").content.decode()
+
+
+def test_report_and_scoring_jobs_link_to_what_they_produced(organizer, client):
+    report_job = _job("report:agreement", organizer, status="succeeded")
+    Job.objects.filter(pk=report_job.pk).update(params={"report_id": 7})
+    scoring_job = _job("scoring", organizer, status="succeeded")
+    failed = _job("report:agreement", organizer, status="failed")
+    client.force_login(organizer)
+    assert 'href="/analytics/reports/7/"' in client.get(f"/jobs/{report_job.pk}/").content.decode()
+    assert 'href="/analytics/"' in client.get(f"/jobs/{scoring_job.pk}/").content.decode()
+    assert 'id="job-outputs"' not in client.get(f"/jobs/{failed.pk}/").content.decode()
