@@ -17,6 +17,7 @@ from annotation.models import (
     Dispute,
     FeedbackNote,
     GoldAnswer,
+    GoldItem,
     ImportBatch,
     QAItem,
     Review,
@@ -32,7 +33,6 @@ CONFLICT_OF_INTEREST = (
     "nor decide it or close its issues: someone who has not reviewed it will."
 )
 # Audit actions that say an item is gold and what its expected verdict is: for organizers only.
-_GOLD_ACTIONS = ("gold_marked", "gold_updated", "gold_deactivated")
 
 
 # --- conflict of interest: one rule, used by every page, API endpoint and service below ----------------------
@@ -71,16 +71,6 @@ def item_unblinded_for(user, uid: str) -> QAItem:
         raise NotFound(f"No item with uid {uid}.")
     conflict_of_interest_refuse(user, item)
     return item
-
-
-def item_history_visible_to(user, item: QAItem) -> QuerySet:
-    """The item's audit trail; the gold marking (expected verdict) only for organizers.
-
-    Callers have refused conflicted people already (:func:`conflict_of_interest_refuse`)."""
-    history = audit_history(item)
-    if can_organize(user):
-        return history
-    return history.exclude(action__in=_GOLD_ACTIONS)
 
 
 def open_issue_q(prefix: str = "") -> Q:
@@ -364,13 +354,16 @@ def review_comparison(reviews, *, relevance_gap: int | None = None) -> list[dict
     ]
 
 
-def item_story(user, item: QAItem) -> list[dict]:
+def item_story(user, item: QAItem, *, with_gold: bool = False) -> list[dict]:
     """The item's history as people tell it, oldest first: ``{"at", "what", "who", "detail"}`` per event.
 
     Built from the records themselves (reviews visible to ``user``, disputes, feedback notes, decisions, returns to
-    review), not from the audit log, and without the gold marking. Callers have refused people conflicted on the
+    review), not from the audit log. The gold marking only with ``with_gold`` and only for organizers (the
+    organizers' item page; the adjudication page never shows it). Callers have refused people conflicted on the
     item already (:func:`item_unblinded_for`); the reviews go through :func:`reviews_visible_to` all the same."""
     events: list[dict] = [{"at": item.created_at, "what": "Imported", "who": "", "detail": ""}]
+    if with_gold and can_organize(user):
+        events += _gold_events(item)
     stage_names = {Stage.PRIMARY: "First review", Stage.SECONDARY: "Second review"}
     for r in reviews_visible_to(user, item):
         detail = f"{r.get_verdict_display()}, GP relevance {r.relevance}"
@@ -398,3 +391,18 @@ def item_story(user, item: QAItem) -> list[dict]:
         reason = (entry.after or {}).get("reason", "")
         events.append({"at": entry.at, "what": "Sent back to review", "who": entry.actor, "detail": reason})
     return sorted(events, key=lambda e: e["at"])
+
+
+def _gold_events(item: QAItem) -> list[dict]:
+    """The gold marking in words: made gold (with the expected verdict), changed, withdrawn."""
+    gold = GoldItem.objects.filter(item=item).select_related("created_by").first()
+    if gold is None:
+        return []
+    detail = f"expected verdict {gold.get_expected_verdict_display()}"
+    if gold.planted_error:
+        detail += ", a planted error"
+    events = [{"at": gold.created_at, "what": "Made a gold item", "who": gold.created_by, "detail": detail}]
+    words = {"gold_updated": "Gold item changed", "gold_deactivated": "Gold item withdrawn"}
+    for entry in audit_history(item).filter(action__in=list(words)):
+        events.append({"at": entry.at, "what": words[entry.action], "who": entry.actor, "detail": ""})
+    return events

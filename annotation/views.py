@@ -12,7 +12,7 @@ from annotation.importers import ImportProblem
 from annotation.selectors import batch_list, item_list
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import item_history_visible_to, item_unblinded_for
+from annotation.vetting_selectors import item_story, item_unblinded_for
 from annotation.views_review import RefusalPageMixin
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -54,8 +54,8 @@ class ItemDetailView(RefusalPageMixin, RoleRequiredMixin, View):
 
     def get(self, request, uid):
         item = item_unblinded_for(request.user, uid)
-        history = item_history_visible_to(request.user, item)
-        return render(request, "annotation/item_detail.html", {"item": item, "history": history})
+        story = item_story(request.user, item, with_gold=True)
+        return render(request, "annotation/item_detail.html", {"item": item, "story": story})
 
 
 class ImportView(RoleRequiredMixin, View):

@@ -140,3 +140,23 @@ def test_hostile_uploads_are_refused_for_their_input_not_as_internal_errors(
     assert job.status == "failed" and not job.retryable
     assert job.error.startswith(error_start)
     assert "Internal error" not in job.error
+
+
+def test_item_page_tells_the_history_in_words(organizer, organizer_client, make_user):
+    # Regression: the organizers' item page printed audit records ("gold_marked {'planted_error': False, ...}").
+    from annotation.services.gold import gold_mark
+    from tests.reviews import done_review
+
+    items_import(paths=[SAMPLE / "TF.json"])
+    gold_item, reviewed = QAItem.objects.order_by("id")[:2]
+    gold_mark(item=gold_item, expected_verdict="incorrect", by=organizer, planted_error=True)
+    done_review(reviewed, make_user("reviewer", email="rev@test.portal"), "primary", "correct", 4)
+
+    gold_page = organizer_client.get(reverse("item_detail", args=[gold_item.uid])).content.decode()
+    story = gold_page.split('id="history"')[1]
+    assert "Made a gold item" in story and "expected verdict Incorrect, a planted error" in story
+    assert "{" not in story and "gold_marked" not in story and "planted_error" not in story
+
+    review_page = organizer_client.get(reverse("item_detail", args=[reviewed.uid])).content.decode()
+    story = review_page.split('id="history"')[1]
+    assert "First review</strong> by" in story and "Correct, GP relevance 4" in story
