@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.qa_types import QA_TYPE_LABELS, QAType
+from annotation.qa_types import QA_TYPE_LABELS, QAType, qa_type_label
 
 __all__ = ["GuidelineVersion", "GuidelineAcknowledgement"]
 
@@ -42,7 +42,7 @@ class GuidelineVersion(models.Model):
 
     @property
     def type_label(self) -> str:
-        return QA_TYPE_LABELS.get(QAType(self.qa_type), self.qa_type)
+        return qa_type_label(self.qa_type)
 
     @property
     def title(self) -> str:

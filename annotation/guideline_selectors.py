@@ -11,7 +11,7 @@ from django.db.models import Count, QuerySet
 
 from annotation.guideline_models import BENCHMARK_LABELS
 from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
-from annotation.qa_types import QA_TYPE_LABELS, QAType
+from annotation.qa_types import QAType, qa_type_label
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(QAType)}
 
@@ -20,7 +20,7 @@ def type_label(qa_type: str) -> str:
     """The type as organizers read it beside a benchmark name ("All tasks" for a benchmark without ClinIQLink types)."""
     if qa_type == QAType.GENERIC:
         return "All tasks"
-    return QA_TYPE_LABELS[QAType(qa_type)] if qa_type in _TYPE_ORDER else qa_type
+    return qa_type_label(qa_type)
 
 
 def guideline_current(*, benchmark: str, qa_type: str, at: datetime | None = None) -> GuidelineVersion | None:

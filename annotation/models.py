@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
-from annotation.qa_types import QA_TYPE_LABELS, QAType
+from annotation.qa_types import QA_TYPE_LABELS, QAType, qa_type_label
 from annotation.workflow import ItemStatus
 
 
@@ -112,7 +112,7 @@ class QAItem(models.Model):
 
     @property
     def type_label(self) -> str:
-        return QA_TYPE_LABELS.get(QAType(self.qa_type), self.qa_type)
+        return qa_type_label(self.qa_type)
 
     @property
     def option_rows(self) -> list[tuple[str, str, bool]]:

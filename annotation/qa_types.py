@@ -56,5 +56,13 @@ BENCHMARK_LABELS: dict[str, str] = {"cliniqlink": "ClinIQLink", "promptcblue": "
 DEFAULT_BENCHMARK = "cliniqlink"
 
 
+def qa_type_label(qa_type: str) -> str:
+    """A stored QA type for people ("multi_hop" → "Multi-hop"); an unknown value is shown as stored."""
+    try:
+        return QA_TYPE_LABELS[QAType(qa_type)]
+    except ValueError:
+        return qa_type
+
+
 def benchmark_label(name: str) -> str:
     return BENCHMARK_LABELS.get(name, name)

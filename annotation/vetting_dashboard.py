@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length, Trim
 
 from annotation.models import QAItem, SourcePassage
-from annotation.qa_types import QA_TYPE_LABELS, QAType
+from annotation.qa_types import qa_type_label
 from annotation.vetting_models import Adjudication, GoldItem, Review, VettingConfig
 from annotation.vetting_selectors import conflict_of_interest_q
 from annotation.workflow import ItemStatus, Stage
@@ -32,13 +32,6 @@ class Bar:
         return round(100 * self.done / self.total) if self.total else 0
 
 
-def _type_label(qa_type: str) -> str:
-    try:
-        return QA_TYPE_LABELS[QAType(qa_type)]
-    except ValueError:
-        return qa_type
-
-
 def progress_bars(progress: dict) -> dict[str, list[Bar]]:
     """Bars per batch, per QA type (items with a final decision of all items) and per stage (reviews done of
     reviews due), from :func:`annotation.vetting_selectors.vetting_progress` plus three counts."""
@@ -58,7 +51,7 @@ def progress_bars(progress: dict) -> dict[str, list[Bar]]:
             Bar(b["name"] + (" (paused)" if b["paused"] else ""), done(b["counts"]), b["total"])
             for b in progress["batches"]
         ],
-        "types": [Bar(_type_label(t["qa_type"]), done(t["counts"]), t["total"]) for t in progress["types"]],
+        "types": [Bar(qa_type_label(t["qa_type"]), done(t["counts"]), t["total"]) for t in progress["types"]],
         "stages": [
             Bar("Primary review", primary_done, total, "items with a first review, of all items"),
             Bar("Second review", second_done, drawn.count(), "items drawn for a second review that have one"),
@@ -107,7 +100,7 @@ def gold_statistics(user) -> dict:
         "count": golds.count(),
         "active": golds.filter(active=True).count(),
         "per_type": [
-            {"label": _type_label(row["item__qa_type"]), **row}
+            {"label": qa_type_label(row["item__qa_type"]), **row}
             for row in sorted(per_type, key=lambda r: r["item__qa_type"])
         ],
         "items": items,

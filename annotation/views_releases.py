@@ -14,14 +14,13 @@ from django.shortcuts import redirect, render
 from django.views import View
 
 from annotation.models import Release
-from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS
+from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS, qa_type_label
 from annotation.services.release_contents import (
     FORMAT_LABELS,
     benchmark_choices,
     export_readme,
     release_coverage,
     selection_preview,
-    type_label,
 )
 from annotation.services.releases import (
     EXPORT_FORMATS,
@@ -197,7 +196,7 @@ def _labelled(rows: list[dict]) -> list[dict]:
     order = [t.value for t in CLINIQLINK_TYPES]
     rank = {qa_type: n for n, qa_type in enumerate(order)} | {"total": len(order) + 1}
     rows = sorted(rows, key=lambda row: (rank.get(row["qa_type"], len(order)), row["qa_type"]))
-    return [row | {"label": "Total" if row["qa_type"] == "total" else type_label(row["qa_type"])} for row in rows]
+    return [row | {"label": "Total" if row["qa_type"] == "total" else qa_type_label(row["qa_type"])} for row in rows]
 
 
 def _with_rule_text(releases) -> list[Release]:

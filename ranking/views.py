@@ -11,6 +11,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
+from annotation.models import Release
+from annotation.qa_types import qa_type_label
 from annotation.uploads import save_uploads
 from portal.errors import DomainError
 from portal.numbers import whole_number
@@ -245,6 +247,8 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
                 "formats": FORMATS,
+                "release": Release.objects.filter(pk=study.release_id).first() if study.release_id else None,
+                "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
             },
         )
 

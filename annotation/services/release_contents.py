@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from annotation.models import QAItem, Release
-from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS, QAType, benchmark_label
+from annotation.qa_types import (
+    CLINIQLINK_TYPES,
+    DEFAULT_BENCHMARK,
+    benchmark_label,
+    qa_type_label,
+)
 from annotation.services.releases import EXPORT_FORMATS, SelectionRule, rule_description
 
 FORMAT_LABELS = {
@@ -30,13 +35,6 @@ def benchmark_choices() -> list[tuple[str, str]]:
     names = set(QAItem.objects.values_list("benchmark", flat=True).distinct()) | {DEFAULT_BENCHMARK}
     ordered = [DEFAULT_BENCHMARK] + sorted(names - {DEFAULT_BENCHMARK})
     return [(name, benchmark_label(name)) for name in ordered]
-
-
-def type_label(qa_type: str) -> str:
-    try:
-        return QA_TYPE_LABELS[QAType(qa_type)]
-    except ValueError:
-        return qa_type
 
 
 @dataclass
@@ -60,7 +58,7 @@ def selection_preview(selection: SelectionRule, *, limit: int = 25) -> Selection
     order = _CLINIQLINK_TYPE_VALUES + sorted(set(type_counts) - set(_CLINIQLINK_TYPE_VALUES))
     return SelectionPreview(
         count=sum(type_counts.values()),
-        by_type=[(type_label(t), type_counts[t]) for t in order if t in type_counts],
+        by_type=[(qa_type_label(t), type_counts[t]) for t in order if t in type_counts],
         by_benchmark=sorted((benchmark_label(b), n) for b, n in bench_counts),
         items=list(items[:limit]),
     )

@@ -57,6 +57,7 @@ def test_organizer_creates_a_study_from_the_form(organizer_client, systems_with_
     assert study.overlap == 2 and study.questions.count() == 3 and study.unblinding_rate == 0.2
     page = organizer_client.get(response["Location"]).content.decode()
     assert "30 item(s) left out" not in page and "Rankings submitted" in page
+    assert "QA types Short answer; a sample of 3" in page and "short_answer" not in page  # the set-up in words
     assert organizer_client.post(reverse("study_create"), {**data, "systems": []}).status_code == 400
 
 
