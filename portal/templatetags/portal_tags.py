@@ -17,6 +17,14 @@ def label(key) -> str:
 
 
 @register.filter
+def percent(value) -> str:
+    """A share in [0, 1] as a whole percentage (0.823 → "82 %"); missing → "—"."""
+    if value is None or value == "":
+        return "—"
+    return f"{100 * float(value):.0f} %"
+
+
+@register.filter
 def readable(value) -> str:
     """A stored value for people (job results, report parameters): numbers rounded for reading, lists and mappings
     written out, never Python's repr. Downloads keep full precision."""

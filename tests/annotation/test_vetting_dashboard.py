@@ -102,3 +102,10 @@ def test_item_search_pages_results(sample_items, organizer_client):
     assert "35 found" in first
     long_query = organizer_client.get("/items/", {"q": "x" * 500})
     assert long_query.status_code == 200 and "Search: Ensure this value has at most 200" in long_query.content.decode()
+
+
+def test_shares_and_durations_are_written_for_reading(sample_items, organizer_client, config):
+    # Regression: "0.500 (target 0.5)" and "mean — h, median — h" when nothing was resolved.
+    text = _text(organizer_client.get("/organize/vetting/").content.decode())
+    assert f"(target {round(100 * config.second_share)} %)" in text
+    assert "0 resolved" in text and "— h" not in text
