@@ -122,7 +122,9 @@ class QAItem(models.Model):
                 name="qaitem_primary_queue_key",
             ),
             models.Index(
-                fields=["queue_key", "id"], condition=models.Q(status="in_second_review"), name="qaitem_second_queue_key"
+                fields=["queue_key", "id"],
+                condition=models.Q(status="in_second_review"),
+                name="qaitem_second_queue_key",
             ),
         ]
 

@@ -23,6 +23,8 @@ JUDGEMENT_COLUMNS = [
     "comment",
     "created_at",
     "seconds",
+    "edited_at",
+    "earlier_versions",
 ]
 DISPUTE_COLUMNS = [
     "item_uid",
@@ -44,9 +46,25 @@ def _who(user, identities: bool) -> str:
     return user.email if identities else user.pseudonym
 
 
+def _earlier_versions(review: Review) -> str:
+    """What a review said before its author changed it, oldest first, in one cell ("" if never changed)."""
+    return " | ".join(
+        f"version {r.version}: {r.verdict}, relevance {r.relevance}"
+        + (f", comment: {r.comment}" if r.comment else "")
+        + f", replaced {r.replaced_at.isoformat()}"
+        for r in review.revisions.all()
+    )
+
+
 def judgement_rows(*, identities: bool = False) -> list[dict]:
+    """One row per judgement; a review changed by its author shows its newest version, with ``edited_at`` and the
+    ``earlier_versions`` it replaced."""
     rows = []
-    reviews = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).select_related("item", "reviewer")
+    reviews = (
+        Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY])
+        .select_related("item", "reviewer")
+        .prefetch_related("revisions")
+    )
     for review in reviews.order_by("item_id", "created_at", "id"):
         rows.append(
             {
@@ -59,6 +77,8 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "comment": review.comment,
                 "created_at": review.created_at.isoformat(),
                 "seconds": review.server_seconds,
+                "edited_at": review.edited_at.isoformat() if review.edited_at else None,
+                "earlier_versions": _earlier_versions(review),
                 "_order": (review.item_id, review.created_at),
             }
         )
@@ -74,6 +94,8 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "comment": adj.reason,
                 "created_at": adj.created_at.isoformat(),
                 "seconds": None,
+                "edited_at": None,
+                "earlier_versions": "",
                 "_order": (adj.item_id, adj.created_at),
             }
         )
