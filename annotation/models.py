@@ -126,6 +126,8 @@ class QAItem(models.Model):
                 condition=models.Q(status="in_second_review"),
                 name="qaitem_second_queue_key",
             ),
+            # "N left for you · batch X % done" on every review page counts on this index (annotation/queue_selectors.py).
+            models.Index(fields=["batch", "status", "qa_type"], name="qaitem_batch_status_type"),
         ]
 
     def __str__(self) -> str:
