@@ -115,3 +115,16 @@ def test_a_draft_never_reaches_the_judgement_export(sample_items, config, review
     review(assignment, "correct", 5, comment="final words")
     review_draft_save(reviewer=reviewer, assignment_id=assignment_next(reviewer=reviewer).pk, data=DRAFT)
     assert not any(DRAFT["comment"] in str(row) for row in judgement_rows())
+
+
+def test_a_dispute_sent_through_the_api_clears_the_draft(sample_items, config, reviewer):
+    from rest_framework.test import APIClient
+
+    assignment = assignment_next(reviewer=reviewer)
+    review_draft_save(reviewer=reviewer, assignment_id=assignment.pk, data=DRAFT)
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    body = {"idempotency_key": str(assignment.idempotency_key), "category": "ambiguous", "text": "Two answers fit."}
+    response = api.post(f"/api/review/assignments/{assignment.pk}/dispute/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert not ReviewDraft.objects.exists()
