@@ -14,6 +14,7 @@ from annotation.models import (
     GoldAnswer,
     GoldItem,
     Review,
+    ReviewRevision,
     VettingConfig,
 )
 from annotation.vetting_selectors import conflict_of_interest_q
@@ -51,10 +52,27 @@ class AssignmentAdmin(_Blinded):
     raw_id_fields = ["item", "reviewer"]
 
 
+class ReviewRevisionInline(admin.TabularInline):
+    """What the review said before its author changed it (oldest first; the review row is the newest version)."""
+
+    model = ReviewRevision
+    fields = ["version", "verdict", "relevance", "comment", "stored_at", "replaced_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Review)
 class ReviewAdmin(_Blinded):
-    list_display = ["item", "reviewer", "stage", "verdict", "relevance", "created_at"]
+    list_display = ["item", "reviewer", "stage", "verdict", "relevance", "created_at", "edited_at"]
     list_filter = ["stage", "verdict", "relevance"]
+    inlines = [ReviewRevisionInline]
 
 
 @admin.register(GoldItem)

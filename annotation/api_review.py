@@ -19,6 +19,7 @@ from annotation.services.disputes import dispute_comment_add, dispute_file, disp
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
 from annotation.services.review import review_submit
+from annotation.services.review_drafts import review_draft_clear
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.vetting_selectors import (
     adjudication_queue,
@@ -76,6 +77,7 @@ class ReviewDisputeApi(APIView):
     def post(self, request, pk):
         data = _valid(s.DisputeRequestSerializer, request)
         dispute = dispute_file(raised_by=request.user, assignment_id=pk, **data)
+        review_draft_clear(reviewer=request.user, assignment_id=pk)  # the lease ended: its draft is done with
         return Response(s.DisputeSerializer(dispute).data, status=status.HTTP_201_CREATED)
 
 
@@ -88,6 +90,7 @@ class ReviewFeedbackApi(APIView):
     def post(self, request, pk):
         data = _valid(s.FeedbackRequestSerializer, request)
         note = feedback_file(author=request.user, assignment_id=pk, **data)
+        review_draft_clear(reviewer=request.user, assignment_id=pk)  # the lease ended: its draft is done with
         return Response(s.FeedbackSerializer(note).data, status=status.HTTP_201_CREATED)
 
 

@@ -28,6 +28,16 @@ class ReviewForm(forms.Form):
     qa_type = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
+class ReviewEditForm(forms.Form):
+    """Changing one's own review: the same fields as the review form, without the lease's key."""
+
+    verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    relevance = forms.TypedChoiceField(
+        choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
+    )
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+
 class DisputeForm(forms.Form):
     idempotency_key = forms.UUIDField(widget=forms.HiddenInput)
     category = forms.ChoiceField(choices=Dispute.Category.choices)

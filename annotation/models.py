@@ -51,6 +51,14 @@ class ImportBatch(models.Model):
         return f"{self.name} ({self.items_created} new)"
 
 
+class QueueKey(models.Func):
+    """The first 60 bits of md5(uid) as a number: the item's fixed place in the review queue's random cycle
+    (``annotation.workflow.queue_key`` computes the same in Python)."""
+
+    template = "('x' || substr(md5(%(expressions)s), 1, 15))::bit(60)::bigint"
+    output_field = models.BigIntegerField()
+
+
 class QAItem(models.Model):
     """A question-answer pair of any supported type.
 
@@ -94,17 +102,32 @@ class QAItem(models.Model):
         null=True, blank=True, help_text="Drawn for second review (set at primary review)."
     )
     held_from = models.CharField(max_length=30, blank=True, help_text="The status a held item returns to.")
+    queue_key = models.GeneratedField(
+        expression=QueueKey("uid"),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+        help_text="Place in the review queue's random cycle (md5 of the uid); see annotation.workflow.queue_order.",
+    )
 
     class Meta:
         ordering = ["id"]
         indexes = [
             models.Index(fields=["qa_type", "status"]),
             GinIndex(name="qaitem_question_trgm", fields=["question"], opclasses=["gin_trgm_ops"]),
-            # The review queue walks these in id order and stops at the first free item (annotation/services/queue.py).
+            # The review queue walks these in the random cycle's order from the reviewer's starting point and stops at
+            # the first free item (annotation/services/queue.py).
             models.Index(
-                fields=["id"], condition=models.Q(status__in=["imported", "in_review"]), name="qaitem_primary_queue"
+                fields=["queue_key", "id"],
+                condition=models.Q(status__in=["imported", "in_review"]),
+                name="qaitem_primary_queue_key",
             ),
-            models.Index(fields=["id"], condition=models.Q(status="in_second_review"), name="qaitem_second_queue"),
+            models.Index(
+                fields=["queue_key", "id"],
+                condition=models.Q(status="in_second_review"),
+                name="qaitem_second_queue_key",
+            ),
+            # "N left for you · batch X % done" on every review page counts on this index (annotation/queue_selectors.py).
+            models.Index(fields=["batch", "status", "qa_type"], name="qaitem_batch_status_type"),
         ]
 
     def __str__(self) -> str:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, api_review, views, views_guidelines, views_review, views_vetting
+from annotation import api, api_review, views, views_guidelines, views_review, views_review_edit, views_vetting
 
 urlpatterns = [
     path("items/", views.ItemListView.as_view(), name="item_list"),
@@ -9,6 +9,10 @@ urlpatterns = [
     # vetting: reviewers
     path("review/", views_review.ReviewNextView.as_view(), name="review_next"),
     path("review/<int:pk>/", views_review.ReviewAssignmentView.as_view(), name="review_assignment"),
+    path("review/<int:pk>/draft/", views_review_edit.ReviewDraftView.as_view(), name="review_draft"),
+    path("review/mine/", views_review_edit.ReviewMineView.as_view(), name="review_mine"),
+    path("review/mine/last/", views_review_edit.ReviewLastView.as_view(), name="review_last"),
+    path("review/mine/<int:pk>/", views_review_edit.ReviewEditView.as_view(), name="review_edit"),
     path("review/<int:pk>/dispute/", views_review.ReviewDisputeView.as_view(), name="review_dispute"),
     path("review/<int:pk>/feedback/", views_review.ReviewFeedbackView.as_view(), name="review_feedback"),
     path("disputes/", views_review.DisputeListView.as_view(), name="dispute_list"),

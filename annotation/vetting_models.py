@@ -1,8 +1,10 @@
 """Vetting models: configuration, review leases, reviews, gold items, disputes, feedback and adjudications.
 
-Imported at the end of ``annotation/models.py``. Reviews, gold answers and adjudications are append-only:
-nothing edits them after they are stored (a review's ``superseded_at`` alone is set once, audited, when an organizer
-sends its item back to review), and each creation writes an audit entry.
+Imported at the end of ``annotation/models.py``. Gold answers and adjudications are append-only: nothing edits them
+after they are stored, and each creation writes an audit entry. A primary review can be changed by its author while
+nothing was built on it yet (``annotation.workflow.review_edit_refusal``); every earlier version is kept as a
+:class:`ReviewRevision` row and audited. A review's ``superseded_at`` is set once, audited, when an organizer sends
+its item back to review.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = [
     "VettingConfig",
     "Assignment",
     "Review",
+    "ReviewRevision",
+    "ReviewDraft",
     "GoldItem",
     "GoldAnswer",
     "Dispute",
@@ -126,6 +130,7 @@ class Review(models.Model):
         help_text="When an organizer sent the item back to review because no adjudicator could decide it; the "
         "review is kept (and counts in agreement figures) but no longer routes the item.",
     )
+    edited_at = models.DateTimeField(null=True, blank=True, help_text="Last change by its author; empty if never.")
 
     class Meta:
         ordering = ["created_at"]
@@ -137,6 +142,45 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage} review of {self.item_id} by {self.reviewer_id}"
+
+
+class ReviewRevision(models.Model):
+    """An earlier version of a review, written when its author changed it (append-only).
+
+    Version 1 is what was first submitted; the review row itself holds the newest version."""
+
+    review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="revisions")
+    version = models.PositiveSmallIntegerField()
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
+    comment = models.TextField(blank=True)
+    stored_at = models.DateTimeField(help_text="When this version was submitted (or last changed).")
+    replaced_at = models.DateTimeField(auto_now_add=True, help_text="When the author replaced it.")
+
+    class Meta:
+        ordering = ["review", "version"]
+        constraints = [models.UniqueConstraint(fields=["review", "version"], name="review_revision_once")]
+
+    def __str__(self) -> str:
+        return f"review {self.review_id} version {self.version}"
+
+
+class ReviewDraft(models.Model):
+    """What a reviewer has typed on a review page so far, so that it survives a reload or another device.
+
+    Private to its owner: read and written only through the owner's own lease, never exported, deleted when the
+    lease ends in a review, dispute or feedback note."""
+
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_drafts")
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="+")
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["reviewer", "item"], name="review_draft_once")]
+
+    def __str__(self) -> str:
+        return f"draft of {self.reviewer_id} on {self.item_id}"
 
 
 class GoldItem(models.Model):

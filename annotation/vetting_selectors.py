@@ -372,6 +372,9 @@ def item_story(user, item: QAItem, *, with_gold: bool = False) -> list[dict]:
         events.append(
             {"at": r.created_at, "what": stage_names.get(r.stage, "Review"), "who": r.reviewer, "detail": detail}
         )
+        if r.edited_at:  # the detail above is the changed version; the earlier ones are on the review's own page
+            what = f"{stage_names.get(r.stage, 'Review')} changed by its author"
+            events.append({"at": r.edited_at, "what": what, "who": r.reviewer, "detail": ""})
     for d in item.disputes.select_related("raised_by", "resolver"):
         events.append(
             {"at": d.created_at, "what": "Dispute opened", "who": d.raised_by, "detail": d.get_category_display()}

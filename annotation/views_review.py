@@ -5,6 +5,8 @@ Views validate input with a form and call one service; the rules live in ``annot
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,6 +21,7 @@ from annotation.forms_review import (
     ReviewForm,
 )
 from annotation.models import Assignment, Dispute, QAItem
+from annotation.queue_selectors import filter_bypassed_message, filter_exhausted_message, queue_outlook
 from annotation.services.adjudication import item_adjudicate, may_decide
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -31,6 +34,7 @@ from annotation.services.disputes import (
 )
 from annotation.services.queue import assignment_current, assignment_next
 from annotation.services.review import review_submit
+from annotation.services.review_drafts import review_draft_clear, review_draft_get
 from annotation.vetting_selectors import (
     adjudication_queue,
     dispute_for,
@@ -62,13 +66,25 @@ class RefusalPageMixin:
 
 
 def _go_next(request, qa_type: str = ""):
-    """Take the next lease and open it, or go back to the start page when the queue is empty."""
+    """Take the next lease and open it, or go back to the start page when the queue is empty. The type filter says
+    what it did: nothing left of that type (and how many of other types wait), or not applied to an open lease."""
     assignment = assignment_next(reviewer=request.user, qa_type=qa_type)
     if assignment is None:
+        if qa_type:
+            messages.info(request, filter_exhausted_message(request.user, qa_type))
+            return redirect(f"{reverse('review_next')}?done=1&qa_type={qa_type}")
         messages.info(request, "No items are waiting for you right now. Thank you!")
         return redirect(f"{reverse('review_next')}?done=1")
+    if qa_type and assignment.item.qa_type != qa_type:
+        messages.info(request, filter_bypassed_message(qa_type=qa_type, served_type=assignment.item.qa_type))
     url = reverse("review_assignment", args=[assignment.pk])
     return redirect(f"{url}?qa_type={qa_type}" if qa_type else url)
+
+
+def _draft_json(user, assignment) -> str:
+    """The owner's server-side draft as JSON for the page (review_drafts.js restores it), or ""."""
+    draft = review_draft_get(reviewer=user, assignment_id=assignment.pk)
+    return json.dumps(draft) if draft else ""
 
 
 class ReviewNextView(RoleRequiredMixin, View):
@@ -124,6 +140,8 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
                 "feedback_form": feedback_form or FeedbackForm(initial=initial),
                 "progress": reviewer_progress(request.user),
                 **guideline_panel_context(request.user, assignment),
+                "outlook": queue_outlook(request.user, item=assignment.item),
+                "server_draft": _draft_json(request.user, assignment),
             },
             status=status,
         )
@@ -163,6 +181,7 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
             assignment = self._assignment(request, pk)
             messages.error(request, str(exc))
             return self._render(request, assignment, status=exc.http_status, **{self.form_context: form})
+        review_draft_clear(reviewer=request.user, assignment_id=pk)  # a dispute or feedback note ends the lease too
         messages.success(request, self.success_message)
         return _go_next(request, form.cleaned_data["qa_type"])
 

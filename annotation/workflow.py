@@ -63,6 +63,7 @@ class Action(models.TextChoices):
     HOLD = "hold", "Held for an open issue"
     RELEASE_HOLD = "release_hold", "Hold released"
     REASSIGN = "reassign", "Sent back to review by fresh reviewers"
+    REVISE_PRIMARY = "revise_primary", "Primary review changed by its author"
 
 
 class Verdict(models.TextChoices):
@@ -112,6 +113,11 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (S.HELD, A.RELEASE_HOLD): "",  # back to the state it was held from, see hold_return_state
     # No adjudicator may decide the item (each reviewed it): an organizer starts its review over with fresh people.
     (S.IN_ADJUDICATION, A.REASSIGN): S.IMPORTED,
+    # The author changed their primary review while nothing later had happened (see review_edit_refusal): the
+    # item goes back to "reviewed" and is routed again from the changed review, in the same transaction.
+    (S.IN_SECOND_REVIEW, A.REVISE_PRIMARY): S.REVIEWED,
+    (S.VERIFIED, A.REVISE_PRIMARY): S.REVIEWED,
+    (S.REJECTED, A.REVISE_PRIMARY): S.REVIEWED,
 }
 
 
@@ -187,6 +193,105 @@ def route_after_secondary(*, first: tuple[str, int], second: tuple[str, int], re
 
 def adjudication_action(verdict: str) -> str:
     return A.ADJUDICATE_VERIFY if verdict == Verdict.CORRECT else A.ADJUDICATE_REJECT
+
+
+class EditRefusal(models.TextChoices):
+    """Why a reviewer may no longer change their own review (the code is for tests, the admin and the API)."""
+
+    SECOND_STAGE = "second_stage", "second reviews are compared with the first review the moment they are sent"
+    SECOND_REVIEWER = "second_reviewer", "a second reviewer has been given the item"
+    ADJUDICATION = "adjudication", "the item went to an adjudicator"
+    ISSUE = "issue", "a dispute or a feedback note was filed on the item"
+    GOLD = "gold", "the item is used to check reviewers"
+    RELEASE = "release", "the item is in a frozen release"
+    MOVED_ON = "moved_on", "the item has moved on"
+    SET_ASIDE = "set_aside", "the item was sent back to review and this review set aside"
+
+
+# What a reviewer is told: blinding means one sentence for every later step (which step it was would tell them
+# something about the other judgements of the item, e.g. that a second reviewer disagreed or that it is gold).
+EDIT_REFUSED_MESSAGE = (
+    "This review can no longer be changed: the item has moved on in vetting (a second review, an adjudication, "
+    "a dispute or a release)."
+)
+EDIT_REFUSED_SECOND_MESSAGE = (
+    "A second review can no longer be changed: it was compared with the first review the moment you sent it."
+)
+
+
+def review_edit_refusal(
+    *,
+    stage: str,
+    item_status: str,
+    final_source: str,
+    second_review_assigned: bool,
+    issue_filed: bool,
+    is_gold: bool,
+    in_release: bool,
+    set_aside: bool = False,
+) -> str:
+    """The one rule saying whether a reviewer may still change their own review: ``""`` when they may, otherwise
+    an :class:`EditRefusal` code.
+
+    Only a primary review can be changed, and only while nothing has been built on it: the item waits for a second
+    review nobody has been given yet (any secondary lease counts, even one that ran out: it may still turn into a
+    late review), or the primary review alone made the item final. Never once a dispute or feedback note was filed
+    (open or closed), the item went to adjudication, became gold or was frozen into a release.
+
+    A second review is compared with the first the moment it is stored; letting its author change it only in some
+    outcomes would tell them whether the first reviewer agreed (blinding), so second reviews are never changed.
+    """
+    if stage != Stage.PRIMARY:
+        return EditRefusal.SECOND_STAGE
+    if set_aside:  # its item went back to review; the new round's reviews route it now
+        return EditRefusal.SET_ASIDE
+    if is_gold:
+        return EditRefusal.GOLD
+    if in_release:
+        return EditRefusal.RELEASE
+    if issue_filed or item_status == S.HELD:
+        return EditRefusal.ISSUE
+    if second_review_assigned:
+        return EditRefusal.SECOND_REVIEWER
+    if item_status == S.IN_ADJUDICATION or final_source == "adjudication":
+        return EditRefusal.ADJUDICATION
+    if item_status == S.IN_SECOND_REVIEW:
+        return ""
+    if item_status in (S.VERIFIED, S.REJECTED) and final_source == "primary":
+        return ""
+    return EditRefusal.MOVED_ON
+
+
+def edit_refusal_message(code: str) -> str:
+    """The sentence a reviewer reads for a refusal code (see the blinding note at ``EDIT_REFUSED_MESSAGE``)."""
+    return EDIT_REFUSED_SECOND_MESSAGE if code == EditRefusal.SECOND_STAGE else EDIT_REFUSED_MESSAGE
+
+
+# --- review queue order ------------------------------------------------------------------------------------
+# Items are served in a seeded random order per reviewer, not import order (order effects: fatigue and anchoring
+# would otherwise fall on the same items for everyone). Each item has a fixed random key (``QAItem.queue_key``,
+# computed by the database from the uid: the first 60 bits of md5(uid)); each reviewer walks the items by that key
+# starting from their own point, ``queue_start(seed, reviewer)``, and wraps around. Same seed + same person = same
+# order; another person (or another seed) starts elsewhere. An index on the key keeps "next" an index walk.
+
+QUEUE_KEY_BITS = 60
+
+
+def queue_key(uid: str) -> int:
+    """The item's place in the random cycle (what the database computes into ``QAItem.queue_key``)."""
+    return int(hashlib.md5(uid.encode()).hexdigest()[:15], 16)
+
+
+def queue_start(*, seed: str, reviewer_id: int) -> int:
+    """Where ``reviewer_id`` enters the cycle under ``seed``: sha256(seed:queue:reviewer) read as 60 bits."""
+    digest = hashlib.sha256(f"{seed}:queue:{reviewer_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - QUEUE_KEY_BITS)
+
+
+def queue_order(uids: list[str], *, seed: str, reviewer_id: int) -> list[str]:
+    """Reference order (for tests and docs): keys from the reviewer's start upwards, then the ones below it."""
+    start = queue_start(seed=seed, reviewer_id=reviewer_id)
+    return sorted(uids, key=lambda uid: (queue_key(uid) < start, queue_key(uid), uid))
 
 
 def offer_gold(*, draw: float, rate: float) -> bool:

@@ -161,7 +161,8 @@ def _copy_insert(objects: list[QAItem]) -> None:
     Values are prepared by each field exactly as ``save()`` would (``pre_save`` fills ``auto_now_add``,
     ``get_db_prep_save`` adapts JSON), so the rows are the ones ``bulk_create`` would have written.
     """
-    fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key]
+    # Generated columns (the queue key) are computed by the database and cannot be written.
+    fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key and not f.generated]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     with connection.cursor() as cursor:
         with cursor.cursor.copy(f"COPY {QAItem._meta.db_table} ({columns}) FROM STDIN") as copy:

@@ -27,6 +27,8 @@ JUDGEMENT_COLUMNS = [
     "created_at",
     "seconds",
     "guideline_version",
+    "edited_at",
+    "earlier_versions",
 ]
 DISPUTE_COLUMNS = [
     "item_uid",
@@ -48,10 +50,24 @@ def _who(user, identities: bool) -> str:
     return user.email if identities else user.pseudonym
 
 
+def _earlier_versions(review: Review) -> str:
+    """What a review said before its author changed it, oldest first, in one cell ("" if never changed)."""
+    return " | ".join(
+        f"version {r.version}: {r.verdict}, relevance {r.relevance}"
+        + (f", comment: {r.comment}" if r.comment else "")
+        + f", replaced {r.replaced_at.isoformat()}"
+        for r in review.revisions.all()
+    )
+
+
 def judgement_rows(*, identities: bool = False) -> list[dict]:
+    """One row per judgement; a review changed by its author shows its newest version, with ``edited_at`` and the
+    ``earlier_versions`` it replaced."""
     rows = []
-    reviews = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).select_related(
-        "item", "reviewer", "guideline"
+    reviews = (
+        Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY])
+        .select_related("item", "reviewer", "guideline")
+        .prefetch_related("revisions")
     )
     for review in reviews.order_by("item_id", "created_at", "id"):
         rows.append(
@@ -67,6 +83,8 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "seconds": review.server_seconds,
                 # Text, so that the column stays whole numbers beside the adjudication rows' empty cells.
                 "guideline_version": str(review.guideline.number) if review.guideline else None,
+                "edited_at": review.edited_at.isoformat() if review.edited_at else None,
+                "earlier_versions": _earlier_versions(review),
                 "_order": (review.item_id, review.created_at),
             }
         )
@@ -83,6 +101,8 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "created_at": adj.created_at.isoformat(),
                 "seconds": None,
                 "guideline_version": None,
+                "edited_at": None,
+                "earlier_versions": "",
                 "_order": (adj.item_id, adj.created_at),
             }
         )

@@ -5,7 +5,8 @@ Rules enforced here:
 - an item goes to each person at most once (unique (item, reviewer) plus the ``mine`` exclusion);
 - at most one live-or-done lease per item and stage (primary: every item; secondary: the drawn share);
 - paused batches are skipped, higher batch priority first, second reviews before new primary reviews
-  within a priority level (so started items finish), then import order;
+  within a priority level (so started items finish), then a seeded random order per reviewer (not import order:
+  see ``annotation.workflow.queue_order``);
 - gold items are mixed in at the configured rate and look like any other item.
 """
 
@@ -23,7 +24,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, SourcePassage, VettingConfig
 from annotation.services.transitions import item_transition
-from annotation.workflow import Action, ItemStatus, Stage, offer_gold
+from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_record
 from portal.errors import NotAllowed
 from portal.roles import can_review
@@ -88,8 +89,10 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
             assignment = _take_gold(reviewer=reviewer, qa_type=qa_type, now=now)
             if assignment is not None:
                 return assignment
+        seed = rows[0][3] if rows[0][3] is not None else VettingConfig.load().seed
+        start = queue_start(seed=seed, reviewer_id=reviewer.pk)
         for batch_ids in _batches_by_priority(rows):
-            assignment = _take(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now)
+            assignment = _take(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, start=start)
             if assignment is not None:
                 return assignment
     return None
@@ -98,10 +101,10 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
 def _batches_by_priority(rows) -> list[list[int]]:
     """Ids of the unpaused batches (rows of the last statement of ``_sql()["own_leases"]``), by priority, highest first.
 
-    The third column of those rows is the gold rate, which rides along to save a round trip (NULL until the config
-    row exists)."""
+    The third and fourth columns of those rows are the gold rate and the seed, which ride along to save a round trip
+    (NULL until the config row exists)."""
     groups: dict[int, list[int]] = {}
-    for pk, priority, _ in rows:
+    for pk, priority, *_ in rows:
         groups.setdefault(priority, []).append(pk)
     return [groups[p] for p in sorted(groups, reverse=True)]
 
@@ -123,9 +126,10 @@ def _sql() -> dict[str, str]:
     )
     primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
     live = f"l.status = '{active}' AND l.expires_at > %(now)s"
-    # Each branch is written so that PostgreSQL walks a partial queue index in id order and stops at the first row
-    # passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first (so started
-    # items finish); under the outer LIMIT the primary branch only runs when no second review is free.
+    # Each branch is written so that PostgreSQL walks a partial queue index in (queue_key, id) order and stops at
+    # the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first
+    # (so started items finish); under the outer LIMIT a later branch only runs when the earlier ones found nothing.
+    # Each stage has two branches: keys from the reviewer's starting point up, then the keys below it (the wrap).
     # ``tried``: rows found taken after locking them (see _slot_claim).
     branch = f"""
         SELECT * FROM (
@@ -136,23 +140,26 @@ def _sql() -> dict[str, str]:
               AND i.id <> ALL(%(tried)s)
               AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id)
               AND NOT EXISTS (SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s)
-              AND {{free}}
-            ORDER BY i.id
+              AND {{free}} AND {{part}}
+            ORDER BY i.queue_key, i.id
             LIMIT 1
             FOR UPDATE OF i SKIP LOCKED
-        ) {{stage}}_branch"""
-    secondary_branch = branch.format(
-        stage=secondary,
-        status=f"i.status = '{in_second}'",
-        free=f"""NOT EXISTS (
+        ) {{stage}}_{{name}}"""
+    parts = {"from_start": "i.queue_key >= %(start)s", "wrapped": "i.queue_key < %(start)s"}
+    secondary_free = f"""NOT EXISTS (
             SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{secondary}'
-            AND ({live} OR l.status = '{submitted}'))""",
+            AND ({live} OR l.status = '{submitted}'))"""
+    primary_free = f"""(i.status = '{imported}' OR NOT EXISTS (
+            SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{primary}' AND {live}))"""
+    secondary_branch = " UNION ALL ".join(
+        branch.format(stage=secondary, status=f"i.status = '{in_second}'", free=secondary_free, part=part, name=name)
+        for name, part in parts.items()
     )
-    primary_branch = branch.format(
-        stage=primary,
-        status=f"i.status IN ('{imported}', '{in_review}')",
-        free=f"""(i.status = '{imported}' OR NOT EXISTS (
-            SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{primary}' AND {live}))""",
+    primary_branch = " UNION ALL ".join(
+        branch.format(
+            stage=primary, status=f"i.status IN ('{imported}', '{in_review}')", free=primary_free, part=part, name=name
+        )
+        for name, part in parts.items()
     )
     return {
         "own_leases": f"""
@@ -161,8 +168,8 @@ def _sql() -> dict[str, str]:
             SELECT 1 FROM {user} u WHERE u.id = %(reviewer)s FOR UPDATE;
             SELECT a.id, a.expires_at FROM {assignment} a WHERE a.reviewer_id = %(reviewer)s AND a.status = '{active}'
             ORDER BY a.created_at DESC;
-            SELECT b.id, b.priority, (SELECT c.gold_rate FROM {config} c WHERE c.id = 1)
-            FROM {batch} b WHERE NOT b.paused""",
+            SELECT b.id, b.priority, c.gold_rate, c.seed
+            FROM {batch} b LEFT JOIN {config} c ON c.id = 1 WHERE NOT b.paused""",
         "candidate": f"{secondary_branch} UNION ALL {primary_branch} LIMIT 1",
         # Ends the expired leases on the slot (harmless if it turns out taken: they are over either way) and says
         # whether a live lease or a stored review holds it, in one round trip.
@@ -177,9 +184,17 @@ def _sql() -> dict[str, str]:
     }
 
 
-def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list[int]) -> QAItem | None:
-    """The first free item (row-locked), with ``queue_stage`` set to the stage it is free for."""
-    params = {"batches": batch_ids, "qa_type": qa_type, "tried": tried, "reviewer": reviewer.pk, "now": now}
+def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list[int], start: int) -> QAItem | None:
+    """The first free item (row-locked) from the reviewer's point in the random cycle, with ``queue_stage`` set to
+    the stage it is free for."""
+    params = {
+        "batches": batch_ids,
+        "qa_type": qa_type,
+        "tried": tried,
+        "reviewer": reviewer.pk,
+        "now": now,
+        "start": start,
+    }
     item = next(iter(QAItem.objects.raw(_sql()["candidate"], params)), None)
     if item is not None:
         # The excerpt rides along in the same statement; attach it as a deferred instance so item.passage works.
@@ -189,12 +204,12 @@ def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list
     return item
 
 
-def _take(*, reviewer, batch_ids: list[int], qa_type: str, now) -> Assignment | None:
+def _take(*, reviewer, batch_ids: list[int], qa_type: str, now, start: int) -> Assignment | None:
     tried: list[int] = []
     for _ in range(_MAX_TRIES):
         # Race: 50 reviewers asking at once. FOR UPDATE SKIP LOCKED makes each request lock a different
         # candidate row instead of all queueing on (and then double-assigning) the first free item.
-        item = _candidate(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, tried=tried)
+        item = _candidate(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, tried=tried, start=start)
         if item is None:
             return None
         stage = item.__dict__.pop("queue_stage")

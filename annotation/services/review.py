@@ -9,7 +9,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.guideline_selectors import guideline_for_assignment
-from annotation.models import Assignment, GoldAnswer, QAItem, Review, VettingConfig
+from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
     Action,
@@ -94,6 +94,7 @@ def review_submit(
         }
         assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
         assignment.save(update_fields=["status", "finished_at"])
+        ReviewDraft.objects.filter(reviewer=reviewer, item_id=assignment.item_id).delete()  # the draft became this
         if assignment.stage == Stage.GOLD:
             gold = assignment.item.gold
             answer = GoldAnswer.objects.create(

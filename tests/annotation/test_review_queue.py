@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, ImportBatch, QAItem
 from annotation.services.queue import assignment_next, assignments_expire
-from annotation.workflow import ItemStatus, Stage
+from annotation.workflow import ItemStatus, Stage, queue_order
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,8 @@ pytestmark = pytest.mark.django_db
 def test_next_hands_out_one_item_and_marks_it_in_review(sample_items, config, reviewer):
     assignment = assignment_next(reviewer=reviewer)
     assert assignment.stage == Stage.PRIMARY
-    assert assignment.item == sample_items[0]
+    first = queue_order([i.uid for i in sample_items], seed=config.seed, reviewer_id=reviewer.pk)[0]
+    assert assignment.item.uid == first
     assert QAItem.objects.get(pk=assignment.item.pk).status == ItemStatus.IN_REVIEW
     assert Assignment.objects.count() == 1
 
@@ -67,6 +68,8 @@ def test_queue_filters_by_qa_type(sample_items, config, reviewer):
 def test_expired_lease_returns_the_item_to_the_queue_for_someone_else(sample_items, config, make_user):
     alice, bob = make_user("reviewer"), make_user("reviewer")
     first = assignment_next(reviewer=alice, qa_type="true_false")
+    # Only the expired item is left of its type: Bob (who starts elsewhere in the random order) gets it.
+    QAItem.objects.filter(qa_type="true_false").exclude(pk=first.item_id).update(status=ItemStatus.VERIFIED)
     later = timezone.now() + timedelta(seconds=1801)
     taken = assignment_next(reviewer=bob, qa_type="true_false", now=later)
     assert taken.item_id == first.item_id
@@ -159,3 +162,46 @@ def test_inside_a_callers_transaction_next_leaves_the_commit_mode_alone(sample_i
         with connection.cursor() as cursor:
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "on"
+
+
+def _served_order(reviewer, review) -> list[str]:
+    order = []
+    while (assignment := assignment_next(reviewer=reviewer)) is not None:
+        order.append(assignment.item.uid)
+        review(assignment, "correct", 5)
+    return order
+
+
+def test_items_come_in_the_seeded_random_order_of_each_reviewer(sample_items, config, make_user, review):
+    config.second_share = 0.0  # every item is final after one review: each person walks the whole queue alone
+    config.save()
+    uids = [i.uid for i in sample_items]
+    alice = make_user("reviewer")
+    served = _served_order(alice, review)
+    assert served == queue_order(uids, seed=config.seed, reviewer_id=alice.pk)
+    assert served != uids  # not import order
+
+
+def test_the_order_is_reproducible_and_differs_between_reviewers_and_seeds():
+    uids = [f"item-{n}" for n in range(200)]
+    assert queue_order(uids, seed="s", reviewer_id=7) == queue_order(uids, seed="s", reviewer_id=7)
+    assert queue_order(uids, seed="s", reviewer_id=7) != queue_order(uids, seed="s", reviewer_id=8)
+    assert queue_order(uids, seed="s", reviewer_id=7) != queue_order(uids, seed="t", reviewer_id=7)
+    assert sorted(queue_order(uids, seed="s", reviewer_id=7)) == sorted(uids)
+
+
+def test_two_reviewers_start_at_their_own_places_in_the_order(sample_items, config, make_user):
+    uids = [i.uid for i in sample_items]
+    people = [make_user("reviewer") for _ in range(3)]
+    firsts = []
+    for person in people:
+        assignment = assignment_next(reviewer=person)
+        expected = [u for u in queue_order(uids, seed=config.seed, reviewer_id=person.pk) if u not in firsts][0]
+        assert assignment.item.uid == expected
+        firsts.append(assignment.item.uid)
+
+
+def test_the_database_computes_the_same_queue_key_as_the_reference(sample_items):
+    from annotation.workflow import queue_key
+
+    assert all(item.queue_key == queue_key(item.uid) for item in QAItem.objects.all())

@@ -1,4 +1,5 @@
-// Review page: keyboard shortcuts, a draft kept in localStorage per assignment, and active-time measurement.
+// Review page: keyboard shortcuts, a draft kept in localStorage per assignment (review_drafts.js also keeps it on the
+// server), and active-time measurement.
 (function () {
   "use strict";
   const root = document.getElementById("review-root");
@@ -22,9 +23,10 @@
     return el ? el.value : "";
   }
   function saveDraft() {
-    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), active: active };
+    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), active: active, saved: Date.now() };
     for (const [k, el] of Object.entries(fields)) if (el) draft[k] = el.value;
     try { localStorage.setItem(draftKey, JSON.stringify(draft)); } catch (e) { /* storage full or off */ }
+    document.dispatchEvent(new CustomEvent("review:draft", { detail: draft }));
   }
   function restoreDraft() {
     let draft = null;
@@ -95,6 +97,7 @@
     else if (key === "e") { e.preventDefault(); fields.comment.focus(); }
     else if (key === "d") { e.preventDefault(); disputePanel.open = true; fields.category.focus(); }
     else if (key === "f") { e.preventDefault(); feedbackPanel.open = true; fields.feedback.focus(); }
+    else if (key === "z") { e.preventDefault(); window.location.assign(root.dataset.lastUrl); }  // reopen last review
     else if (key === "q") {
       const sel = String(window.getSelection() || "").trim();
       if (sel) { e.preventDefault(); disputePanel.open = true; fields.quote.value = sel; saveDraft(); fields.disputeText.focus(); }
