@@ -98,6 +98,8 @@ def test_reassign_sends_the_item_to_fresh_reviewers_and_keeps_the_old_reviews(bl
     for person in (first, second):
         lease = assignment_next(reviewer=person)
         assert lease is None or lease.item_id != item.pk
+    # Only this item left to review (the queue serves items in each person's seeded order).
+    QAItem.objects.exclude(pk=item.pk).update(status=ItemStatus.VERIFIED)
     fresh = [make_user("reviewer"), make_user("reviewer")]
     leases = [assignment_next(reviewer=p) for p in fresh]
     ours = [lease for lease in leases if lease and lease.item_id == item.pk]
@@ -310,3 +312,24 @@ def test_review_comparison_marks_what_differs_and_skips_set_aside_reviews():
     assert rows["relevance"]["note"] == "2 apart (a gap of 2 or more needs adjudication)"
     assert rows["comment"]["values"] == ["ok", "—"] and rows["comment"]["differs"] is False
     assert review_comparison([old, first], relevance_gap=2) == []
+
+
+def test_a_review_set_aside_cannot_be_changed_but_the_new_rounds_can(blocked, make_user, review):
+    # Reviews an organizer set aside no longer route the item; changing one would route it from the old round.
+    from annotation.services.review_edit import review_edit, review_edit_refusal_for, review_own
+    from annotation.workflow import EditRefusal
+
+    item, first, _ = blocked
+    old_primary = Review.objects.get(item=item, stage="primary")
+    item_reassign(item=item, organizer=make_user("organizer"), reason="Both adjudicators reviewed it.")
+    assert review_edit_refusal_for(review_own(reviewer=first, review_id=old_primary.pk)) == EditRefusal.SET_ASIDE
+    with pytest.raises(Conflict):
+        review_edit(reviewer=first, review_id=old_primary.pk, verdict="incorrect", relevance=4)
+    QAItem.objects.exclude(pk=item.pk).update(status=ItemStatus.VERIFIED)  # only this item left to review
+    fresh = make_user("reviewer")
+    lease = assignment_next(reviewer=fresh)
+    assert lease.item_id == item.pk
+    new_primary = review(lease, "correct", 5)
+    # The old round's second lease does not count as "a second reviewer was given the item" for the new review.
+    changed = review_edit(reviewer=fresh, review_id=new_primary.pk, verdict="correct", relevance=4)
+    assert changed.relevance == 4
