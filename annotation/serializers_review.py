@@ -3,8 +3,10 @@ that tells a gold item or a second review apart (no status, no stage, no batch).
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Adjudication, Dispute, DisputeComment, FeedbackNote, QAItem, Review
 from annotation.workflow import Verdict
 from portal.numbers import WholeNumberSerializerField
@@ -33,12 +35,26 @@ class ReviewItemSerializer(serializers.Serializer):
     passage_text = serializers.CharField(source="passage.text", read_only=True, default=None, allow_null=True)
 
 
+class GuidelineSerializer(serializers.Serializer):
+    """The guideline a lease is reviewed under (the version its review will record)."""
+
+    number = serializers.IntegerField(read_only=True)
+    text = serializers.CharField(read_only=True, help_text="Markdown, as the organizers wrote it.")
+    created_at = serializers.DateTimeField(read_only=True)
+
+
 class AssignmentSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     idempotency_key = serializers.UUIDField(read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     expires_at = serializers.DateTimeField(read_only=True)
     item = ReviewItemSerializer(read_only=True)
+    guideline = serializers.SerializerMethodField(help_text="Null when none exists for the item's type.")
+
+    @extend_schema_field(GuidelineSerializer(allow_null=True))
+    def get_guideline(self, assignment) -> dict | None:
+        version = guideline_for_assignment(assignment)
+        return GuidelineSerializer(version).data if version else None
 
 
 class NextRequestSerializer(serializers.Serializer):

@@ -130,6 +130,23 @@ def test_review_records_the_version_current_when_the_item_was_handed_out(
     assert review(following, "incorrect", 4).guideline == v2
 
 
+def test_the_api_hands_out_an_item_with_the_guideline_its_review_will_record(
+    defaults, sample_items, config, reviewer, organizer
+):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    body = api.post("/api/review/next/", {"qa_type": "true_false"}, format="json").json()
+    assert (
+        body["guideline"]["number"] == 1
+        and body["guideline"]["text"] == guideline_current(benchmark="cliniqlink", qa_type="true_false").text
+    )
+    _new_version(organizer)  # saved during the hold: the open lease keeps the version it was handed out with
+    again = api.post("/api/review/next/", {"qa_type": "true_false"}, format="json").json()
+    assert again["id"] == body["id"] and again["guideline"]["number"] == 1
+
+
 def test_judgement_export_has_the_guideline_version_column(
     defaults, sample_items, config, reviewer, organizer, review, tmp_path
 ):
