@@ -48,7 +48,7 @@ def test_an_exhausted_filter_names_the_types_still_waiting(client, sample_items,
     QAItem.objects.filter(qa_type="multi_hop").update(status=ItemStatus.VERIFIED)
     QAItem.objects.filter(qa_type="list").update(status=ItemStatus.VERIFIED)
     client.force_login(reviewer)
-    response = client.post(reverse("review_next"), {"qa_type": "multi_hop"}, follow=True)
+    response = client.post(reverse("review_next"), {"qa_type": "multi_hop", "guidelines_read": "on"}, follow=True)
     text = _messages(response)
     assert "No more multi-hop items for you; 25 items of other types are waiting" in text
     assert "5 true / false" in text and "5 multi-hop inverse" in text and "list" not in text
@@ -72,7 +72,7 @@ def test_one_item_of_another_type_is_singular(sample_items, config, reviewer):
 def test_the_filter_explains_that_the_open_item_comes_first(client, sample_items, config, reviewer):
     open_lease = assignment_next(reviewer=reviewer, qa_type="true_false")
     client.force_login(reviewer)
-    response = client.post(reverse("review_next"), {"qa_type": "multi_hop"}, follow=True)
+    response = client.post(reverse("review_next"), {"qa_type": "multi_hop", "guidelines_read": "on"}, follow=True)
     assert response.redirect_chain[-1][0].startswith(reverse("review_assignment", args=[open_lease.pk]))
     text = _messages(response)
     assert "You asked for multi-hop items, but you still have an open true / false item: it comes first." in text

@@ -39,6 +39,7 @@ def test_z_reopens_the_last_review_and_the_change_is_saved(page, login, make_use
     _warm_up(page)
     login(reviewer)
     page.goto("/review/")
+    page.check("#guidelines-read")  # the guidelines, confirmed once before the first item
     _press_and_wait(page, "n")
     page.keyboard.press("c")
     page.keyboard.press("5")
@@ -70,6 +71,7 @@ def test_a_draft_typed_in_one_browser_appears_in_another(chromium_browser, page,
     _warm_up(page)
     login(reviewer)
     page.goto("/review/")
+    page.check("#guidelines-read")  # the guidelines, confirmed once before the first item
     _press_and_wait(page, "n")
     review_url = page.url
     page.keyboard.press("i")
