@@ -20,6 +20,7 @@ class StudyForm(forms.Form):
         choices=[(t.value, label) for t, label in QA_TYPE_LABELS.items()],
         required=False,
         widget=forms.CheckboxSelectMultiple,
+        label="QA types",
         help_text="None ticked: every type.",
     )
     sample_size = WholeNumberField(min_value=1, required=False, help_text="Empty: every eligible item.")
