@@ -39,7 +39,7 @@ PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
 
 class ScoringForm(forms.Form):
-    system = forms.ModelChoiceField(queryset=System.objects.filter(is_reference=False))
+    system = forms.ModelChoiceField(queryset=System.objects.filter(is_reference=False), empty_label="Choose a system")
     release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, empty_label="all answered items")
     profile = forms.ChoiceField(choices=[("cliniqlink-2025", "cliniqlink-2025 (public scorer)"), ("paper", "paper")])
     seed = WholeNumberField(initial=0)

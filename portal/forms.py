@@ -8,7 +8,9 @@ from portal.roles import Role
 class PersonForm(forms.Form):
     email = forms.EmailField()
     name = forms.CharField(required=False, max_length=150)
-    institution = forms.ModelChoiceField(queryset=Institution.objects.filter(admitted=True), required=False)
+    institution = forms.ModelChoiceField(
+        queryset=Institution.objects.filter(admitted=True), required=False, empty_label="No institution"
+    )
     roles = forms.MultipleChoiceField(
         choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
     )
@@ -25,7 +27,9 @@ class PersonEditForm(forms.Form):
     """A person's row edited: name, institution, roles (the email is their sign-in and stays)."""
 
     name = forms.CharField(required=False, max_length=150)
-    institution = forms.ModelChoiceField(queryset=Institution.objects.none(), required=False)
+    institution = forms.ModelChoiceField(
+        queryset=Institution.objects.none(), required=False, empty_label="No institution"
+    )
     roles = forms.MultipleChoiceField(
         choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
     )

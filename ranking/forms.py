@@ -20,6 +20,7 @@ class StudyForm(forms.Form):
         choices=[(t.value, label) for t, label in QA_TYPE_LABELS.items()],
         required=False,
         widget=forms.CheckboxSelectMultiple,
+        label="QA types",
         help_text="None ticked: every type.",
     )
     sample_size = WholeNumberField(min_value=1, required=False, help_text="Empty: every eligible item.")
@@ -65,7 +66,9 @@ class StudyForm(forms.Form):
 
 
 class OutputsImportForm(forms.Form):
-    system = forms.CharField(max_length=200, help_text="Created on first import; re-importing is idempotent.")
+    system = forms.CharField(
+        max_length=200, help_text="A new name creates the system; importing the same files again adds nothing twice."
+    )
     family = forms.CharField(max_length=100, required=False)
     parameter_count = WholeNumberField(min_value=1, required=False)
     files = MultipleFileField(help_text="Harness output files (true_false.json … multi_hop_inverse.json) or .jsonl")

@@ -1,6 +1,19 @@
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
 
 register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def nav_link(context, url_name: str, text: str):
+    """A top-bar link, marked ``aria-current`` on its own pages (the address starts with it) so people see where
+    they are."""
+    href = reverse(url_name)
+    request = context.get("request")
+    if request is not None and request.path.startswith(href):
+        return format_html('<a href="{}" aria-current="page">{}</a>', href, text)
+    return format_html('<a href="{}">{}</a>', href, text)
 
 
 @register.filter
@@ -11,8 +24,11 @@ def get_item(mapping, key):
 
 @register.filter
 def label(key) -> str:
-    """A stored key for people: ``items_created`` → "Items created"."""
-    text = str(key).replace("_", " ").strip()
+    """A stored key for people: ``items_created`` → "Items created", ``n_items`` → "Number of items"."""
+    text = str(key)
+    if text.startswith("n_"):
+        text = "number of " + text[2:]
+    text = text.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
 
 

@@ -34,7 +34,10 @@ def test_study_list_title_is_just_the_page_name(organizer_client):
 def test_stored_keys_and_values_are_written_for_people():
     from portal.templatetags.portal_tags import label, readable
 
-    assert label("items_created") == "Items created"
-    assert readable({"n_resamples": 1000, "seed": 0, "study_id": None}) == "n resamples 1,000 · seed 0 · study id —"
+    assert label("items_created") == "Items created" and label("n_items") == "Number of items"
+    assert (
+        readable({"n_resamples": 1000, "seed": 0, "study_id": None})
+        == "number of resamples 1,000 · seed 0 · study id —"
+    )
     assert readable(0.123456789) == "0.1235" and readable(True) == "yes" and readable(["a", 2.5]) == "a, 2.5"
     assert readable(1e300) == "1.000e+300" and readable([]) == "—"
