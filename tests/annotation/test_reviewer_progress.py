@@ -18,10 +18,11 @@ pytestmark = pytest.mark.django_db
 
 def test_counts_windows_pace_and_disputes(sample_items, config, organizer, make_user, review):
     alice, someone_else = make_user("reviewer"), make_user("reviewer")
+    # Gold first: the queue order is seeded per reviewer, so any item may be among alice's first three.
+    gold_mark(item=sample_items[-1], expected_verdict="correct", by=organizer)
     for _ in range(3):
         review(assignment_next(reviewer=alice))
     review(assignment_next(reviewer=someone_else))  # not alice's: never counted
-    gold_mark(item=sample_items[-1], expected_verdict="correct", by=organizer)
     config.gold_rate = 1.0
     config.save()
     review(assignment_next(reviewer=alice, gold_draw=0.0))  # a gold answer counts as an ordinary item to her
