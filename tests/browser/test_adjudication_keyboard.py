@@ -35,13 +35,15 @@ def two_disagreements(make_user):
     config.second_share, config.gold_rate, config.relevance_gap = 1.0, 0.0, 2
     config.save()
     first, second = make_user("reviewer"), make_user("reviewer")
-    uids = []
+    item_ids = []
     for verdicts in (("correct", "incorrect"), ("correct", "cannot_tell")):
         lease = assignment_next(reviewer=first)
         _review(lease, verdicts[0], 5, "Matches the excerpt.")
         _review(assignment_next(reviewer=second), verdicts[1], 5, "Not what the source says.")
-        uids.append(QAItem.objects.get(pk=lease.item_id).uid)
-    return uids
+        item_ids.append(lease.item_id)
+    # In the adjudication queue's order (batch priority, then item id), not the order the reviewers met them in: the
+    # review queue's order is seeded per reviewer.
+    return list(QAItem.objects.filter(pk__in=item_ids).order_by("id").values_list("uid", flat=True))
 
 
 def test_adjudicator_decides_by_keyboard_and_the_next_item_opens(page, login, make_user, two_disagreements):

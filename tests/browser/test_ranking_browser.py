@@ -39,7 +39,7 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     login(ranker)
     page.goto("/rank/")  # the ranker's studies; Start is a POST (only a POST takes a lease)
     page.click("button:has-text('Start')")
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     assert "Rank by clinical usefulness." in page.inner_text(".guidelines")
     assert "SYSNAME" not in page.content()
 
@@ -65,7 +65,7 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     assert _ranks(first) == {"C": (1, "good"), "B": (2, "okay"), "A": (3, "bad")}
 
     # --- question 2: keyboard only ---
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     second = RankingTask.objects.exclude(pk=first.pk).get(ranker=ranker)
     page.locator("body").focus()
     page.keyboard.press("b")

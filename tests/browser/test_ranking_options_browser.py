@@ -15,7 +15,7 @@ def test_ties_hallucination_harm_and_unblinding_reach_the_database(page, login, 
     login(ranker)
     page.goto(f"/rank/studies/{study.pk}/next/")  # the study's start page: guidelines and the button
     page.click("button:has-text('Start ranking')")
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     assert "SYSNAME" not in page.content()
 
     page.locator("body").focus()

@@ -49,7 +49,7 @@ def test_phone_ranks_every_answer_by_taps_only_and_submits(chromium_browser, liv
         _sign_in(page, ranker)
         page.goto(f"/rank/studies/{study.pk}/next/")
         page.tap("button:has-text('Start ranking')")
-        page.wait_for_selector("#ranking-form")
+        page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
         _shot(page, "phone-start")
         assert _order(page) == ["A", "B", "C"]
         # every tap target is at least 44 px and says what it does
@@ -135,7 +135,7 @@ def test_draft_made_on_one_device_is_there_on_another(chromium_browser, live_ser
         _sign_in(page1, ranker)
         page1.goto(f"/rank/studies/{study.pk}/next/")
         page1.click("button:has-text('Start ranking')")
-        page1.wait_for_selector("#ranking-form")
+        page1.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
         task_url = page1.url
         page1.click("#answer-B .move-up")
         page1.check("input[name=tag_B][value=good]")
@@ -175,7 +175,7 @@ def test_skipped_question_comes_back_after_the_others(page, login, make_user, ma
     login(ranker)
     page.goto(f"/rank/studies/{study.pk}/next/")
     page.click("button:has-text('Start ranking')")
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     skipped = RankingTask.objects.get(ranker=ranker)
     page.click("button:has-text('Skip this question')")
     page.wait_for_url(lambda url: str(skipped.pk) not in url)
@@ -184,7 +184,7 @@ def test_skipped_question_comes_back_after_the_others(page, login, make_user, ma
     assert other.question_id != skipped.question_id
     _rank_in_order_shown(page)
     page.wait_for_url(lambda url: str(other.pk) not in url)
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     assert str(skipped.pk) in page.url  # the skipped one, once the other was done
     _rank_in_order_shown(page)
     page.wait_for_selector("text=no question left for you")
@@ -209,7 +209,7 @@ def test_identical_answers_are_named_and_may_tie_hallucination_kinds_and_passage
     login(ranker)
     page.goto(f"/rank/studies/{study.pk}/next/")
     page.click("button:has-text('Start ranking')")
-    page.wait_for_selector("#ranking-form")
+    page.wait_for_selector("#ranking-form[data-draft-ready]")  # its script has run
     task = RankingTask.objects.get(ranker=ranker)
     by_slot = {s: StudyAnswer.objects.get(pk=pk) for s, pk in zip("ABC", task.order, strict=True)}
     twins = sorted(s for s, a in by_slot.items() if a.system.is_reference or a.system.name == "SYSNAME-ALPHA-7B")
