@@ -308,7 +308,7 @@ def health(request):
         checks["database"] = f"error: {exc.__class__.__name__}"
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
-            from portal.celery import app
+            from config.celery import app
 
             with app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)

@@ -11,7 +11,7 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from annotation.services.imports import items_import
 from portal.api_tokens import api_token_create
-from portal.wsgi import application
+from config.wsgi import application
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

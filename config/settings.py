@@ -87,8 +87,8 @@ MIDDLEWARE = [
     "portal.middleware.OrganizerMfaMiddleware",
 ]
 
-ROOT_URLCONF = "portal.urls"
-WSGI_APPLICATION = "portal.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 AUTH_USER_MODEL = "portal.User"
 
 TEMPLATES = [
