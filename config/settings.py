@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "annotation",
     "ranking",
     "analytics",
+    "home",
 ]
 
 MIDDLEWARE = [

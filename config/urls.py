@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
 from annotation.urls_releases import api_urlpatterns as release_api
+from home.views import HomeView
 from portal import views
 from portal.permissions import AUTHENTICATED
 from ranking.urls import api_urlpatterns as ranking_api
@@ -27,7 +28,7 @@ class DocsView(SpectacularSwaggerSplitView):
 
 
 urlpatterns = [
-    path("", views.HomeView.as_view(), name="home"),
+    path("", HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
     path("organize/people/<int:pk>/", views.PersonEditView.as_view(), name="person_edit"),
