@@ -5,6 +5,6 @@ Every problem is raised as :class:`ImportProblem` naming the file, the record in
 anything is written; the service layer then writes all records in one transaction (all-or-nothing).
 """
 
-from annotation.importers.base import ImportProblem, ParsedItem, ParsedPassage
+from annotation.importers.base import ParsedItem, ParsedPassage
 
-__all__ = ["ImportProblem", "ParsedItem", "ParsedPassage"]
+__all__ = ["ParsedItem", "ParsedPassage"]
