@@ -14,6 +14,7 @@ test: install-dev nltk-data token-table  ## install what the tests need and run 
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(BIN)/python:
