@@ -3,6 +3,7 @@ every app, so it lives at the top of the stack, in ``home``.)"""
 
 from __future__ import annotations
 
+from celery import current_app
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -268,8 +269,6 @@ def health(request):
         checks["database"] = f"error: {exc.__class__.__name__}"
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
-            from celery import current_app
-
             with current_app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)
             checks["broker"] = "ok"
