@@ -14,6 +14,7 @@ test: install-dev nltk-data token-table  ## install what the tests need and run 
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(BIN)/python:
@@ -51,6 +52,7 @@ demo: migrate  ## demo users for every role (passwords printed), the public samp
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 bench: install-dev nltk-data token-table  ## the benchmark scripts (see docs/benchmarks.md)
 	$(BIN)/python bench/bench_import.py

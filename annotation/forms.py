@@ -3,23 +3,8 @@ from django import forms
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.imports import FORMATS
 from annotation.workflow import ItemStatus
+from portal.forms import MultipleFileField
 from portal.numbers import WholeNumberField
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("widget", MultipleFileInput())
-        super().__init__(*args, **kwargs)
-
-    def clean(self, data, initial=None):
-        single = super().clean
-        if isinstance(data, (list, tuple)):
-            return [single(d, initial) for d in data]
-        return [single(data, initial)]
 
 
 class ItemImportForm(forms.Form):

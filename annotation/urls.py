@@ -40,8 +40,6 @@ api_urlpatterns = [
     path("items/", api.ItemListApi.as_view(), name="api_item_list"),
     path("items/<str:uid>/", api.ItemDetailApi.as_view(), name="api_item_detail"),
     path("imports/", api.ImportCreateApi.as_view(), name="api_import"),
-    path("jobs/<uuid:job_id>/", api.JobDetailApi.as_view(), name="api_job"),
-    path("jobs/<uuid:job_id>/retry/", api.JobRetryApi.as_view(), name="api_job_retry"),
     # vetting
     path("review/next/", api_review.ReviewNextApi.as_view(), name="api_review_next"),
     path("review/progress/", api_review.ReviewProgressApi.as_view(), name="api_review_progress"),

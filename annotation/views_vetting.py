@@ -12,13 +12,13 @@ from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.adjudication import item_reassign, may_decide
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
-from annotation.uploads import save_uploads
 from annotation.vetting_dashboard import config_explained, gold_statistics, missing_excerpts, progress_bars
 from annotation.vetting_selectors import item_adjudication_blocked, vetting_progress
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+from portal.uploads import save_uploads
 
 TYPE_LABELS = {t.value: label for t, label in QA_TYPE_LABELS.items()}
 

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def setup_django(db_name: str = "portal_bench") -> None:
     sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     if not os.environ.get("DATABASE_URL"):
         os.environ.setdefault("PORTAL_PGDATA", str(Path(tempfile.mkdtemp(prefix="portal-bench-")) / "pgdata"))
         os.environ.setdefault("PORTAL_DB_NAME", db_name)

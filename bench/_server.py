@@ -28,7 +28,7 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
     env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
     cmd = [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
-        "portal.wsgi:application",
+        "config.wsgi:application",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

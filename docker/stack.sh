@@ -34,9 +34,9 @@ trap cleanup EXIT INT TERM
 $BIN/python manage.py migrate --noinput
 $BIN/python manage.py collectstatic --noinput -v0
 PIDS=()
-$BIN/celery -A portal worker --beat --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" >var/log/worker.log 2>&1 &
+$BIN/celery -A config worker --beat --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" >var/log/worker.log 2>&1 &
 PIDS+=($!)
-$BIN/gunicorn portal.wsgi --bind "127.0.0.1:$PORT" --workers "$WEB_WORKERS" --access-logfile var/log/access.log \
+$BIN/gunicorn config.wsgi --bind "127.0.0.1:$PORT" --workers "$WEB_WORKERS" --access-logfile var/log/access.log \
   --error-logfile var/log/web.log &
 PIDS+=($!)
 echo "portal stack: http://127.0.0.1:$PORT  (logs in var/log/; health at /health/)"

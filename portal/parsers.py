@@ -39,8 +39,9 @@ def printable(text: str) -> str:
 
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        # Imported here: DRF imports this class while portal.errors (which the importers use) is still loading.
-        from annotation.importers.base import ImportProblem, Limits, parse_json
+        # Imported here: portal.importing imports this module (refused_character), and DRF imports this class while
+        # portal.errors (which portal.importing uses) is still loading.
+        from portal.importing import ImportProblem, Limits, parse_json
 
         encoding = get_encoding(parser_context or {})
         try:

@@ -1,9 +1,9 @@
-"""Portal-wide pages: home (role-aware), people and institutions, job progress, health."""
+"""Portal-wide pages: people and institutions, API tokens, job progress, health. (The role-aware home page reads
+every app, so it lives at the top of the stack, in ``home``.)"""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
+from celery import current_app
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -11,20 +11,17 @@ from django.core.paginator import Paginator
 from django.db import connection, transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views import View
-from django.views.generic import TemplateView
 
 from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
-from portal.jobs import job_counts, job_list, job_outputs, job_retry
+from portal.jobs import job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
-from portal.next_steps import organizer_next_steps
 from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
-from portal.roles import ROLE_DESCRIPTIONS, Role, can_follow_job, can_organize
+from portal.roles import Role, can_follow_job
 from portal.serializers import JobSerializer
 from portal.services import (
     institution_set_admitted,
@@ -33,42 +30,6 @@ from portal.services import (
     person_set_active,
     person_update,
 )
-
-
-class HomeView(RoleRequiredMixin, TemplateView):
-    required_roles = AUTHENTICATED
-    template_name = "portal/home.html"
-
-    def get_context_data(self, **kwargs):
-        from annotation.selectors import item_counts_by_status
-
-        ctx = super().get_context_data(**kwargs)
-        ctx["role_descriptions"] = ROLE_DESCRIPTIONS
-        ctx.update(_own_work(self.request.user))
-        if can_organize(self.request.user):
-            ctx["next_steps"] = organizer_next_steps(self.request.user)
-            ctx["counts"] = item_counts_by_status()
-            ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
-            ctx["job_statuses"] = Job.Status.choices
-        return ctx
-
-
-def _own_work(user) -> dict:
-    """What the home page offers each role as its next step (only the person's own numbers)."""
-    from annotation.services.queue import assignment_current
-    from annotation.vetting_selectors import adjudication_queue, reviewer_progress
-    from portal.roles import can_adjudicate, can_rank, can_review
-    from ranking.selectors import studies_for_ranker
-
-    work = {}
-    if can_review(user):
-        work["review_progress"] = reviewer_progress(user)
-        work["review_current"] = assignment_current(reviewer=user)
-    if can_adjudicate(user):
-        work["adjudication_waiting"] = adjudication_queue(user=user).count()
-    if can_rank(user):
-        work["ranking_studies"] = studies_for_ranker(ranker=user)
-    return work
 
 
 class PeopleView(RoleRequiredMixin, View):
@@ -308,9 +269,7 @@ def health(request):
         checks["database"] = f"error: {exc.__class__.__name__}"
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
-            from portal.celery import app
-
-            with app.connection_for_write() as conn:
+            with current_app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)
             checks["broker"] = "ok"
         except Exception as exc:  # noqa: BLE001

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.forms import MultipleFileField
-from annotation.importers import ImportProblem
 from annotation.qa_types import QA_TYPE_LABELS
+from portal.forms import MultipleFileField
+from portal.importing import ImportProblem
 from portal.numbers import WholeNumberField
 from ranking.models import DEFAULT_TAG_SCALE, System
 from ranking.rules import HALLUCINATION_KINDS

@@ -13,11 +13,11 @@ from django.views import View
 
 from annotation.models import Release
 from annotation.qa_types import qa_type_label
-from annotation.uploads import save_uploads
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+from portal.uploads import save_uploads
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.importers.base import (
+from annotation.importers.base import ParsedItem, page_number
+from annotation.models import QAItem
+from annotation.qa_types import CLINIQLINK_FILES, CLINIQLINK_TYPES, QAType
+from portal.importing import (
     ImportProblem,
     Limits,
-    ParsedItem,
     content_uid,
     identifier,
     load_json,
-    page_number,
     require_fits,
     require_str,
     require_str_list,
 )
-from annotation.models import QAItem
-from annotation.qa_types import CLINIQLINK_FILES, CLINIQLINK_TYPES, QAType
 
 _KNOWN_TYPES = {t.value for t in CLINIQLINK_TYPES}
 

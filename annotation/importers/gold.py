@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.importers.base import ImportProblem, Limits, keyed_records, load_table, shown
 from annotation.models import QAItem
 from annotation.workflow import Verdict
+from portal.importing import ImportProblem, Limits, keyed_records, load_table, shown
 
 REQUIRED = ("uid", "expected_verdict")
 _TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0", ""}

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.importers.base import (
-    ImportProblem,
-    Limits,
-    ParsedItem,
-    identifier,
-    iter_jsonl,
-    require_fits,
-    require_str,
-)
+from annotation.importers.base import ParsedItem
 from annotation.models import QAItem
 from annotation.qa_types import QAType
+from portal.importing import ImportProblem, Limits, identifier, iter_jsonl, require_fits, require_str
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedItem]:

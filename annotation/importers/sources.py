@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.importers.base import (
-    Limits,
-    ParsedPassage,
-    identifier,
-    keyed_records,
-    load_table,
-    page_number,
-    require_fits,
-)
+from annotation.importers.base import ParsedPassage, page_number
 from annotation.models import SourcePassage
+from portal.importing import Limits, identifier, keyed_records, load_table, require_fits
 
 REQUIRED = ("paragraph_id", "text")
 

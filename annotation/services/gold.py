@@ -7,12 +7,12 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.importers import gold as gold_files
-from annotation.importers.base import ImportProblem
 from annotation.models import GoldItem, QAItem
-from annotation.services.imports import upload_limits
 from annotation.workflow import ItemStatus, Verdict
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
+from portal.importing import ImportProblem
+from portal.uploads import upload_limits
 
 
 def gold_mark(*, item: QAItem, expected_verdict: str, by, planted_error: bool = False, note: str = "") -> GoldItem:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
 from django.db import connection, transaction
 
-from annotation.importers import ImportProblem, ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
-from annotation.importers.base import Limits, require_fits
+from annotation.importers import ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
+from portal.importing import ImportProblem, Limits, require_fits
+from portal.uploads import upload_limits
 
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import
@@ -41,15 +41,6 @@ class ImportResult:
             "files": self.files,
             "by_type": self.by_type,
         }
-
-
-def upload_limits() -> Limits:
-    return Limits(
-        max_bytes=settings.PORTAL_UPLOAD_MAX_BYTES,
-        max_records=settings.PORTAL_UPLOAD_MAX_RECORDS,
-        max_depth=settings.PORTAL_UPLOAD_MAX_DEPTH,
-        max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS,
-    )
 
 
 def expand_item_paths(paths: list[Path], fmt: str) -> list[Path]:

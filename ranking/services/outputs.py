@@ -21,20 +21,11 @@ from pathlib import Path
 from django.db import connection, transaction
 
 from analytics.metrics.normalise import to_text
-from annotation.importers.base import (
-    ImportProblem,
-    Limits,
-    content_uid,
-    identifier,
-    iter_jsonl,
-    load_json,
-    require_fits,
-    shown,
-)
 from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
-from annotation.services.imports import upload_limits
 from portal.audit import audit_record
+from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
+from portal.uploads import upload_limits
 from ranking.models import System, SystemOutput
 
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time

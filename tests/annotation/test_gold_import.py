@@ -8,10 +8,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from annotation.importers.base import ImportProblem
 from annotation.models import GoldItem
 from annotation.services.gold import gold_import
 from annotation.services.queue import assignment_next
+from portal.importing import ImportProblem
 from portal.models import AuditEntry
 
 pytestmark = pytest.mark.django_db

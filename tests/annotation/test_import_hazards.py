@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from annotation.importers import ImportProblem
 from annotation.models import GoldItem, QAItem, SourcePassage
 from annotation.services.gold import gold_import
 from annotation.services.imports import items_import, sources_import
+from portal.importing import ImportProblem
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"

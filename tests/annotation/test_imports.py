@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.importers import ImportProblem
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from annotation.services.imports import items_import, sources_import
+from portal.importing import ImportProblem
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"

@@ -88,7 +88,7 @@ test_database_url.__test__ = False  # a helper, not a test
 
 
 class WorkerProcess:
-    """A real `celery -A portal worker` process (prefork, one child) with late acknowledgement."""
+    """A real `celery -A config worker` process (prefork, one child) with late acknowledgement."""
 
     def __init__(self, broker: str, log_path: Path):
         self.broker = broker
@@ -112,7 +112,7 @@ class WorkerProcess:
                 "-m",
                 "celery",
                 "-A",
-                "portal",
+                "config",
                 "worker",
                 "--concurrency",
                 "1",
@@ -151,7 +151,7 @@ class WorkerProcess:
 @pytest.fixture
 def broker(redis_url, transactional_db):
     """Point this process's Celery app at the real broker (tasks are no longer run in-process)."""
-    from portal.celery import app
+    from config.celery import app
 
     saved = {key: app.conf.get(key) for key in ("broker_url", "task_always_eager")}
     app.conf.update(broker_url=redis_url, task_always_eager=False)

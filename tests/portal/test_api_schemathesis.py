@@ -10,8 +10,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 from annotation.services.imports import items_import
+from config.wsgi import application
 from portal.api_tokens import api_token_create
-from portal.wsgi import application
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

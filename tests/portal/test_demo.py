@@ -93,10 +93,10 @@ def test_release_scores_rankings_and_reports_exist(demo):
 def test_the_demo_leaves_a_database_that_people_already_vet_alone(monkeypatch, capsys):
     """Someone ran an older demo and reviewed an item themselves: ``make run`` adds no fake reviews to their
     work, and a release that nothing qualifies for yet is reported, not a crash."""
-    import analytics.demo
+    from analytics.management.commands import load_demo
     from tests.reviews import done_review
 
-    monkeypatch.setattr(analytics.demo, "demo_activity", lambda **kwargs: [])
+    monkeypatch.setattr(load_demo, "demo_activity", lambda **kwargs: [])
     call_command("load_demo")  # users and items only, as the demo was before
     monkeypatch.undo()
     item = QAItem.objects.filter(qa_type="short_answer").first()

@@ -57,8 +57,8 @@ def test_compose_file_describes_the_production_stack():
     assert {"db", "redis", "web", "worker", "migrate"} <= set(services)
     assert services["db"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
-    assert "gunicorn" in services["web"]["command"] and "portal.wsgi" in services["web"]["command"]
-    assert services["worker"]["command"][:3] == ["celery", "-A", "portal"]
+    assert "gunicorn" in services["web"]["command"] and "config.wsgi" in services["web"]["command"]
+    assert services["worker"]["command"][:3] == ["celery", "-A", "config"]
     env = compose["x-portal-env"]
     assert env["PORTAL_PROFILE"] == "production"
     assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith("redis://")
@@ -129,7 +129,7 @@ def test_dockerfile_health_check_passes_against_gunicorn_in_the_production_profi
     env = {k: v for k, v in os.environ.items() if k not in unset} | PROD_ENV | {"DATABASE_URL": database_url}
     log = (tmp_path / "gunicorn.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "portal.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
         cwd=ROOT,
         env=env,
         stdout=log,

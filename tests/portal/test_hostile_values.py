@@ -132,7 +132,7 @@ def _view_query_params() -> set[str]:
     """Every query parameter name a view reads (``request.GET.get("x")``, ``"x" in request.GET``), from the code:
     parameters no link or form on a page shows are still sent."""
     names = set()
-    for app in ("portal", "annotation", "ranking", "analytics"):
+    for app in ("portal", "annotation", "ranking", "analytics", "home"):
         for path in (ROOT / app).rglob("*.py"):
             text = path.read_text()
             names |= set(re.findall(r"request\.(?:GET|query_params)\.get\(\s*\"(\w+)\"", text))

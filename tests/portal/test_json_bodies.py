@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.importers.base import ImportProblem, Limits, parse_json
+from portal.importing import ImportProblem, Limits, parse_json
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,9 @@ TITLE_BLOCK = re.compile(r"{% block title %}(.*?){% endblock %}", re.S)
 
 
 def _templates():
-    return sorted(p for app in ("portal", "annotation", "ranking", "analytics") for p in (ROOT / app).rglob("*.html"))
+    return sorted(
+        p for app in ("portal", "annotation", "ranking", "analytics", "home") for p in (ROOT / app).rglob("*.html")
+    )
 
 
 @pytest.mark.parametrize("path", _templates(), ids=lambda p: str(p.relative_to(ROOT)))

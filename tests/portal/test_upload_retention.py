@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from annotation.models import QAItem
 from annotation.tasks import import_items_task
-from annotation.uploads import save_uploads
 from portal.errors import DomainError
 from portal.jobs import job_create, job_retry, uploads_prune
 from portal.models import Job
+from portal.uploads import save_uploads
 
 pytestmark = pytest.mark.django_db
 

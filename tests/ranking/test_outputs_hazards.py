@@ -8,7 +8,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.importers import ImportProblem
+from portal.importing import ImportProblem
 from ranking.models import System, SystemOutput
 from ranking.services.outputs import outputs_import
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.importers import ImportProblem
 from annotation.models import QAItem
 from annotation.qa_types import CLINIQLINK_FILES, HARNESS_OUTPUT_FILES
+from portal.importing import ImportProblem
 from portal.models import AuditEntry
 from ranking.models import System, SystemOutput
 from ranking.services.outputs import outputs_import, reference_text

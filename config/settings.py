@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "annotation",
     "ranking",
     "analytics",
+    "home",
 ]
 
 MIDDLEWARE = [
@@ -87,8 +88,8 @@ MIDDLEWARE = [
     "portal.middleware.OrganizerMfaMiddleware",
 ]
 
-ROOT_URLCONF = "portal.urls"
-WSGI_APPLICATION = "portal.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 AUTH_USER_MODEL = "portal.User"
 
 TEMPLATES = [
@@ -249,7 +250,7 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
-# Uploaded import files, one folder per upload (annotation.uploads). A finished job's files are deleted this many
+# Uploaded import files, one folder per upload (portal.uploads). A finished job's files are deleted this many
 # days after it ended (portal.jobs.uploads_prune, daily): long enough to inspect a refused file or run a failed
 # job again; the imported rows themselves are in the database.
 PORTAL_UPLOADS_DIR = MEDIA_ROOT / "uploads"

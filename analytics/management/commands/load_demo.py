@@ -6,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from analytics.demo import demo_activity
 from annotation.services.imports import items_import, sources_import
 from portal.models import Institution, User
 from portal.roles import Role
@@ -47,8 +48,6 @@ class Command(BaseCommand):
             paths=[FIXTURES / "promptcblue-sample.jsonl"], fmt="promptcblue", batch_name="Demo: PromptCBLUE"
         )
         sources_import(paths=[FIXTURES / "demo-sources.csv"])
-        from analytics.demo import demo_activity  # the top layer: the demo uses every app's services
-
         users = {u.email: u for u in User.objects.filter(email__in=[row[0] for row in DEMO_USERS])}
         demo_activity(users=users, out=self.stdout.write if options["verbosity"] else None)
         self.stdout.write(

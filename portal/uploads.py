@@ -1,4 +1,5 @@
-"""Saving uploaded files for an import job (web page and API share this)."""
+"""Uploaded import files: where they are saved for their job, and the limits every upload is read under (web
+pages and API of every app share these)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.importers import ImportProblem
+from portal.importing import ImportProblem, Limits
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -35,3 +36,13 @@ def save_uploads(files) -> tuple[list[Path], dict[str, str]]:
         paths.append(path)
         displays[str(path)] = upload.name
     return paths, displays
+
+
+def upload_limits() -> Limits:
+    """The limits an uploaded file is read under (PORTAL_UPLOAD_* settings)."""
+    return Limits(
+        max_bytes=settings.PORTAL_UPLOAD_MAX_BYTES,
+        max_records=settings.PORTAL_UPLOAD_MAX_RECORDS,
+        max_depth=settings.PORTAL_UPLOAD_MAX_DEPTH,
+        max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS,
+    )

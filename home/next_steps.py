@@ -1,7 +1,7 @@
 """What an organizer should do next, most urgent first: the organizer's home page lists these.
 
-The portal is the kernel; like the home page's other panels this reads the apps above it lazily (inside the
-function), calling their selectors rather than restating their rules.
+It sits at the top of the stack with the home page: it reads every app, calling their selectors rather than
+restating their rules.
 """
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.models import Dispute, QAItem, ReleaseItem
+from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
+from annotation.services.releases import SelectionRule
+from annotation.vetting_selectors import _adjudication_waiting, adjudication_blocked
 from portal.models import Job, User
+from portal.roles import Role, can_adjudicate
 
 
 @dataclass(frozen=True)
@@ -32,12 +37,6 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
     """The organizer's open tasks in priority order (only those with something to do):
     failed jobs, items no adjudicator may decide, items waiting for adjudication, open disputes, items without an
     excerpt, items ready for a release no release holds, nobody to review."""
-    from annotation.models import Dispute, QAItem, ReleaseItem
-    from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
-    from annotation.services.releases import SelectionRule
-    from annotation.vetting_selectors import _adjudication_waiting, adjudication_blocked
-    from portal.roles import Role, can_adjudicate
-
     now = now or timezone.now()
     steps: list[NextStep] = []
 

@@ -6,6 +6,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
 from annotation.urls_releases import api_urlpatterns as release_api
+from home.views import HomeView
+from portal import api as portal_api
 from portal import views
 from portal.permissions import AUTHENTICATED
 from ranking.urls import api_urlpatterns as ranking_api
@@ -27,7 +29,7 @@ class DocsView(SpectacularSwaggerSplitView):
 
 
 urlpatterns = [
-    path("", views.HomeView.as_view(), name="home"),
+    path("", HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
     path("organize/people/<int:pk>/", views.PersonEditView.as_view(), name="person_edit"),
@@ -39,6 +41,8 @@ urlpatterns = [
     path("", include("annotation.urls_releases")),
     path("", include("ranking.urls")),
     path("", include("analytics.urls")),
+    path("api/jobs/<uuid:job_id>/", portal_api.JobDetailApi.as_view(), name="api_job"),
+    path("api/jobs/<uuid:job_id>/retry/", portal_api.JobRetryApi.as_view(), name="api_job_retry"),
     path("api/", include(annotation_api)),
     path("api/", include(release_api)),
     path("api/", include(ranking_api)),

@@ -1,0 +1,47 @@
+"""The role-aware home page: each person's own next step, and for organizers what the portal needs next."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from django.views.generic import TemplateView
+
+from annotation.selectors import item_counts_by_status
+from annotation.services.queue import assignment_current
+from annotation.vetting_selectors import adjudication_queue, reviewer_progress
+from home.next_steps import organizer_next_steps
+from portal.jobs import job_counts
+from portal.models import Job
+from portal.permissions import AUTHENTICATED, RoleRequiredMixin
+from portal.roles import ROLE_DESCRIPTIONS, can_adjudicate, can_organize, can_rank, can_review
+from ranking.selectors import studies_for_ranker
+
+
+class HomeView(RoleRequiredMixin, TemplateView):
+    required_roles = AUTHENTICATED
+    template_name = "home/home.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["role_descriptions"] = ROLE_DESCRIPTIONS
+        ctx.update(_own_work(self.request.user))
+        if can_organize(self.request.user):
+            ctx["next_steps"] = organizer_next_steps(self.request.user)
+            ctx["counts"] = item_counts_by_status()
+            ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
+            ctx["job_statuses"] = Job.Status.choices
+        return ctx
+
+
+def _own_work(user) -> dict:
+    """What the home page offers each role as its next step (only the person's own numbers)."""
+    work = {}
+    if can_review(user):
+        work["review_progress"] = reviewer_progress(user)
+        work["review_current"] = assignment_current(reviewer=user)
+    if can_adjudicate(user):
+        work["adjudication_waiting"] = adjudication_queue(user=user).count()
+    if can_rank(user):
+        work["ranking_studies"] = studies_for_ranker(ranker=user)
+    return work
