@@ -1,4 +1,12 @@
-"""Job records: create, run with progress, fail with a readable error.
+"""Job records: started by kind, run with progress, failed with a readable error.
+
+Kinds. Every kind of job is declared once, where its task is defined: ``@job_task(kind=..., label=...)`` makes the
+function a Celery task and registers it under the kind, with the title people read and, optionally, the links
+to what a finished job produced. Services start a job with :func:`job_start` and the kind alone (they never
+import a task, so tasks may import services at the top); recovery, retry and the job pages find the task and
+the title in the same registry. A stored kind may carry a detail after a colon ("report:<report kind>"): the
+part before it names the registered kind. Each app imports its ``tasks`` module in ``AppConfig.ready``, so the
+registry is complete in the web process as well as in the worker.
 
 A Celery task calls :func:`job_run` with the job id and a function of ``(job, progress)``. Progress writes are
 throttled (at most every 0.3 s) so a tight loop does not hammer the database, and the final state is always
@@ -18,6 +26,7 @@ ever: :func:`jobs_recover` (a periodic task) queues such jobs again once they ha
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import time
@@ -26,11 +35,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+from celery import shared_task
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
+from django.urls import NoReverseMatch
 from django.utils import timezone
 
 from portal.audit import audit_record
@@ -38,6 +51,66 @@ from portal.errors import DomainError
 from portal.models import Job
 
 logger = logging.getLogger(__name__)
+
+#: (link text, URL) pairs of what a finished job produced, from its result and its parameters.
+Links = Callable[[dict, dict], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of job: the stored ``kind``, its title as people read it, the task that runs it, its links."""
+
+    kind: str
+    label: str
+    task: Any  # a Celery task (a proxy until the Celery app is finalised)
+    task_path: str  # module.function of the task, to tell a second registration of the same task from a clash
+    links: Links | None = None
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_task(*, kind: str, label: str, links: Links | None = None, **options):
+    """Make the decorated function the Celery task that runs jobs of ``kind`` (``work(job_id)``) and register it.
+
+    ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`job_outputs`).
+    Tasks acknowledge late (a task whose worker died is redelivered); ``options`` go to Celery's ``shared_task``.
+    """
+    if not kind or ":" in kind:
+        raise ImproperlyConfigured(f"job kind {kind!r}: a non-empty name without ':' (the detail goes after it)")
+
+    def register(function):
+        task = shared_task(**{"acks_late": True, **options})(function)
+        path = f"{function.__module__}.{function.__qualname__}"
+        known = _KINDS.get(kind)
+        if known is not None and known.task_path != path:
+            raise ImproperlyConfigured(f"job kind {kind!r} is run by {known.task_path} and by {path}")
+        _KINDS[kind] = JobKind(kind=kind, label=label, task=task, task_path=path, links=links)
+        return task
+
+    return register
+
+
+def job_kinds() -> dict[str, str]:
+    """Every registered kind with its title, in registration order (the jobs page's filter)."""
+    return {kind: entry.label for kind, entry in _KINDS.items()}
+
+
+def job_kind(kind: str) -> JobKind:
+    """The registered kind of a stored kind ("report:agreement" is a "report"); DomainError if there is none."""
+    entry = _KINDS.get(kind.partition(":")[0])
+    if entry is None:
+        raise DomainError(f"unknown job kind {kind!r}; known kinds: {', '.join(_KINDS) or 'none'}", code="invalid")
+    return entry
+
+
+def job_kind_label(kind: str) -> str:
+    """A stored kind as people read it: "report:team_agreement" is "Report (team agreement)"; an unknown kind
+    (a job of a kind this version no longer has) is shown as stored."""
+    base, _, detail = kind.partition(":")
+    entry = _KINDS.get(base)
+    label = entry.label if entry is not None else kind
+    return f"{label} ({detail.replace('_', ' ')})" if detail and entry is not None else label
 
 
 class Progress:
@@ -94,44 +167,54 @@ def job_list(*, user, status: str = "", kind: str = ""):
 
 def job_counts(*, since) -> dict[str, int]:
     """Jobs per status created since ``since`` (the organizer's home page)."""
-    from django.db.models import Count
-
     rows = Job.objects.filter(created_at__gte=since).values("status").annotate(n=Count("pk"))
     return {row["status"]: row["n"] for row in rows}
 
 
 def job_outputs(job: Job) -> list[tuple[str, str]]:
     """(link text, URL) of what a finished job produced: the imported batch's items, the report, the scoring
-    runs. Reversed by URL name, so the kernel names pages of the apps above it without importing them."""
-    from django.urls import NoReverseMatch, reverse
-
-    if job.status != Job.Status.SUCCEEDED:
+    runs, as its kind's ``links`` name them (the apps above the kernel declare their own pages)."""
+    entry = _KINDS.get(job.kind.partition(":")[0])
+    if job.status != Job.Status.SUCCEEDED or entry is None or entry.links is None:
         return []
-    base = job.kind.partition(":")[0]
     result = job.result if isinstance(job.result, dict) else {}
     params = job.params if isinstance(job.params, dict) else {}
     try:
-        if base == "import_items" and result.get("batch_id"):
-            return [("The items of this import", f"{reverse('item_list')}?batch={int(result['batch_id'])}")]
-        if base == "import_sources":
-            return [("Items and their excerpts", reverse("item_list"))]
-        if base == "import_outputs":
-            return [("Preference studies (pick this system)", reverse("study_list"))]
-        if base == "report" and params.get("report_id"):
-            return [("The report", reverse("report_detail", args=[int(params["report_id"])]))]
-        if base == "scoring":
-            return [("Scoring runs and the Task 1 leaderboard", reverse("analytics_home"))]
+        return entry.links(result, params)
     except (NoReverseMatch, TypeError, ValueError):
-        pass  # a page that does not exist in this deployment, or a parameter of another shape: no link
-    return []
+        return []  # a page that does not exist in this deployment, or a parameter of another shape: no link
 
 
 def job_create(*, kind: str, params: dict, user=None) -> Job:
+    """A queued job record of a registered kind, not queued to a worker (see :func:`job_start`)."""
+    job_kind(kind)
     return Job.objects.create(kind=kind, params=params, created_by=user if getattr(user, "pk", None) else None)
 
 
-def job_enqueue(job: Job, task) -> None:
-    """Queue ``task(job.id)`` once the current transaction commits (never before the row exists)."""
+def job_start(*, kind: str, params: dict, user=None) -> Job:
+    """Create a job of ``kind`` and queue its registered task once the current transaction commits (never
+    before the row exists; never if the transaction rolls back). DomainError for a kind nobody registered."""
+    task = job_kind(kind).task
+    with transaction.atomic():
+        job = job_create(kind=kind, params=params, user=user)
+        _enqueue(job, task)
+    return job
+
+
+def job_part_enqueue(task, job_id, *args) -> None:
+    """Queue ``task(job_id, *args)``, a further part of a job split across tasks, once the transaction commits."""
+    transaction.on_commit(functools.partial(task.delay, str(job_id), *args))
+
+
+def job_part_progress(job_id, *, done: int, message: str) -> None:
+    """Count ``done`` more units of a split job's work, with a message and a sign of life. Parts run in several
+    workers at once, so the count is added in the database rather than written."""
+    Job.objects.filter(pk=job_id).update(
+        progress_done=F("progress_done") + done, message=message[:300], heartbeat_at=timezone.now()
+    )
+
+
+def _enqueue(job: Job, task) -> None:
     Job.objects.filter(pk=job.pk).update(task_name=task.name)
     transaction.on_commit(lambda: task.delay(str(job.pk)))
 
@@ -200,13 +283,11 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
 
     Such a job's task was lost by the broker: a task whose worker died is redelivered by the broker itself
     before ``JOB_STALE_SECONDS`` (the default) have passed, and a running task writes progress. Queuing it again
-    is safe because every job's work is idempotent (it may already have been redelivered). A running job whose
-    attempts reached ``JOB_MAX_ATTEMPTS`` is failed instead. Jobs run in the calling process (no task name) are
-    left alone. Safe to run from several places at once: each job is taken under a row lock, others skip it.
+    (the task registered for its kind) is safe because every job's work is idempotent (it may already have been
+    redelivered). A running job whose attempts reached ``JOB_MAX_ATTEMPTS`` is failed instead, and so is a job
+    of a kind this version no longer has. Jobs run in the calling process (no task name) are left alone. Safe
+    to run from several places at once: each job is taken under a row lock, others skip it.
     """
-    from celery import current_app
-
-    current_app.loader.import_default_modules()  # the task registry is filled lazily (autodiscovery)
     now = now or timezone.now()
     stale_after = timedelta(seconds=settings.JOB_STALE_SECONDS) if stale_after is None else stale_after
     report = Recovery()
@@ -225,16 +306,17 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
             last_seen = job.heartbeat_at or job.created_at
             if last_seen >= now - stale_after:
                 continue  # it moved since the candidates were listed
-            task = current_app.tasks.get(job.task_name)
+            task = _registered_task(job)
             if job.status == Job.Status.RUNNING and job.attempts >= settings.JOB_MAX_ATTEMPTS:
                 _give_up(job)
                 report.abandoned.append(str(job.pk))
             elif task is None:
-                _finish(job, Job.Status.FAILED, error=f"Internal error: the job's task {job.task_name!r} no longer "
-                        "exists; start the job again.")  # fmt: skip
+                _finish(job, Job.Status.FAILED, error=f"Internal error: no task runs jobs of kind {job.kind!r} any "
+                        "more; start the job again.")  # fmt: skip
                 report.abandoned.append(str(job.pk))
             else:
                 Job.objects.filter(pk=job.pk).update(
+                    task_name=task.name,
                     heartbeat_at=now,
                     message=f"queued again: no sign of life since {last_seen:%Y-%m-%d %H:%M %Z} (its task was lost)",
                 )
@@ -251,9 +333,6 @@ def job_retry(*, job: Job, by) -> Job:
     Only jobs that failed for a reason other than their input (``retryable``): a bad upload would fail the same
     way, and is mended by uploading a corrected file. The attempts count starts again from zero.
     """
-    from celery import current_app
-
-    current_app.loader.import_default_modules()
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.status != Job.Status.FAILED or not job.retryable:
@@ -262,9 +341,14 @@ def job_retry(*, job: Job, by) -> Job:
                 f"{job.status}{' (its input was refused: correct it and start a new job)' if job.status == Job.Status.FAILED else ''}.",
                 code="not_retryable",
             )
-        task = current_app.tasks.get(job.task_name)
-        if task is None:
+        if not job.task_name:
             raise DomainError("This job was run in the web process and cannot be queued again.", code="not_retryable")
+        task = _registered_task(job)
+        if task is None:
+            raise DomainError(
+                f"No task runs jobs of kind {job.kind!r} any more, so this job cannot be queued again.",
+                code="not_retryable",
+            )
         if job.uploads_deleted_at or not all(folder.is_dir() for folder in job.upload_folders()):
             deleted = f" on {job.uploads_deleted_at:%Y-%m-%d}" if job.uploads_deleted_at else ""
             raise DomainError(
@@ -281,6 +365,7 @@ def job_retry(*, job: Job, by) -> Job:
             after={"status": Job.Status.QUEUED},
         )
         Job.objects.filter(pk=job.pk).update(
+            task_name=task.name,
             status=Job.Status.QUEUED,
             error="",
             retryable=False,
@@ -345,6 +430,12 @@ def uploads_prune(*, older_than_days: int, now=None) -> UploadsPruned:
     if report.jobs or report.orphans:
         logger.info("uploads pruned: files of %s job(s), %s orphan folder(s)", len(report.jobs), len(report.orphans))
     return report
+
+
+def _registered_task(job: Job):
+    """The task registered for the job's kind, or None for a kind this version does not have."""
+    entry = _KINDS.get(job.kind.partition(":")[0])
+    return entry.task if entry is not None else None
 
 
 def _give_up(job: Job) -> None:
