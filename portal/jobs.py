@@ -80,11 +80,11 @@ def job_task(*, kind: str, label: str, links: Links | None = None, **options):
         raise ImproperlyConfigured(f"job kind {kind!r}: a non-empty name without ':' (the detail goes after it)")
 
     def register(function):
-        task = shared_task(**{"acks_late": True, **options})(function)
         path = f"{function.__module__}.{function.__qualname__}"
         known = _KINDS.get(kind)
         if known is not None and known.task_path != path:
             raise ImproperlyConfigured(f"job kind {kind!r} is run by {known.task_path} and by {path}")
+        task = shared_task(**{"acks_late": True, **options})(function)
         _KINDS[kind] = JobKind(kind=kind, label=label, task=task, task_path=path, links=links)
         return task
 
