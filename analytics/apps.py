@@ -5,6 +5,6 @@ class AnalyticsConfig(AppConfig):
     name = "analytics"
 
     def ready(self) -> None:
-        # Registers this app's job kinds (portal.jobs.job_task) in every process, the web process included: the
+        # Registers this app's job kinds (portal.job_kinds.job_task) in every process, the web process included: the
         # worker's autodiscovery alone would leave the web process without them.
         from analytics import tasks  # noqa: F401

@@ -8,7 +8,8 @@ from analytics.embeddings import embeddings_prune
 from analytics.models import Report, ScoringChunk, ScoringRun
 from analytics.reports import report_run
 from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
-from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run, job_task
+from portal.job_kinds import job_task
+from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
 
 
 @job_task(

@@ -6,6 +6,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Items and vetting"
 
     def ready(self) -> None:
-        # Registers this app's job kinds (portal.jobs.job_task) in every process, the web process included: the
+        # Registers this app's job kinds (portal.job_kinds.job_task) in every process, the web process included: the
         # worker's autodiscovery alone would leave the web process without them.
         from annotation import tasks  # noqa: F401

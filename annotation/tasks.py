@@ -7,7 +7,8 @@ from django.urls import reverse
 
 from annotation.services.imports import items_import, sources_import
 from annotation.services.queue import assignments_expire
-from portal.jobs import job_run, job_task
+from portal.job_kinds import job_task
+from portal.jobs import job_run
 
 
 def _imported_items_links(result: dict, params: dict) -> list[tuple[str, str]]:

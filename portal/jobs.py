@@ -1,12 +1,7 @@
 """Job records: started by kind, run with progress, failed with a readable error.
 
-Kinds. Every kind of job is declared once, where its task is defined: ``@job_task(kind=..., label=...)`` makes the
-function a Celery task and registers it under the kind, with the title people read and, optionally, the links
-to what a finished job produced. Services start a job with :func:`job_start` and the kind alone (they never
-import a task, so tasks may import services at the top); recovery, retry and the job pages find the task and
-the title in the same registry. A stored kind may carry a detail after a colon ("report:<report kind>"): the
-part before it names the registered kind. Each app imports its ``tasks`` module in ``AppConfig.ready``, so the
-registry is complete in the web process as well as in the worker.
+Services start a job with :func:`job_start` and its kind alone (they never import a task, so tasks may import
+services at the top); the task and the title of each kind come from :mod:`portal.job_kinds`.
 
 A Celery task calls :func:`job_run` with the job id and a function of ``(job, progress)``. Progress writes are
 throttled (at most every 0.3 s) so a tight loop does not hammer the database, and the final state is always
@@ -35,11 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
-from celery import shared_task
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
@@ -48,69 +40,10 @@ from django.utils import timezone
 
 from portal.audit import audit_record
 from portal.errors import DomainError
+from portal.job_kinds import job_kind, job_kind_or_none
 from portal.models import Job
 
 logger = logging.getLogger(__name__)
-
-#: (link text, URL) pairs of what a finished job produced, from its result and its parameters.
-Links = Callable[[dict, dict], list[tuple[str, str]]]
-
-
-@dataclass(frozen=True)
-class JobKind:
-    """A kind of job: the stored ``kind``, its title as people read it, the task that runs it, its links."""
-
-    kind: str
-    label: str
-    task: Any  # a Celery task (a proxy until the Celery app is finalised)
-    task_path: str  # module.function of the task, to tell a second registration of the same task from a clash
-    links: Links | None = None
-
-
-_KINDS: dict[str, JobKind] = {}
-
-
-def job_task(*, kind: str, label: str, links: Links | None = None, **options):
-    """Make the decorated function the Celery task that runs jobs of ``kind`` (``work(job_id)``) and register it.
-
-    ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`job_outputs`).
-    Tasks acknowledge late (a task whose worker died is redelivered); ``options`` go to Celery's ``shared_task``.
-    """
-    if not kind or ":" in kind:
-        raise ImproperlyConfigured(f"job kind {kind!r}: a non-empty name without ':' (the detail goes after it)")
-
-    def register(function):
-        path = f"{function.__module__}.{function.__qualname__}"
-        known = _KINDS.get(kind)
-        if known is not None and known.task_path != path:
-            raise ImproperlyConfigured(f"job kind {kind!r} is run by {known.task_path} and by {path}")
-        task = shared_task(**{"acks_late": True, **options})(function)
-        _KINDS[kind] = JobKind(kind=kind, label=label, task=task, task_path=path, links=links)
-        return task
-
-    return register
-
-
-def job_kinds() -> dict[str, str]:
-    """Every registered kind with its title, in registration order (the jobs page's filter)."""
-    return {kind: entry.label for kind, entry in _KINDS.items()}
-
-
-def job_kind(kind: str) -> JobKind:
-    """The registered kind of a stored kind ("report:agreement" is a "report"); DomainError if there is none."""
-    entry = _KINDS.get(kind.partition(":")[0])
-    if entry is None:
-        raise DomainError(f"unknown job kind {kind!r}; known kinds: {', '.join(_KINDS) or 'none'}", code="invalid")
-    return entry
-
-
-def job_kind_label(kind: str) -> str:
-    """A stored kind as people read it: "report:team_agreement" is "Report (team agreement)"; an unknown kind
-    (a job of a kind this version no longer has) is shown as stored."""
-    base, _, detail = kind.partition(":")
-    entry = _KINDS.get(base)
-    label = entry.label if entry is not None else kind
-    return f"{label} ({detail.replace('_', ' ')})" if detail and entry is not None else label
 
 
 class Progress:
@@ -174,7 +107,7 @@ def job_counts(*, since) -> dict[str, int]:
 def job_outputs(job: Job) -> list[tuple[str, str]]:
     """(link text, URL) of what a finished job produced: the imported batch's items, the report, the scoring
     runs, as its kind's ``links`` name them (the apps above the kernel declare their own pages)."""
-    entry = _KINDS.get(job.kind.partition(":")[0])
+    entry = job_kind_or_none(job.kind)
     if job.status != Job.Status.SUCCEEDED or entry is None or entry.links is None:
         return []
     result = job.result if isinstance(job.result, dict) else {}
@@ -434,7 +367,7 @@ def uploads_prune(*, older_than_days: int, now=None) -> UploadsPruned:
 
 def _registered_task(job: Job):
     """The task registered for the job's kind, or None for a kind this version does not have."""
-    entry = _KINDS.get(job.kind.partition(":")[0])
+    entry = job_kind_or_none(job.kind)
     return entry.task if entry is not None else None
 
 

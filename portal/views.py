@@ -18,7 +18,8 @@ from django.views.generic import TemplateView
 from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
-from portal.jobs import job_counts, job_kinds, job_list, job_outputs, job_retry
+from portal.job_kinds import job_kinds
+from portal.jobs import job_counts, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import ApiToken, Institution, Job, User
 from portal.next_steps import organizer_next_steps

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from portal.jobs import job_run, job_task
+from portal.job_kinds import job_task
+from portal.jobs import job_run
 from ranking.services.outputs import outputs_import
 
 

@@ -2,7 +2,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from portal.jobs import job_kind_label
+from portal.job_kinds import job_kind_label
 
 register = template.Library()
 

@@ -17,7 +17,8 @@ from django.db import transaction
 from annotation.models import QAItem
 from annotation.services.imports import import_request
 from portal.errors import DomainError
-from portal.jobs import job_create, job_kind, job_kind_label, job_kinds, job_outputs, job_start, job_task
+from portal.job_kinds import job_kind, job_kind_label, job_kinds, job_task
+from portal.jobs import job_create, job_outputs, job_start
 from portal.models import Job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +50,7 @@ def test_the_web_process_has_every_kind_without_celery_autodiscovery():
     """Django's set-up alone (as runserver, gunicorn or manage.py have it) registers every kind: the apps'
     ``ready`` import their tasks modules."""
     code = (
-        "import django; django.setup()\n"
-        "from portal.jobs import job_kinds\n"
-        "print(','.join(sorted(job_kinds())))\n"
+        "import django; django.setup()\nfrom portal.job_kinds import job_kinds\nprint(','.join(sorted(job_kinds())))\n"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "portal.settings"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
