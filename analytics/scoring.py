@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
 from portal.errors import DomainError
-from portal.models import Job
+from portal.jobs import job_part_progress
 
 # Portal QA type → the metric's type (the harness output file stem).
 METRIC_TYPE = {
@@ -218,10 +218,8 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
         counts = run.chunks.aggregate(total=Count("pk"), left=Count("pk", filter=Q(done_at__isnull=True)))
         total, left = counts["total"], counts["left"]
         if first_time and run.job_id:
-            Job.objects.filter(pk=run.job_id).update(
-                progress_done=F("progress_done") + len(chunk.texts),
-                message=f"encoding texts: {total - left} of {total} chunks done",
-                heartbeat_at=timezone.now(),
+            job_part_progress(
+                run.job_id, done=len(chunk.texts), message=f"encoding texts: {total - left} of {total} chunks done"
             )
     return left == 0
 

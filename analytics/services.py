@@ -6,7 +6,7 @@ from django.db import transaction
 
 from analytics.models import Report, ScoringRun
 from portal.errors import DomainError
-from portal.jobs import job_create, job_enqueue
+from portal.jobs import job_start
 
 
 def report_request(*, kind: str, params: dict | None = None, user=None) -> Report:
@@ -14,23 +14,19 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
     if kind not in Report.Kind.values:
         raise DomainError(f"unknown report kind {kind!r}")
     from analytics.reports import report_params_check
-    from analytics.tasks import report_task
 
     params = report_params_check(kind=kind, params=params or {})
 
     with transaction.atomic():
         report = Report.objects.create(kind=kind, params=params or {}, created_by=_user(user))
-        job = job_create(kind=f"report:{kind}", params={"report_id": report.pk}, user=user)
-        report.job = job
+        report.job = job_start(kind=f"report:{kind}", params={"report_id": report.pk}, user=user)
         report.save(update_fields=["job"])
-        job_enqueue(job, report_task)
     return report
 
 
 def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user=None) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
     from analytics.metrics import PROFILES
-    from analytics.tasks import scoring_task
 
     if profile not in PROFILES:
         raise DomainError(f"unknown metric profile {profile!r}; use one of {', '.join(PROFILES)}")
@@ -40,10 +36,8 @@ def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", s
         run = ScoringRun.objects.create(
             system=system, release=release, profile=profile, seed=seed, created_by=_user(user)
         )
-        job = job_create(kind="scoring", params={"run_id": run.pk}, user=user)
-        run.job = job
+        run.job = job_start(kind="scoring", params={"run_id": run.pk}, user=user)
         run.save(update_fields=["job"])
-        job_enqueue(job, scoring_task)
     return run
 
 

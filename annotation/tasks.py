@@ -3,14 +3,22 @@
 from pathlib import Path
 
 from celery import shared_task
+from django.urls import reverse
 
+from annotation.services.imports import items_import, sources_import
+from annotation.services.queue import assignments_expire
+from portal.job_kinds import job_task
 from portal.jobs import job_run
 
 
-@shared_task(acks_late=True)
-def import_items_task(job_id: str) -> None:
-    from annotation.services.imports import items_import
+def _imported_items_links(result: dict, params: dict) -> list[tuple[str, str]]:
+    if not result.get("batch_id"):
+        return []
+    return [("The items of this import", f"{reverse('item_list')}?batch={int(result['batch_id'])}")]
 
+
+@job_task(kind="import_items", label="Import items", links=_imported_items_links)
+def import_items_task(job_id: str) -> None:
     def work(job, progress):
         params = job.params
         displays = {Path(p): name for p, name in params.get("displays", {}).items()}
@@ -27,10 +35,12 @@ def import_items_task(job_id: str) -> None:
     job_run(job_id, work)
 
 
-@shared_task(acks_late=True)
+@job_task(
+    kind="import_sources",
+    label="Import source passages",
+    links=lambda result, params: [("Items and their excerpts", reverse("item_list"))],
+)
 def import_sources_task(job_id: str) -> None:
-    from annotation.services.imports import sources_import
-
     def work(job, progress):
         params = job.params
         if "path" in params:  # a job queued before uploads of several files were accepted
@@ -48,6 +58,4 @@ def import_sources_task(job_id: str) -> None:
 @shared_task(acks_late=True)
 def assignments_expire_task() -> int:
     """End expired review leases (safe to run any time; the queue also treats expired leases as free)."""
-    from annotation.services.queue import assignments_expire
-
     return assignments_expire()

@@ -1,4 +1,7 @@
-"""Job records: create, run with progress, fail with a readable error.
+"""Job records: started by kind, run with progress, failed with a readable error.
+
+Services start a job with :func:`job_start` and its kind alone (they never import a task, so tasks may import
+services at the top); the task and the title of each kind come from :mod:`portal.job_kinds`.
 
 A Celery task calls :func:`job_run` with the job id and a function of ``(job, progress)``. Progress writes are
 throttled (at most every 0.3 s) so a tight loop does not hammer the database, and the final state is always
@@ -18,6 +21,7 @@ ever: :func:`jobs_recover` (a periodic task) queues such jobs again once they ha
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import time
@@ -29,12 +33,14 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
+from django.urls import NoReverseMatch
 from django.utils import timezone
 
 from portal.audit import audit_record
 from portal.errors import DomainError
+from portal.job_kinds import job_kind, job_kind_or_none
 from portal.models import Job
 
 logger = logging.getLogger(__name__)
@@ -94,44 +100,54 @@ def job_list(*, user, status: str = "", kind: str = ""):
 
 def job_counts(*, since) -> dict[str, int]:
     """Jobs per status created since ``since`` (the organizer's home page)."""
-    from django.db.models import Count
-
     rows = Job.objects.filter(created_at__gte=since).values("status").annotate(n=Count("pk"))
     return {row["status"]: row["n"] for row in rows}
 
 
 def job_outputs(job: Job) -> list[tuple[str, str]]:
     """(link text, URL) of what a finished job produced: the imported batch's items, the report, the scoring
-    runs. Reversed by URL name, so the kernel names pages of the apps above it without importing them."""
-    from django.urls import NoReverseMatch, reverse
-
-    if job.status != Job.Status.SUCCEEDED:
+    runs, as its kind's ``links`` name them (the apps above the kernel declare their own pages)."""
+    entry = job_kind_or_none(job.kind)
+    if job.status != Job.Status.SUCCEEDED or entry is None or entry.links is None:
         return []
-    base = job.kind.partition(":")[0]
     result = job.result if isinstance(job.result, dict) else {}
     params = job.params if isinstance(job.params, dict) else {}
     try:
-        if base == "import_items" and result.get("batch_id"):
-            return [("The items of this import", f"{reverse('item_list')}?batch={int(result['batch_id'])}")]
-        if base == "import_sources":
-            return [("Items and their excerpts", reverse("item_list"))]
-        if base == "import_outputs":
-            return [("Preference studies (pick this system)", reverse("study_list"))]
-        if base == "report" and params.get("report_id"):
-            return [("The report", reverse("report_detail", args=[int(params["report_id"])]))]
-        if base == "scoring":
-            return [("Scoring runs and the Task 1 leaderboard", reverse("analytics_home"))]
+        return entry.links(result, params)
     except (NoReverseMatch, TypeError, ValueError):
-        pass  # a page that does not exist in this deployment, or a parameter of another shape: no link
-    return []
+        return []  # a page that does not exist in this deployment, or a parameter of another shape: no link
 
 
 def job_create(*, kind: str, params: dict, user=None) -> Job:
+    """A queued job record of a registered kind, not queued to a worker (see :func:`job_start`)."""
+    job_kind(kind)
     return Job.objects.create(kind=kind, params=params, created_by=user if getattr(user, "pk", None) else None)
 
 
-def job_enqueue(job: Job, task) -> None:
-    """Queue ``task(job.id)`` once the current transaction commits (never before the row exists)."""
+def job_start(*, kind: str, params: dict, user=None) -> Job:
+    """Create a job of ``kind`` and queue its registered task once the current transaction commits (never
+    before the row exists; never if the transaction rolls back). DomainError for a kind nobody registered."""
+    task = job_kind(kind).task
+    with transaction.atomic():
+        job = job_create(kind=kind, params=params, user=user)
+        _enqueue(job, task)
+    return job
+
+
+def job_part_enqueue(task, job_id, *args) -> None:
+    """Queue ``task(job_id, *args)``, a further part of a job split across tasks, once the transaction commits."""
+    transaction.on_commit(functools.partial(task.delay, str(job_id), *args))
+
+
+def job_part_progress(job_id, *, done: int, message: str) -> None:
+    """Count ``done`` more units of a split job's work, with a message and a sign of life. Parts run in several
+    workers at once, so the count is added in the database rather than written."""
+    Job.objects.filter(pk=job_id).update(
+        progress_done=F("progress_done") + done, message=message[:300], heartbeat_at=timezone.now()
+    )
+
+
+def _enqueue(job: Job, task) -> None:
     Job.objects.filter(pk=job.pk).update(task_name=task.name)
     transaction.on_commit(lambda: task.delay(str(job.pk)))
 
@@ -200,13 +216,11 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
 
     Such a job's task was lost by the broker: a task whose worker died is redelivered by the broker itself
     before ``JOB_STALE_SECONDS`` (the default) have passed, and a running task writes progress. Queuing it again
-    is safe because every job's work is idempotent (it may already have been redelivered). A running job whose
-    attempts reached ``JOB_MAX_ATTEMPTS`` is failed instead. Jobs run in the calling process (no task name) are
-    left alone. Safe to run from several places at once: each job is taken under a row lock, others skip it.
+    (the task registered for its kind) is safe because every job's work is idempotent (it may already have been
+    redelivered). A running job whose attempts reached ``JOB_MAX_ATTEMPTS`` is failed instead, and so is a job
+    of a kind this version no longer has. Jobs run in the calling process (no task name) are left alone. Safe
+    to run from several places at once: each job is taken under a row lock, others skip it.
     """
-    from celery import current_app
-
-    current_app.loader.import_default_modules()  # the task registry is filled lazily (autodiscovery)
     now = now or timezone.now()
     stale_after = timedelta(seconds=settings.JOB_STALE_SECONDS) if stale_after is None else stale_after
     report = Recovery()
@@ -225,16 +239,17 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
             last_seen = job.heartbeat_at or job.created_at
             if last_seen >= now - stale_after:
                 continue  # it moved since the candidates were listed
-            task = current_app.tasks.get(job.task_name)
+            task = _registered_task(job)
             if job.status == Job.Status.RUNNING and job.attempts >= settings.JOB_MAX_ATTEMPTS:
                 _give_up(job)
                 report.abandoned.append(str(job.pk))
             elif task is None:
-                _finish(job, Job.Status.FAILED, error=f"Internal error: the job's task {job.task_name!r} no longer "
-                        "exists; start the job again.")  # fmt: skip
+                _finish(job, Job.Status.FAILED, error=f"Internal error: no task runs jobs of kind {job.kind!r} any "
+                        "more; start the job again.")  # fmt: skip
                 report.abandoned.append(str(job.pk))
             else:
                 Job.objects.filter(pk=job.pk).update(
+                    task_name=task.name,
                     heartbeat_at=now,
                     message=f"queued again: no sign of life since {last_seen:%Y-%m-%d %H:%M %Z} (its task was lost)",
                 )
@@ -251,9 +266,6 @@ def job_retry(*, job: Job, by) -> Job:
     Only jobs that failed for a reason other than their input (``retryable``): a bad upload would fail the same
     way, and is mended by uploading a corrected file. The attempts count starts again from zero.
     """
-    from celery import current_app
-
-    current_app.loader.import_default_modules()
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.status != Job.Status.FAILED or not job.retryable:
@@ -262,9 +274,14 @@ def job_retry(*, job: Job, by) -> Job:
                 f"{job.status}{' (its input was refused: correct it and start a new job)' if job.status == Job.Status.FAILED else ''}.",
                 code="not_retryable",
             )
-        task = current_app.tasks.get(job.task_name)
-        if task is None:
+        if not job.task_name:
             raise DomainError("This job was run in the web process and cannot be queued again.", code="not_retryable")
+        task = _registered_task(job)
+        if task is None:
+            raise DomainError(
+                f"No task runs jobs of kind {job.kind!r} any more, so this job cannot be queued again.",
+                code="not_retryable",
+            )
         if job.uploads_deleted_at or not all(folder.is_dir() for folder in job.upload_folders()):
             deleted = f" on {job.uploads_deleted_at:%Y-%m-%d}" if job.uploads_deleted_at else ""
             raise DomainError(
@@ -281,6 +298,7 @@ def job_retry(*, job: Job, by) -> Job:
             after={"status": Job.Status.QUEUED},
         )
         Job.objects.filter(pk=job.pk).update(
+            task_name=task.name,
             status=Job.Status.QUEUED,
             error="",
             retryable=False,
@@ -345,6 +363,12 @@ def uploads_prune(*, older_than_days: int, now=None) -> UploadsPruned:
     if report.jobs or report.orphans:
         logger.info("uploads pruned: files of %s job(s), %s orphan folder(s)", len(report.jobs), len(report.orphans))
     return report
+
+
+def _registered_task(job: Job):
+    """The task registered for the job's kind, or None for a kind this version does not have."""
+    entry = job_kind_or_none(job.kind)
+    return entry.task if entry is not None else None
 
 
 def _give_up(job: Job) -> None:

@@ -82,17 +82,6 @@ class User(AbstractUser):
         return f"annotator-{digest[:8]}"
 
 
-#: Job titles as people read them, the one mapping from a job's kind to its title (job pages, the jobs list and
-#: its filter, the home page): "report:<kind>" jobs are shown as "Report (<kind in words>)".
-JOB_KINDS = {
-    "import_items": "Import items",
-    "import_sources": "Import source passages",
-    "import_outputs": "Import model outputs",
-    "scoring": "Score a system",
-    "report": "Report",
-}
-
-
 class Job(models.Model):
     """A long-running piece of work (import, scoring, report, export) with progress that pages poll."""
 
@@ -143,12 +132,6 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
-
-    @property
-    def kind_label(self) -> str:
-        base, _, detail = self.kind.partition(":")
-        label = JOB_KINDS.get(base, self.kind)
-        return f"{label} ({detail.replace('_', ' ')})" if detail else label
 
     @property
     def duration_text(self) -> str:

@@ -1,21 +1,18 @@
 """Celery tasks of the portal itself (jobs of every app)."""
 
 from celery import shared_task
+from django.conf import settings
+
+from portal.jobs import jobs_recover, uploads_prune
 
 
 @shared_task
 def jobs_recover_task() -> dict:
     """Periodic: queue again the jobs whose task the broker lost; fail those whose worker keeps dying."""
-    from portal.jobs import jobs_recover
-
     return jobs_recover().as_dict()
 
 
 @shared_task
 def uploads_prune_task() -> dict:
     """Periodic: delete the uploaded files of jobs that ended more than PORTAL_UPLOAD_RETENTION_DAYS ago."""
-    from django.conf import settings
-
-    from portal.jobs import uploads_prune
-
     return uploads_prune(older_than_days=settings.PORTAL_UPLOAD_RETENTION_DAYS).as_dict()

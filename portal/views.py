@@ -16,9 +16,10 @@ from django.views import View
 from portal.api_tokens import api_token_create, api_token_revoke
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
+from portal.job_kinds import job_kinds
 from portal.jobs import job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
-from portal.models import JOB_KINDS, ApiToken, Institution, Job, User
+from portal.models import ApiToken, Institution, Job, User
 from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import Role, can_follow_job
@@ -237,7 +238,7 @@ class JobListView(RoleRequiredMixin, View):
                 "status": status,
                 "kind": kind,
                 "statuses": Job.Status.choices,
-                "kinds": JOB_KINDS,
+                "kinds": job_kinds(),
                 "query": query.urlencode(),
             },
         )

@@ -2,15 +2,20 @@
 
 from pathlib import Path
 
-from celery import shared_task
+from django.urls import reverse
 
+from portal.job_kinds import job_task
 from portal.jobs import job_run
+from ranking.services.outputs import outputs_import
 
 
-@shared_task(acks_late=True)
+@job_task(
+    kind="import_outputs",
+    label="Import model outputs",
+    links=lambda result, params: [("Preference studies (pick this system)", reverse("study_list"))],
+)
 def import_outputs_task(job_id: str) -> None:
     """Job params: ``system``, ``paths``, optional ``family``, ``parameter_count``, ``displays``."""
-    from ranking.services.outputs import outputs_import
 
     def work(job, progress):
         params = job.params

@@ -19,6 +19,7 @@ from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
 from portal.uploads import upload_limits
+from portal.jobs import job_start
 
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import
@@ -262,16 +263,9 @@ def import_request(
 
     The upload page and the API both call this; the job runs :func:`items_import` / :func:`sources_import`.
     """
-    from annotation.tasks import import_items_task, import_sources_task
-    from portal.jobs import job_create, job_enqueue
-
-    with transaction.atomic():
-        if kind == "sources":
-            params = {"paths": [str(p) for p in paths], "displays": displays}
-            job = job_create(kind="import_sources", params=params, user=user)
-            job_enqueue(job, import_sources_task)
-        else:
-            params = {"paths": [str(p) for p in paths], "displays": displays, "format": fmt, "batch_name": batch_name}
-            job = job_create(kind="import_items", params=params, user=user)
-            job_enqueue(job, import_items_task)
-    return job
+    if kind == "sources":
+        return job_start(
+            kind="import_sources", params={"paths": [str(p) for p in paths], "displays": displays}, user=user
+        )
+    params = {"paths": [str(p) for p in paths], "displays": displays, "format": fmt, "batch_name": batch_name}
+    return job_start(kind="import_items", params=params, user=user)

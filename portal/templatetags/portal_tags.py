@@ -2,6 +2,8 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
+from portal.job_kinds import job_kind_label
+
 register = template.Library()
 
 
@@ -14,6 +16,12 @@ def nav_link(context, url_name: str, text: str):
     if request is not None and request.path.startswith(href):
         return format_html('<a href="{}" aria-current="page">{}</a>', href, text)
     return format_html('<a href="{}">{}</a>', href, text)
+
+
+@register.filter
+def job_label(kind: str) -> str:
+    """``{{ job.kind|job_label }}``: a job's title as people read it ("Report (team agreement)")."""
+    return job_kind_label(kind)
 
 
 @register.filter

@@ -26,6 +26,7 @@ from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
 from portal.uploads import upload_limits
+from portal.jobs import job_start
 from ranking.models import System, SystemOutput
 
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
@@ -344,9 +345,6 @@ def outputs_import_request(
     user=None,
 ):
     """Queue :func:`outputs_import` of uploaded files as a job (the upload page); returns the job."""
-    from portal.jobs import job_create, job_enqueue
-    from ranking.tasks import import_outputs_task
-
     params = {
         "system": system,
         "family": family,
@@ -354,10 +352,7 @@ def outputs_import_request(
         "paths": [str(p) for p in paths],
         "displays": displays,
     }
-    with transaction.atomic():
-        job = job_create(kind="import_outputs", params=params, user=user)
-        job_enqueue(job, import_outputs_task)
-    return job
+    return job_start(kind="import_outputs", params=params, user=user)
 
 
 def _system_upsert(*, name: str, family: str, parameter_count: int | None, user) -> System:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation.models import QAItem
 from annotation.tasks import import_items_task
 from portal.errors import DomainError
-from portal.jobs import Progress, job_create, job_enqueue, job_run, jobs_recover
+from portal.jobs import Progress, job_create, job_run, job_start, jobs_recover
 from portal.models import AuditEntry, Job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,8 +28,8 @@ pytestmark = pytest.mark.django_db
 
 def _lost_import_job(organizer, *, minutes_ago: float, **fields) -> Job:
     """An import job queued ``minutes_ago`` whose message never reached a worker (the commit hook is dropped)."""
-    job = job_create(kind="import_items", params={"paths": [SAMPLE]}, user=organizer)
-    job_enqueue(job, import_items_task)  # this test's transaction never commits: the message is "lost"
+    job = job_start(kind="import_items", params={"paths": [SAMPLE]}, user=organizer)
+    # This test's transaction never commits: the message is "lost".
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago), **fields)
     job.refresh_from_db()
     return job
@@ -119,13 +119,27 @@ def test_a_redelivered_task_of_a_job_that_keeps_killing_its_worker_gives_up(orga
     assert job.status == "failed" and job.attempts == 3 and "Stopped after 3 attempts" in job.error
 
 
-def test_a_job_whose_task_no_longer_exists_fails_with_a_reason(organizer, settings):
+def test_a_job_of_a_kind_that_no_longer_exists_fails_with_a_reason(organizer, settings):
     settings.JOB_STALE_SECONDS = 60
-    job = _lost_import_job(organizer, minutes_ago=5, task_name="annotation.tasks.renamed_task")
+    job = _lost_import_job(organizer, minutes_ago=5, kind="import_retired")  # a kind an older version had
     report = jobs_recover()
     assert report.abandoned == [str(job.pk)]
     job.refresh_from_db()
-    assert job.status == "failed" and "'annotation.tasks.renamed_task' no longer exists" in job.error
+    assert job.status == "failed" and "no task runs jobs of kind 'import_retired' any more" in job.error
+
+
+def test_a_lost_job_is_queued_again_with_the_task_its_kind_has_now(
+    organizer, settings, django_capture_on_commit_callbacks
+):
+    """The registry, not the stored task name, says which task runs a kind: a task renamed since the job was
+    queued does not strand it."""
+    settings.JOB_STALE_SECONDS = 60
+    job = _lost_import_job(organizer, minutes_ago=5, task_name="annotation.tasks.renamed_task")
+    with django_capture_on_commit_callbacks(execute=True):
+        report = jobs_recover()
+    assert report.requeued == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.task_name == import_items_task.name
 
 
 def test_progress_and_start_are_signs_of_life(organizer):

@@ -1,0 +1,87 @@
+"""Kinds of job, each declared once, where its task is defined.
+
+``@job_task(kind=..., label=...)`` makes the function a Celery task and registers it under the kind, with the
+title people read and, optionally, the links to what a finished job produced. Services start a job by kind
+(:func:`portal.jobs.job_start`) and never import a task; recovery, retry and the job pages find the task and
+the title here. A stored kind may carry a detail after a colon ("report:<report kind>"): the part before it
+names the registered kind. Each app imports its ``tasks`` module in ``AppConfig.ready``, so the registry is
+complete in the web process as well as in the worker (where Celery's autodiscovery imports them too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from celery import shared_task
+from django.core.exceptions import ImproperlyConfigured
+
+from portal.errors import DomainError
+
+#: (link text, URL) pairs of what a finished job produced, from its result and its parameters.
+Links = Callable[[dict, dict], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of job: the stored ``kind``, its title as people read it, the task that runs it, its links."""
+
+    kind: str
+    label: str
+    task: Any  # a Celery task (a proxy until the Celery app is finalised)
+    task_path: str  # module.function of the task, to tell a second registration of the same task from a clash
+    links: Links | None = None
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_task(*, kind: str, label: str, links: Links | None = None, **options):
+    """Make the decorated function the Celery task that runs jobs of ``kind`` (``work(job_id)``) and register it.
+
+    ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`portal.jobs.job_outputs`).
+    Tasks acknowledge late (a task whose worker died is redelivered); ``options`` go to Celery's ``shared_task``.
+    """
+    if not kind or ":" in kind:
+        raise ImproperlyConfigured(f"job kind {kind!r}: a non-empty name without ':' (the detail goes after it)")
+
+    def register(function):
+        path = f"{function.__module__}.{function.__qualname__}"
+        known = _KINDS.get(kind)
+        if known is not None and known.task_path != path:
+            raise ImproperlyConfigured(f"job kind {kind!r} is run by {known.task_path} and by {path}")
+        task = shared_task(**{"acks_late": True, **options})(function)
+        _KINDS[kind] = JobKind(kind=kind, label=label, task=task, task_path=path, links=links)
+        return task
+
+    return register
+
+
+def job_kinds() -> dict[str, str]:
+    """Every registered kind with its title, in registration order (the jobs page's filter)."""
+    return {kind: entry.label for kind, entry in _KINDS.items()}
+
+
+def job_kind(kind: str) -> JobKind:
+    """The registered kind of a stored kind ("report:agreement" is a "report"); DomainError if there is none."""
+    entry = _KINDS.get(kind.partition(":")[0])
+    if entry is None:
+        raise DomainError(
+            f"unknown job kind {kind!r}; known kinds: {', '.join(_KINDS) or 'none'}", code="unknown_job_kind"
+        )
+    return entry
+
+
+def job_kind_or_none(kind: str) -> JobKind | None:
+    """The registered kind of a stored kind, or None for a kind this version does not have."""
+    return _KINDS.get(kind.partition(":")[0])
+
+
+def job_kind_label(kind: str) -> str:
+    """A stored kind as people read it: "report:team_agreement" is "Report (team agreement)"; an unknown kind
+    (a job of a kind this version no longer has) is shown as stored."""
+    base, _, detail = kind.partition(":")
+    entry = _KINDS.get(base)
+    label = entry.label if entry is not None else kind
+    return f"{label} ({detail.replace('_', ' ')})" if detail and entry is not None else label
