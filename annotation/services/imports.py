@@ -18,8 +18,8 @@ from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
-from portal.uploads import upload_limits
 from portal.jobs import job_start
+from portal.uploads import upload_limits
 
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import

@@ -25,8 +25,8 @@ from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
-from portal.uploads import upload_limits
 from portal.jobs import job_start
+from portal.uploads import upload_limits
 from ranking.models import System, SystemOutput
 
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
