@@ -1,7 +1,7 @@
 """Feedback from the preference study to vetting: reference answers the physicians judged poorly.
 
-A question is flagged when a majority of the rankers who submitted put the reference answer in the bottom half
-(:func:`ranking.rules.bottom_half`), or when any of them gave it the worst tag of the scale. Organizers send a
+Which questions are flagged is :func:`ranking.rules.reference_judged_poorly` (the study report counts with the same
+rule): a majority of the rankers put the reference in the bottom half, or any gave it the worst tag. Organizers send a
 flag to vetting as a dispute with one click (:func:`reference_flag_send`).
 """
 
@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from portal.audit import audit_record
 from ranking.models import AnswerJudgement, RankingTask, ReferenceFlag, Study, StudyAnswer
-from ranking.rules import bottom_half
+from ranking.rules import reference_judged_poorly
 
 logger = logging.getLogger(__name__)
 DISPUTES_MODULE = "annotation.services.disputes"
@@ -43,15 +43,7 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
         per_question[question_id].append((rank, tag))
     wanted: dict[int, list[str]] = {}
     for question_id, judgements in per_question.items():
-        n = n_answers[question_id]
-        low = sum(bottom_half(rank, n) for rank, _ in judgements)
-        bad = sum(tag == worst for _, tag in judgements)
-        reasons = []
-        if low * 2 > len(judgements):
-            reasons.append(f"ranked in the bottom half by {low} of {len(judgements)} rankers")
-        if bad:
-            reasons.append(f"tagged {worst!r} by {bad} of {len(judgements)} rankers")
-        if reasons:
+        if reasons := reference_judged_poorly(judgements, n_answers=n_answers[question_id], worst_tag=worst):
             wanted[question_id] = reasons
     with transaction.atomic():
         existing = {f.question_id: f for f in ReferenceFlag.objects.select_for_update().filter(question__study=study)}
