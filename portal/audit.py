@@ -24,5 +24,11 @@ def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=Non
     )
 
 
+def audit_export(*, actor, obj: Model | tuple[str, str], action: str, fmt: str, identities: bool):
+    """Record an export of people's judgements: every one, saying whether it carried identities (e-mail addresses
+    instead of pseudonyms), so who took which names out is on record. ``actor`` None: the command line."""
+    return audit_record(actor=actor, obj=obj, action=action, after={"format": fmt, "identities": identities})
+
+
 def audit_history(obj: Model):
     return AuditEntry.objects.filter(object_type=obj._meta.label_lower, object_id=str(obj.pk)).select_related("actor")
