@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Model
 
+from portal.actors import acting_user
 from portal.models import AuditEntry
 
 
@@ -14,7 +15,7 @@ def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=Non
     else:
         object_type, object_id = obj._meta.label_lower, str(obj.pk)
     return AuditEntry.objects.create(
-        actor=actor if getattr(actor, "pk", None) else None,
+        actor=acting_user(actor),
         action=action,
         object_type=object_type,
         object_id=str(object_id),

@@ -18,6 +18,7 @@ from annotation.importers import ImportProblem, ParsedItem, ParsedPassage, clini
 from annotation.importers.base import Limits, require_fits
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
+from portal.actors import acting_user
 from portal.audit import audit_record
 
 FORMATS = ("cliniqlink", "promptcblue")
@@ -121,7 +122,7 @@ def items_import(
                 name=batch_name or ", ".join(file_names)[:200],
                 fmt=fmt,
                 files=file_names,
-                created_by=user if getattr(user, "pk", None) else None,
+                created_by=acting_user(user),
                 items_created=len(new_items),
                 items_existing=len(existing),
             )

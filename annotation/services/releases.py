@@ -21,6 +21,7 @@ from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
+from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
 
@@ -249,7 +250,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             csv_cells=csv_cells,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
             report=composition_report(included_ids={item.pk for item in items}),
-            created_by=_user(user),
+            created_by=acting_user(user),
         )
         ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
         # From here on the database refuses any item for this release (and requires this before commit).
@@ -262,10 +263,6 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             after={"items": len(entries), "rule": release.rule, "checksum": release.checksum},
         )
     return release
-
-
-def _user(user):
-    return user if getattr(user, "pk", None) else None
 
 
 def _entry(position: int, item: QAItem) -> dict:
