@@ -11,12 +11,10 @@ from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
 from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjudication_blocked, open_issues
-from annotation.workflow import Action, ItemStatus, Route, Stage, adjudication_action
+from annotation.workflow import ADJUDICABLE_STATES, Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.roles import can_adjudicate, can_organize
-
-ADJUDICABLE = (ItemStatus.IN_ADJUDICATION, ItemStatus.HELD)
 
 
 def decider_check(user, item: QAItem) -> None:
@@ -65,7 +63,7 @@ def item_adjudicate(
         raise DomainError("give the reason for the final judgement", code="empty_reason")
     with transaction.atomic():
         locked = QAItem.objects.select_for_update().get(pk=item.pk)
-        if locked.status not in ADJUDICABLE:
+        if locked.status not in ADJUDICABLE_STATES:
             raise Conflict(
                 f"item {locked.uid} is {locked.get_status_display().lower()}, not waiting for adjudication",
                 code="not_adjudicable",

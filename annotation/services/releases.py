@@ -20,7 +20,7 @@ from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.vetting_selectors import open_issue_q
-from annotation.workflow import ItemStatus, Stage, Verdict
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
@@ -90,8 +90,11 @@ def _check_min_relevance(value) -> float | None:
     if value is None:
         return None
     # bool is an int in Python: `true` must not silently mean a minimum relevance of 1.
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 5:
-        raise RuleError("min_relevance", f"must be null (any) or a number from 1 to 5, not {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not RELEVANCE_MIN <= value <= RELEVANCE_MAX:
+        raise RuleError(
+            "min_relevance",
+            f"must be null (any) or a number from {RELEVANCE_MIN} to {RELEVANCE_MAX}, not {_shown(value)}",
+        )
     return float(value)
 
 
