@@ -23,6 +23,7 @@ from analytics.selectors import (
 )
 from analytics.stats import agreement, correlation, leaderboard, rankings
 from portal.models import User
+from ranking.rules import bottom_half, reference_judged_poorly
 
 LIBRARIES = [
     "numpy",
@@ -231,21 +232,30 @@ def _scatter(ranks: pd.DataFrame, scores: pd.DataFrame) -> dict:
 
 
 def _reference_outcomes(ranks: pd.DataFrame, reference: list[str], tag_scale: list[str]) -> dict:
+    """How often the reference answer was ranked low; "bottom half" and "flagged" are the rules of the study page's
+    reference flags (:mod:`ranking.rules`), so the report's count and the page's list agree on the same data."""
     if not reference:
         return {"included": False}
-    ref = ranks[ranks["system"].isin(reference)]
-    answers = ranks.groupby(["item", "annotator"])["answer"].transform("count")
-    ref_answers = answers[ref.index]
-    bottom_half = ref["rank"] > ref_answers / 2
+    n_answers = ranks.groupby(["item", "annotator"])["answer"].transform("count")
+    ref = ranks[ranks["system"].isin(reference)].assign(n_answers=n_answers)
+    in_bottom_half = [bottom_half(int(r), int(n)) for r, n in zip(ref["rank"], ref["n_answers"], strict=True)]
     worst_tag = tag_scale[-1] if tag_scale else None
+    flagged = sum(
+        bool(
+            reference_judged_poorly(
+                [(int(r), str(t)) for r, t in zip(group["rank"], group["tag"], strict=True)],
+                n_answers=int(group["n_answers"].max()),
+                worst_tag=worst_tag or "",
+            )
+        )
+        for _, group in ref.groupby("item")
+    )
     return {
         "included": True,
         "share_ranked_below_a_model": float((ref["rank"] > 1).mean()),
-        "share_in_bottom_half": float(bottom_half.mean()),
+        "share_in_bottom_half": float(pd.Series(in_bottom_half, dtype=float).mean()),
         "share_tagged_worst": float((ref["tag"] == worst_tag).mean()) if worst_tag else None,
-        "questions_flagged": int(
-            ref.assign(flag=bottom_half | (ref["tag"] == worst_tag)).groupby("item")["flag"].any().sum()
-        ),
+        "questions_flagged": int(flagged),
     }
 
 

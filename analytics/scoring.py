@@ -54,7 +54,7 @@ SCORE_FIELDS = [
 
 
 @functools.cache
-def shared_encoder():
+def settings_encoder():
     from analytics.embeddings import DatabaseTextStore
     from analytics.metrics import Encoder
 
@@ -63,7 +63,7 @@ def shared_encoder():
 
 
 @functools.cache
-def shared_text_metrics():
+def settings_text_metrics():
     from analytics.metrics import TextMetrics
 
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
@@ -111,7 +111,7 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
         raise DomainError(f"{run.system} has no outputs for items in this scope; import outputs first")
     scores, summary, record = [], {}, {"notes": []}
     if inputs:
-        encoder = shared_encoder()
+        encoder = settings_encoder()
         before = (encoder.stats.texts_encoded, encoder.stats.texts_from_store)
         result = score_submission(
             inputs,
@@ -119,7 +119,7 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
             profile=run.profile,
             seed=run.seed,
             encoder=encoder,
-            text_metrics=shared_text_metrics(),
+            text_metrics=settings_text_metrics(),
             stopwords_version=settings.METRIC_STOPWORDS_VERSION,
             progress=_progress_bridge(progress),
         )
@@ -143,7 +143,7 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
             "chunk_tasks": run.chunks.count(),
         }
     if others:
-        free = score_free_text([(ref, resp) for *_, ref, resp in others], text_metrics=shared_text_metrics())
+        free = score_free_text([(ref, resp) for *_, ref, resp in others], text_metrics=settings_text_metrics())
         for (item_id, output_id, qa_type, _, _), row in zip(others, free.rows, strict=True):
             values = {name: row[name] for name in ("bleu", "rouge", "meteor")}
             scores.append(
@@ -191,7 +191,7 @@ def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> lis
     texts = embedding_texts(
         inputs, responses, profile=run.profile, seed=run.seed, stopwords_version=settings.METRIC_STOPWORDS_VERSION
     )
-    missing = DatabaseTextStore().missing(shared_encoder().embedding_key, texts)
+    missing = DatabaseTextStore().missing(settings_encoder().embedding_key, texts)
     if len(missing) <= size:
         return []
     chunks = [
@@ -208,7 +208,7 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
     from analytics.embeddings import DatabaseTextStore
 
     ScoringChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
-    encoder = shared_encoder()
+    encoder = settings_encoder()
     # One write of every vector: texts this worker already had in memory are stored too.
     vectors = encoder.embed_texts(chunk.texts, write_store=False)
     DatabaseTextStore().put_many(encoder.embedding_key, dict(zip(chunk.texts, vectors, strict=True)))

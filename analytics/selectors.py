@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from annotation.models import Review
-from annotation.workflow import Stage
+from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
 
-RELEVANCE_SCALE = [1, 2, 3, 4, 5]
-VERDICT_SCALE = ["correct", "incorrect", "cannot_tell"]
+# The scales agreement is computed over, in their order (annotation.workflow owns them).
+RELEVANCE_SCALE = list(RELEVANCE_VALUES)
+VERDICT_SCALE = list(Verdict.values)
 SCORE_METRICS = ["semantic", "bleu", "rouge", "meteor"]
 SCORE_LABELS = {"semantic": "Semantic", "bleu": "BLEU", "rouge": "ROUGE", "meteor": "METEOR"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from analytics.models import Report, ScoringRun
+from portal.actors import acting_user
 from portal.errors import DomainError
 from portal.jobs import job_start
 
@@ -18,7 +19,7 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
     params = report_params_check(kind=kind, params=params or {})
 
     with transaction.atomic():
-        report = Report.objects.create(kind=kind, params=params or {}, created_by=_user(user))
+        report = Report.objects.create(kind=kind, params=params or {}, created_by=acting_user(user))
         report.job = job_start(kind=f"report:{kind}", params={"report_id": report.pk}, user=user)
         report.save(update_fields=["job"])
     return report
@@ -34,12 +35,8 @@ def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", s
         raise DomainError("the reference pseudo-system is not scored")
     with transaction.atomic():
         run = ScoringRun.objects.create(
-            system=system, release=release, profile=profile, seed=seed, created_by=_user(user)
+            system=system, release=release, profile=profile, seed=seed, created_by=acting_user(user)
         )
         run.job = job_start(kind="scoring", params={"run_id": run.pk}, user=user)
         run.save(update_fields=["job"])
     return run
-
-
-def _user(user):
-    return user if getattr(user, "pk", None) else None

@@ -15,7 +15,13 @@ from rest_framework.views import APIView
 from annotation import serializers_review as s
 from annotation.models import Dispute, GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.services.adjudication import item_adjudicate, item_reassign
-from annotation.services.disputes import dispute_comment_add, dispute_file, dispute_reject, feedback_file
+from annotation.services.disputes import (
+    dispute_comment_add,
+    dispute_file,
+    dispute_reject,
+    feedback_file,
+    item_issues_reject,
+)
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
 from annotation.services.review import review_submit
@@ -145,6 +151,35 @@ class DisputeRejectApi(APIView):
         dispute = get_object_or_404(Dispute, pk=pk)
         closed = dispute_reject(dispute=dispute, resolver=request.user, note=_valid(s.NoteSerializer, request)["text"])
         return Response(s.DisputeSerializer(closed).data)
+
+
+class ItemIssuesRejectApi(APIView):
+    """Close every open issue of an item without judging it: its open disputes rejected, its open feedback notes
+    closed, ``text`` as the resolution (the adjudication page's "close the open issues"). 403 for anyone conflicted
+    on the item."""
+
+    required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
+
+    @extend_schema(
+        request=s.NoteSerializer,
+        responses=inline_serializer(
+            "ItemIssuesClosed",
+            fields={
+                "uid": serializers.CharField(),
+                "status": serializers.CharField(),
+                "disputes_rejected": serializers.IntegerField(),
+                "feedback_notes_closed": serializers.IntegerField(),
+            },
+        ),
+    )
+    def post(self, request, uid):
+        item = item_unblinded_for(request.user, uid)
+        note = _valid(s.NoteSerializer, request)["text"]
+        disputes, notes = item_issues_reject(item=item, resolver=request.user, note=note)
+        item.refresh_from_db()
+        return Response(
+            {"uid": item.uid, "status": item.status, "disputes_rejected": disputes, "feedback_notes_closed": notes}
+        )
 
 
 class AdjudicationQueueApi(APIView):

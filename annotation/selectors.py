@@ -49,7 +49,6 @@ def batch_list() -> QuerySet[ImportBatch]:
 # The vetting selectors live beside these; re-exported so release code finds the open-issue filter here too.
 from annotation.vetting_selectors import (  # noqa: E402
     item_has_open_issue,
-    items_release_eligible,
     items_without_open_issue,
     open_issue_q,
 )
@@ -59,7 +58,6 @@ __all__ = [
     "item_counts_by_status",
     "item_has_open_issue",
     "item_list",
-    "items_release_eligible",
     "items_without_open_issue",
     "open_issue_q",
 ]

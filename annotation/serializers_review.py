@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Adjudication, Dispute, DisputeComment, FeedbackNote, QAItem, Review
-from annotation.workflow import Verdict
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, VERDICTS_TEXT, Verdict
 from portal.numbers import WholeNumberSerializerField
 
 
@@ -64,7 +64,7 @@ class NextRequestSerializer(serializers.Serializer):
 class ReviewSubmitSerializer(serializers.Serializer):
     idempotency_key = serializers.UUIDField()
     verdict = serializers.ChoiceField(choices=Verdict.choices)
-    relevance = serializers.IntegerField(min_value=1, max_value=5)
+    relevance = serializers.IntegerField(min_value=RELEVANCE_MIN, max_value=RELEVANCE_MAX)
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     active_seconds = serializers.FloatField(required=False, allow_null=True, min_value=0, default=None)
 
@@ -180,7 +180,7 @@ class AdjudicationSerializer(serializers.ModelSerializer):
 
 class AdjudicationRequestSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Verdict.choices)
-    relevance = serializers.IntegerField(min_value=1, max_value=5)
+    relevance = serializers.IntegerField(min_value=RELEVANCE_MIN, max_value=RELEVANCE_MAX)
     reason = serializers.CharField()
     dispute_outcome = serializers.ChoiceField(choices=["upheld", "rejected"], default="upheld")
 
@@ -236,7 +236,7 @@ class BatchUpdateSerializer(serializers.Serializer):
 
 class GoldRequestSerializer(serializers.Serializer):
     uid = serializers.CharField()
-    expected_verdict = serializers.CharField(help_text="correct, incorrect or cannot_tell")
+    expected_verdict = serializers.CharField(help_text=VERDICTS_TEXT)
     planted_error = serializers.BooleanField(default=False)
     note = serializers.CharField(required=False, allow_blank=True, default="")
 

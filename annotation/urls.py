@@ -52,6 +52,9 @@ api_urlpatterns = [
     path("disputes/<int:pk>/reject/", api_review.DisputeRejectApi.as_view(), name="api_dispute_reject"),
     path("adjudication/", api_review.AdjudicationQueueApi.as_view(), name="api_adjudication_queue"),
     path("adjudication/<str:uid>/", api_review.AdjudicationItemApi.as_view(), name="api_adjudication_item"),
+    path(
+        "adjudication/<str:uid>/issues/reject/", api_review.ItemIssuesRejectApi.as_view(), name="api_item_issues_reject"
+    ),
     path("adjudication/<str:uid>/reassign/", api_review.ReassignApi.as_view(), name="api_adjudication_reassign"),
     path("vetting/progress/", api_review.VettingProgressApi.as_view(), name="api_vetting_progress"),
     path("vetting/config/", api_review.VettingConfigApi.as_view(), name="api_vetting_config"),

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.workflow import Stage, Verdict
+from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
 
 __all__ = [
     "VettingConfig",
@@ -32,7 +32,7 @@ __all__ = [
     "Adjudication",
 ]
 
-RELEVANCE_CHOICES = [(i, str(i)) for i in range(1, 6)]
+RELEVANCE_CHOICES = [(i, str(i)) for i in RELEVANCE_VALUES]
 
 
 def _new_seed() -> str:

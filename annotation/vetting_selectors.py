@@ -23,7 +23,7 @@ from annotation.models import (
     Review,
     VettingConfig,
 )
-from annotation.workflow import ItemStatus, Stage, Verdict
+from annotation.workflow import ItemStatus, Stage
 from portal.audit import audit_history
 from portal.errors import NotAllowed, NotFound
 from portal.roles import Role, can_adjudicate, can_organize
@@ -73,32 +73,34 @@ def item_unblinded_for(user, uid: str) -> QAItem:
     return item
 
 
+def _open_disputes() -> QuerySet[Dispute]:
+    return Dispute.objects.filter(status=Dispute.Status.OPEN)
+
+
+def _open_feedback_notes() -> QuerySet[FeedbackNote]:
+    return FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN)
+
+
+def open_issues(item: QAItem) -> tuple[QuerySet[Dispute], QuerySet[FeedbackNote]]:
+    """The item's open issues: its open disputes and its open feedback notes. An item with one is held and is
+    never released; :func:`open_issue_q` is the same rule as a filter over items."""
+    return _open_disputes().filter(item=item), _open_feedback_notes().filter(item=item)
+
+
 def open_issue_q(prefix: str = "") -> Q:
-    """``Q`` true for items with an open dispute or feedback note (``prefix`` for related lookups)."""
-    disputes = Dispute.objects.filter(item=OuterRef(f"{prefix}pk"), status=Dispute.Status.OPEN)
-    notes = FeedbackNote.objects.filter(item=OuterRef(f"{prefix}pk"), status=FeedbackNote.Status.OPEN)
+    """``Q`` true for items with an open issue (:func:`open_issues`; ``prefix`` for related lookups)."""
+    disputes = _open_disputes().filter(item=OuterRef(f"{prefix}pk"))
+    notes = _open_feedback_notes().filter(item=OuterRef(f"{prefix}pk"))
     return Q(Exists(disputes)) | Q(Exists(notes))
 
 
 def item_has_open_issue(item: QAItem) -> bool:
     """True while the item has an open dispute or open feedback note (it is then held, never released)."""
-    return (
-        Dispute.objects.filter(item=item, status=Dispute.Status.OPEN).exists()
-        or FeedbackNote.objects.filter(item=item, status=FeedbackNote.Status.OPEN).exists()
-    )
+    return any(issues.exists() for issues in open_issues(item))
 
 
 def items_without_open_issue(items: QuerySet[QAItem] | None = None) -> QuerySet[QAItem]:
     return (items if items is not None else QAItem.objects.all()).exclude(open_issue_q())
-
-
-def items_release_eligible(*, relevance: float = 5) -> QuerySet[QAItem]:
-    """The default release selection: verified, final verdict correct, final GP relevance ``relevance`` (5),
-    no open feedback or dispute, not a gold item."""
-    items = QAItem.objects.filter(
-        status=ItemStatus.VERIFIED, final_verdict=Verdict.CORRECT, final_relevance=relevance, gold__isnull=True
-    )
-    return items_without_open_issue(items)
 
 
 def reviews_visible_to(user, item: QAItem) -> QuerySet[Review]:

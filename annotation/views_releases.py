@@ -34,6 +34,7 @@ from annotation.services.releases import (
     report_rows,
     rule_description,
 )
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -48,7 +49,11 @@ class FreezeForm(forms.Form):
     )
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     min_relevance = forms.FloatField(
-        initial=5, min_value=1, max_value=5, required=False, label="Minimum final GP relevance"
+        initial=RELEVANCE_MAX,
+        min_value=RELEVANCE_MIN,
+        max_value=RELEVANCE_MAX,
+        required=False,
+        label="Minimum final GP relevance",
     )
     final_verdict = forms.ChoiceField(choices=[("correct", "correct"), ("", "any")], initial="correct", required=False)
     exclude_open_issues = forms.BooleanField(

@@ -27,8 +27,8 @@ from annotation.services.disputes import (
     dispute_comment_add,
     dispute_file,
     dispute_reject,
-    feedback_close,
     feedback_file,
+    item_issues_reject,
     may_resolve_issues,
     quote_marked,
 )
@@ -369,10 +369,7 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
         _, next_uid = _queue_neighbours(request.user, item.uid)
         try:
             if request.POST.get("action") == "reject_issues":
-                for dispute in item.disputes.filter(status=Dispute.Status.OPEN):
-                    dispute_reject(dispute=dispute, resolver=request.user, note=request.POST.get("note", ""))
-                for note in item.feedback_notes.filter(status="open"):
-                    feedback_close(note=note, actor=request.user, response=request.POST.get("note", ""))
+                item_issues_reject(item=item, resolver=request.user, note=request.POST.get("note", ""))
                 return _after_decision(request, item, next_uid, done="Open issues closed on {uid}; it went back.")
             form = AdjudicationForm(request.POST)
             if not form.is_valid():

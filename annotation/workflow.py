@@ -86,6 +86,12 @@ RELEVANCE_SCALE = {
     5: "Essential: core knowledge every GP must have",
 }
 
+# The GP relevance scale's ends and values, for checks and choices: derived from the scale, never written again.
+RELEVANCE_VALUES = tuple(RELEVANCE_SCALE)
+RELEVANCE_MIN, RELEVANCE_MAX = min(RELEVANCE_VALUES), max(RELEVANCE_VALUES)
+RELEVANCE_RANGE_TEXT = f"a whole number from {RELEVANCE_MIN} to {RELEVANCE_MAX}"
+VERDICTS_TEXT = ", ".join(Verdict.values[:-1]) + " or " + Verdict.values[-1]
+
 S = ItemStatus
 A = Action
 # States a hold may be placed on (everything but a hold itself and the transient states).
@@ -119,6 +125,12 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (S.VERIFIED, A.REVISE_PRIMARY): S.REVIEWED,
     (S.REJECTED, A.REVISE_PRIMARY): S.REVIEWED,
 }
+
+
+# The states an adjudicator may decide an item from: those the table lets an adjudication leave.
+ADJUDICABLE_STATES = frozenset(
+    state for state, action in TRANSITIONS if action in (A.ADJUDICATE_VERIFY, A.ADJUDICATE_REJECT)
+)
 
 
 class IllegalTransition(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Model
 
+from portal.actors import acting_user
 from portal.models import AuditEntry
 
 
@@ -14,7 +15,7 @@ def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=Non
     else:
         object_type, object_id = obj._meta.label_lower, str(obj.pk)
     return AuditEntry.objects.create(
-        actor=actor if getattr(actor, "pk", None) else None,
+        actor=acting_user(actor),
         action=action,
         object_type=object_type,
         object_id=str(object_id),
@@ -22,6 +23,12 @@ def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=Non
         after=after,
         note=note,
     )
+
+
+def audit_export(*, actor, obj: Model | tuple[str, str], action: str, fmt: str, identities: bool):
+    """Record an export of people's judgements: every one, saying whether it carried identities (e-mail addresses
+    instead of pseudonyms), so who took which names out is on record. ``actor`` None: the command line."""
+    return audit_record(actor=actor, obj=obj, action=action, after={"format": fmt, "identities": identities})
 
 
 def audit_history(obj: Model):

@@ -38,6 +38,7 @@ from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch
 from django.utils import timezone
 
+from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.job_kinds import job_kind, job_kind_or_none
@@ -121,7 +122,7 @@ def job_outputs(job: Job) -> list[tuple[str, str]]:
 def job_create(*, kind: str, params: dict, user=None) -> Job:
     """A queued job record of a registered kind, not queued to a worker (see :func:`job_start`)."""
     job_kind(kind)
-    return Job.objects.create(kind=kind, params=params, created_by=user if getattr(user, "pk", None) else None)
+    return Job.objects.create(kind=kind, params=params, created_by=acting_user(user))
 
 
 def job_start(*, kind: str, params: dict, user=None) -> Job:

@@ -47,27 +47,6 @@ class RoleRequiredMixin(AccessMixin):
         return super().dispatch(request, *args, **kwargs)
 
 
-def role_required(*roles):
-    """Decorator for function views, same rules as :class:`RoleRequiredMixin`."""
-    from functools import wraps
-
-    from django.contrib.auth.views import redirect_to_login
-
-    def decorator(view):
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path())
-            if not _allowed(request.user, roles):
-                raise PermissionDenied(refusal(roles))
-            return view(request, *args, **kwargs)
-
-        wrapped.required_roles = roles
-        return wrapped
-
-    return decorator
-
-
 class HasRequiredRole(BasePermission):
     """DRF default permission: the view's ``required_roles`` must be met (undeclared → refused)."""
 

@@ -177,12 +177,6 @@ def _check_not_last_organizer(user: User, doing: str) -> None:
         )
 
 
-def roles_set(*, user: User, roles: list[str], by=None) -> None:
-    before = sorted(user.groups.values_list("name", flat=True))
-    user.groups.set(_role_groups(roles))
-    audit_record(actor=by, obj=user, action="roles_changed", before={"roles": before}, after={"roles": sorted(roles)})
-
-
 def _role_groups(roles: list[str]) -> list[Group]:
     # The groups are seeded by a migration; get_or_create keeps this working after a test flush too.
     return [Group.objects.get_or_create(name=str(role))[0] for role in roles]

@@ -37,4 +37,4 @@ class RankingTaskAdmin(admin.ModelAdmin):
 
 @admin.register(ReferenceFlag)
 class ReferenceFlagAdmin(admin.ModelAdmin):
-    list_display = ["question", "created_at", "sent_at", "dispute_ref"]
+    list_display = ["question", "created_at", "sent_at", "dispute"]

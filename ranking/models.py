@@ -66,10 +66,13 @@ class Study(models.Model):
         CLOSED = "closed"
 
     name = models.CharField(max_length=200, unique=True)
-    # TODO(releases): becomes a FK to the frozen benchmark release once that model lands; until then an item
-    # filter (``item_filter``) selects the items and this stays informational.
-    release_id = models.IntegerField(
-        null=True, blank=True, help_text="The frozen release whose items the study uses (annotation.Release id)."
+    release = models.ForeignKey(
+        "annotation.Release",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,  # a frozen release is never deleted; a study keeps saying where its items came from
+        related_name="studies",
+        help_text="The frozen release whose items the study uses.",
     )
     item_filter = models.JSONField(default=dict, blank=True, help_text="{qa_types, sample_size, seed} as given.")
     seed = models.BigIntegerField(default=0, help_text="Seed of the item sample.")
@@ -239,7 +242,14 @@ class ReferenceFlag(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     sent_at = models.DateTimeField(null=True, blank=True)
-    dispute_ref = models.CharField(max_length=100, blank=True, help_text="The vetting dispute's id, once filed.")
+    dispute = models.ForeignKey(
+        "annotation.Dispute",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,  # the flag (and its audit entry) outlives a dispute removed by hand
+        related_name="reference_flags",
+        help_text="The vetting dispute filed for the flag, once sent.",
+    )
 
     class Meta:
         ordering = ["-created_at"]

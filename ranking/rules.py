@@ -6,6 +6,7 @@ module decides: a request that bypasses the page is checked here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 HALLUCINATION_KINDS = ("intrinsic", "extrinsic", "other")
@@ -145,3 +146,24 @@ def _order_problems(
 def bottom_half(rank: int, n: int) -> bool:
     """Whether ``rank`` (1 = best) of ``n`` lies strictly in the lower half (the middle of an odd n does not)."""
     return rank > (n + 1) / 2
+
+
+def reference_judged_poorly(judgements: Sequence[tuple[int, str]], *, n_answers: int, worst_tag: str) -> list[str]:
+    """Why the physicians judged a question's reference answer poorly; empty when they did not.
+
+    ``judgements`` holds one (rank, tag) of the reference answer per ranker who submitted the question, out of
+    ``n_answers`` answers. The one rule behind the study page's flags and the study report's count of flagged
+    questions: a *majority* of the rankers put the reference strictly in the bottom half (:func:`bottom_half`; one
+    ranker's placement is an opinion, and the middle rank of an odd count is not "poor"), or *any* ranker gave it
+    the worst tag of the scale (a physician calling the gold answer wrong is worth a second look on its own).
+    """
+    if not judgements:
+        return []
+    low = sum(bottom_half(rank, n_answers) for rank, _ in judgements)
+    bad = sum(tag == worst_tag for _, tag in judgements)
+    reasons = []
+    if low * 2 > len(judgements):
+        reasons.append(f"ranked in the bottom half by {low} of {len(judgements)} rankers")
+    if bad:
+        reasons.append(f"tagged {worst_tag!r} by {bad} of {len(judgements)} rankers")
+    return reasons

@@ -98,6 +98,7 @@ class SystemSerializer(serializers.ModelSerializer):
 class StudySerializer(serializers.ModelSerializer):
     systems = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
     n_questions = serializers.IntegerField(read_only=True)
+    release_id = serializers.IntegerField(read_only=True, allow_null=True)
 
     class Meta:
         model = Study
@@ -162,5 +163,5 @@ class ReferenceFlagSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReferenceFlag
-        fields = ["id", "item_uid", "reasons", "created_at", "sent_at", "dispute_ref"]
+        fields = ["id", "item_uid", "reasons", "created_at", "sent_at", "dispute"]
         read_only_fields = fields

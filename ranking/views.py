@@ -11,7 +11,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.models import Release
 from annotation.qa_types import qa_type_label
 from portal.errors import DomainError
 from portal.numbers import whole_number
@@ -247,7 +246,7 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
                 "formats": FORMATS,
-                "release": Release.objects.filter(pk=study.release_id).first() if study.release_id else None,
+                "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
             },
         )
@@ -295,8 +294,5 @@ class ReferenceFlagSendView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, f"Not sent: {exc}")
             return redirect("study_detail", study_id=study_id)
-        note = (
-            f" (dispute {flag.dispute_ref})" if flag.dispute_ref else " (recorded; vetting disputes are not wired yet)"
-        )
-        messages.success(request, f"Sent {flag.question.item.uid} to vetting{note}.")
+        messages.success(request, f"Sent {flag.question.item.uid} to vetting (dispute {flag.dispute_id}).")
         return redirect("study_detail", study_id=study_id)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .gold import gold_text, multiple_choice_gold
 from .normalise import (
     clean_list_gold,
     list_match_letter_or_text,
@@ -62,7 +63,7 @@ def score_true_false(inputs: Sequence[dict], responses: Sequence[str]) -> TypeRe
     """
     items, correct, invalid = [], 0, 0
     for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
-        expected = str(gold.get("answer", "")).strip().lower()
+        expected = gold_text("true_false", gold).lower()
         raw = to_text(response).strip()
         match = _TF_RE.match(raw)
         predicted = match.group(1).lower() if match else ""
@@ -103,9 +104,8 @@ def score_multiple_choice(inputs: Sequence[dict], responses: Sequence[str]) -> T
     overall = full = combined = 0
     for index, (gold, response) in enumerate(zip(inputs, responses, strict=True)):
         options = {option_label(i): o for i, o in enumerate(gold.get("options", []))}
-        gold_raw = str(gold.get("correct_answer", "")).strip()
-        gold_text = options.get(gold_raw.upper(), gold_raw)
-        expected = normalise(gold_text)
+        expected_text = multiple_choice_gold(gold)
+        expected = normalise(expected_text)
         predicted_raw = to_text(response)
         predicted = normalise(predicted_raw)
         match_type = mc_match_type(expected, predicted, options)
@@ -115,7 +115,7 @@ def score_multiple_choice(inputs: Sequence[dict], responses: Sequence[str]) -> T
         full += match_type == "full"
         combined += match_type in {"letter", "mixed"}
         items.append(
-            {"index": index, "paragraph_id": paragraph_id(gold), "expected": gold_text,
+            {"index": index, "paragraph_id": paragraph_id(gold), "expected": expected_text,
              "predicted": predicted_raw, "correct": is_correct, "match_type": match_type, "malformed": False}
         )  # fmt: skip
     total = len(inputs)

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .closed import paragraph_id
+from .gold import explanation_line_text, gold_text, reasoning_lines
 from .normalise import to_text
 from .semantic import MAX_STEP_DISTANCE, step_penalty
 
 OPEN_TYPES = ("short", "short_inverse", "multi_hop", "multi_hop_inverse")
 
 _GOLD_STEP_LINE_RE = re.compile(r"\bStep\b.*?(\d+)", flags=re.IGNORECASE)
-_GOLD_EXPL_LINE_RE = re.compile(r"Explanation", flags=re.IGNORECASE)
 _STEP_NUMBER_RE = re.compile(r"step\s*([0-9]+)", flags=re.IGNORECASE)
 _PRED_STEP_RE = re.compile(r"(?:incorrect reasoning step\s*[:\-]?\s*|step\s*[:\-]?\s*)(\d+)", flags=re.IGNORECASE)
 _PRED_EXPL_SPLIT_RE = re.compile(r"(?:incorrect reasoning explanation|explanation)\s*[:\-]?", flags=re.IGNORECASE)
@@ -70,14 +70,10 @@ class OpenItem:
 def gold_step_and_explanation(incorrect_reasoning_step: Any) -> tuple[int | None, str]:
     """§5.6 gold: step = first integer after "step" in the first line matching ``\\bStep\\b.*?(\\d+)``;
     explanation = text after the first ":" of the first line containing "Explanation"."""
-    if isinstance(incorrect_reasoning_step, list):
-        lines = incorrect_reasoning_step
-    else:
-        lines = [line.strip() for line in str(incorrect_reasoning_step).splitlines() if line.strip()]
+    lines = reasoning_lines(incorrect_reasoning_step)
     step_line = next((line for line in lines if _GOLD_STEP_LINE_RE.search(line)), "")
-    expl_line = next((line for line in lines if _GOLD_EXPL_LINE_RE.search(line)), "")
     match = _STEP_NUMBER_RE.search(step_line)
-    return (_step_number(match.group(1)) if match else None), expl_line.split(":", 1)[-1].strip()
+    return (_step_number(match.group(1)) if match else None), explanation_line_text(lines)
 
 
 def predicted_step(response: str) -> int | None:
@@ -141,8 +137,7 @@ def prepare_items(qa_type: str, inputs: Sequence[dict], responses: Sequence[str]
         pid = paragraph_id(gold)
         predicted = to_text(response).strip().lower()
         question = str(gold.get("question", "")).strip().lower()
-        field = "incorrect_explanation" if qa_type == "short_inverse" else "answer"
-        expected = str(gold.get(field, "")).strip()
+        expected = gold_text(qa_type, gold)
         echo = predicted == question
         if qa_type == "short_inverse" and not echo:
             predicted = _SHORT_INVERSE_HEADER_RE.sub("", predicted)

@@ -32,7 +32,6 @@ from .text_metrics import TextMetrics, shared_text_metrics
 
 #: The public scorer's type order (``QA_FILES``); it fixes the order of the IDF corpus and the baseline sample.
 QA_TYPES = ("true_false", "multiple_choice", "list", "short", "multi_hop", "short_inverse", "multi_hop_inverse")
-CLOSED_TYPES = ("true_false", "multiple_choice", "list")
 TEXT_METRICS = ("bleu", "rouge", "meteor")
 
 Progress = Callable[[str, int, int], None]

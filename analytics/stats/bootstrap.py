@@ -127,25 +127,6 @@ def bootstrap_sums(
     return BootstrapOutcome(samples, lo, hi, n_resamples, np.atleast_1d(n_defined))
 
 
-def bootstrap_units(
-    n_units: int,
-    statistic: Callable[[np.ndarray], np.ndarray],
-    *,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = CI_LEVEL,
-    min_distinct: int = 1,
-) -> BootstrapOutcome:
-    """General form: ``statistic`` gets the ``(B, n_units)`` count matrix itself (non-additive cases)."""
-    counts = resample_counts(n_units, n_resamples, seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        samples = np.asarray(statistic(counts), dtype=float)
-    samples = _drop_single_unit(samples, n_units, n_resamples, seed, min_distinct)
-    lo, hi = percentile_interval(samples, level)
-    n_defined = np.isfinite(samples).sum(axis=0)
-    return BootstrapOutcome(samples, lo, hi, n_resamples, np.atleast_1d(n_defined))
-
-
 def with_interval(result: StatResult, outcome: BootstrapOutcome | None, column: int = 0) -> StatResult:
     """Attach the interval of ``outcome`` (one column) to a defined result with at least two items."""
     if outcome is None or result.value is None or result.n_items < 2:

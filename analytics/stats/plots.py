@@ -25,7 +25,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import fonts
-from .leaderboard import Leaderboard
 from .results import StatResult
 
 Fmt = Literal["png", "svg"]
@@ -350,23 +349,6 @@ def rank_vs_metric_scatter(
     labels = list(labels) if labels is not None else [""] * len(human)
     points = tuple(Point(str(lab), float(h), float(m)) for lab, h, m in zip(labels, human, metric, strict=False))
     return draw(ScatterChart(title, xlabel, ylabel, points), fmt)
-
-
-def leaderboard_chart(board: Leaderboard, *, title: str = "Bradley-Terry strength", fmt: Fmt = "png") -> bytes:
-    """Systems top to bottom by strength, with 95 % interval dots (log-scale strengths, mean 0)."""
-    bars = tuple(
-        Bar(str(s.system), s.strength, s.strength_ci, s.n_items) for s in board.standings if s.strength is not None
-    )
-    chart = BarChart(
-        title,
-        "strength (log odds vs. average system)",
-        bars,
-        n_unit="questions",
-        style="dot",
-        full_scale=False,
-        caption=board.undefined_reason or "",
-    )
-    return draw(chart, fmt)
 
 
 def score_boxplots(

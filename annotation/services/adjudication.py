@@ -6,17 +6,15 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Dispute, FeedbackNote, QAItem, Review
+from annotation.models import Adjudication, Assignment, Dispute, QAItem, Review
 from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
-from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjudication_blocked
-from annotation.workflow import Action, ItemStatus, Route, Stage, adjudication_action
+from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjudication_blocked, open_issues
+from annotation.workflow import ADJUDICABLE_STATES, Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.roles import can_adjudicate, can_organize
-
-ADJUDICABLE = (ItemStatus.IN_ADJUDICATION, ItemStatus.HELD)
 
 
 def decider_check(user, item: QAItem) -> None:
@@ -65,7 +63,7 @@ def item_adjudicate(
         raise DomainError("give the reason for the final judgement", code="empty_reason")
     with transaction.atomic():
         locked = QAItem.objects.select_for_update().get(pk=item.pk)
-        if locked.status not in ADJUDICABLE:
+        if locked.status not in ADJUDICABLE_STATES:
             raise Conflict(
                 f"item {locked.uid} is {locked.get_status_display().lower()}, not waiting for adjudication",
                 code="not_adjudicable",
@@ -80,9 +78,10 @@ def item_adjudicate(
             action="adjudication_created",
             after={"item": locked.uid, "verdict": verdict, "relevance": relevance, "reason": adjudication.reason},
         )
-        for dispute in locked.disputes.filter(status=Dispute.Status.OPEN):
+        open_disputes, open_notes = open_issues(locked)
+        for dispute in open_disputes:
             dispute_close(dispute=dispute, resolver=adjudicator, outcome=dispute_outcome, note=reason)
-        for note in locked.feedback_notes.filter(status=FeedbackNote.Status.OPEN):
+        for note in open_notes:
             feedback_close(note=note, actor=adjudicator, response=reason, release=False)
         route = Route(adjudication_action(verdict), verdict, float(relevance), "adjudication")
         item_transition(

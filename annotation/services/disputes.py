@@ -10,7 +10,7 @@ from django.utils.safestring import SafeString
 from annotation.models import Assignment, Dispute, DisputeComment, FeedbackNote, QAItem
 from annotation.services.review import assignment_lock_own
 from annotation.services.transitions import item_transition
-from annotation.vetting_selectors import conflict_of_interest_refuse
+from annotation.vetting_selectors import conflict_of_interest_refuse, item_has_open_issue, open_issues
 from annotation.workflow import Action, ItemStatus
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
@@ -50,9 +50,7 @@ def item_release_if_clear(*, item: QAItem, actor, note: str) -> bool:
     locked = QAItem.objects.select_for_update().get(pk=item.pk)
     if locked.status != ItemStatus.HELD:
         return False
-    if locked.disputes.filter(status=Dispute.Status.OPEN).exists():
-        return False
-    if locked.feedback_notes.filter(status=FeedbackNote.Status.OPEN).exists():
+    if item_has_open_issue(locked):
         return False
     item_transition(item=item, action=Action.RELEASE_HOLD, actor=actor, note=note)
     return True
@@ -198,6 +196,26 @@ def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
         closed = dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
         item_release_if_clear(item=closed.item, actor=resolver, note=f"dispute {closed.pk} rejected")
     return closed
+
+
+def item_issues_reject(*, item: QAItem, resolver, note: str = "") -> tuple[int, int]:
+    """Close every open issue of ``item`` without judging it: its open disputes rejected and its open feedback notes
+    closed, with ``note`` as the resolution; the item goes back where it was. Returns (disputes, notes) closed.
+
+    One transaction, item locked first (the order :func:`_lock_item_first` explains), then the issues: a dispute
+    filed meanwhile either waits and is closed too, or comes after and holds the item again; never half of the
+    issues closed. Each closing is audited like a single one. Adjudicators and organizers only, and not on an item
+    they are conflicted on."""
+    _resolver_check(resolver, item.pk, "Only adjudicators and organizers close disputes and feedback notes.")
+    with transaction.atomic():
+        _lock_item_first(item.pk)
+        disputes, notes = (list(issues.select_for_update().order_by("pk")) for issues in open_issues(item))
+        for dispute in disputes:
+            dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
+        for feedback in notes:
+            feedback_close(note=feedback, actor=resolver, response=note, release=False)
+        item_release_if_clear(item=item, actor=resolver, note="open issues closed")
+    return len(disputes), len(notes)
 
 
 def _lock_item_first(item_id: int) -> None:

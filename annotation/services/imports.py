@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from annotation.importers import ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
+from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
 from portal.jobs import job_start
@@ -113,7 +114,7 @@ def items_import(
                 name=batch_name or ", ".join(file_names)[:200],
                 fmt=fmt,
                 files=file_names,
-                created_by=user if getattr(user, "pk", None) else None,
+                created_by=acting_user(user),
                 items_created=len(new_items),
                 items_existing=len(existing),
             )

@@ -15,6 +15,7 @@ from pathlib import Path
 from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
 from annotation.workflow import Stage, Verdict
+from portal.audit import audit_export
 
 JUDGEMENT_COLUMNS = [
     "item_uid",
@@ -159,15 +160,24 @@ def shroom_records(rows: list[dict]) -> list[dict]:
     return records
 
 
-def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False) -> list[Path]:
+# What the audit entry of a judgement export is about: every review, adjudication and dispute, not one object.
+EXPORT_AUDIT_OBJECT = ("annotation.judgements", "all")
+
+
+def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user=None) -> list[Path]:
+    """Write the judgement (and dispute) tables, or the SHROOM JSON, to ``out_dir``; audited like every export of
+    people's judgements (:func:`portal.audit.audit_export`), since it may carry identities."""
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = judgement_rows(identities=identities)
     if fmt == "shroom":
         path = out_dir / "judgements.shroom.json"
         path.write_text(json.dumps(shroom_records(rows), ensure_ascii=False, indent=2), encoding="utf-8")
-        return [path]
-    writer = tables.WRITERS[fmt]
-    return [
-        writer(rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}"),
-        writer(dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"),
-    ]
+        paths = [path]
+    else:
+        writer = tables.WRITERS[fmt]
+        paths = [
+            writer(rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}"),
+            writer(dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"),
+        ]
+    audit_export(actor=user, obj=EXPORT_AUDIT_OBJECT, action="judgements_exported", fmt=fmt, identities=identities)
+    return paths

@@ -20,7 +20,8 @@ from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.vetting_selectors import open_issue_q
-from annotation.workflow import ItemStatus, Stage, Verdict
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage, Verdict
+from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
 
@@ -89,8 +90,11 @@ def _check_min_relevance(value) -> float | None:
     if value is None:
         return None
     # bool is an int in Python: `true` must not silently mean a minimum relevance of 1.
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 5:
-        raise RuleError("min_relevance", f"must be null (any) or a number from 1 to 5, not {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not RELEVANCE_MIN <= value <= RELEVANCE_MAX:
+        raise RuleError(
+            "min_relevance",
+            f"must be null (any) or a number from {RELEVANCE_MIN} to {RELEVANCE_MAX}, not {_shown(value)}",
+        )
     return float(value)
 
 
@@ -249,7 +253,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             csv_cells=csv_cells,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
             report=composition_report(included_ids={item.pk for item in items}),
-            created_by=_user(user),
+            created_by=acting_user(user),
         )
         ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
         # From here on the database refuses any item for this release (and requires this before commit).
@@ -262,10 +266,6 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
             after={"items": len(entries), "rule": release.rule, "checksum": release.checksum},
         )
     return release
-
-
-def _user(user):
-    return user if getattr(user, "pk", None) else None
 
 
 def _entry(position: int, item: QAItem) -> dict:

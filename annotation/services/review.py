@@ -12,6 +12,9 @@ from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
+    RELEVANCE_MAX,
+    RELEVANCE_MIN,
+    RELEVANCE_RANGE_TEXT,
     Action,
     ItemStatus,
     Stage,
@@ -33,9 +36,9 @@ def review_validate(*, verdict: str, relevance) -> int:
     try:
         value = int(relevance)
     except (TypeError, ValueError):
-        raise DomainError("GP relevance must be a whole number from 1 to 5", code="invalid_relevance") from None
-    if not 1 <= value <= 5:
-        raise DomainError("GP relevance must be a whole number from 1 to 5", code="invalid_relevance")
+        raise DomainError(f"GP relevance must be {RELEVANCE_RANGE_TEXT}", code="invalid_relevance") from None
+    if not RELEVANCE_MIN <= value <= RELEVANCE_MAX:
+        raise DomainError(f"GP relevance must be {RELEVANCE_RANGE_TEXT}", code="invalid_relevance")
     return value
 
 

@@ -7,7 +7,7 @@ lease ends in a review, a dispute or a feedback note.
 from __future__ import annotations
 
 from annotation.models import Assignment, ReviewDraft
-from annotation.workflow import Verdict
+from annotation.workflow import RELEVANCE_VALUES, VERDICTS_TEXT, Verdict
 from portal.errors import Conflict, DomainError, NotFound
 
 # What the review page keeps (see review.js). Text fields are capped; anything else is refused.
@@ -32,10 +32,10 @@ def review_draft_clean(data) -> dict:
     clean: dict = {}
     verdict = data.get("verdict") or ""
     if verdict not in ("", *Verdict.values):
-        raise DomainError("verdict must be correct, incorrect or cannot_tell", code="invalid_draft")
+        raise DomainError(f"verdict must be {VERDICTS_TEXT}", code="invalid_draft")
     clean["verdict"] = verdict
     relevance = str(data.get("relevance") or "")
-    if relevance not in ("", "1", "2", "3", "4", "5"):
+    if relevance not in ("", *map(str, RELEVANCE_VALUES)):
         raise DomainError("relevance must be a whole number from 1 to 5", code="invalid_draft")
     clean["relevance"] = relevance
     for name in _TEXT_FIELDS:

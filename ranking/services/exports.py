@@ -12,7 +12,7 @@ from collections import defaultdict
 import pandas as pd
 
 from portal import csv_cells
-from portal.audit import audit_record
+from portal.audit import audit_export
 from portal.errors import DomainError
 from ranking.models import AnswerJudgement, RankingTask, Study
 
@@ -138,5 +138,5 @@ def rankings_export(*, study: Study, fmt: str, identities: bool = False, user=No
             buffer = io.BytesIO()
             frame.to_parquet(buffer, index=False, engine="pyarrow")
             data = buffer.getvalue()
-    audit_record(actor=user, obj=study, action="rankings_exported", after={"format": fmt, "identities": identities})
+    audit_export(actor=user, obj=study, action="rankings_exported", fmt=fmt, identities=identities)
     return data

@@ -1,26 +1,23 @@
 """Feedback from the preference study to vetting: reference answers the physicians judged poorly.
 
-A question is flagged when a majority of the rankers who submitted put the reference answer in the bottom half
-(:func:`ranking.rules.bottom_half`), or when any of them gave it the worst tag of the scale. Organizers send a
+Which questions are flagged is :func:`ranking.rules.reference_judged_poorly` (the study report counts with the same
+rule): a majority of the rankers put the reference in the bottom half, or any gave it the worst tag. Organizers send a
 flag to vetting as a dispute with one click (:func:`reference_flag_send`).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 from collections import defaultdict
 
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from annotation.services.disputes import dispute_file
 from portal.audit import audit_record
 from ranking.models import AnswerJudgement, RankingTask, ReferenceFlag, Study, StudyAnswer
-from ranking.rules import bottom_half
+from ranking.rules import reference_judged_poorly
 
-logger = logging.getLogger(__name__)
-DISPUTES_MODULE = "annotation.services.disputes"
 DISPUTE_CATEGORY = "other"  # the text says what the physicians found; an adjudicator re-categorises
 
 
@@ -43,15 +40,7 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
         per_question[question_id].append((rank, tag))
     wanted: dict[int, list[str]] = {}
     for question_id, judgements in per_question.items():
-        n = n_answers[question_id]
-        low = sum(bottom_half(rank, n) for rank, _ in judgements)
-        bad = sum(tag == worst for _, tag in judgements)
-        reasons = []
-        if low * 2 > len(judgements):
-            reasons.append(f"ranked in the bottom half by {low} of {len(judgements)} rankers")
-        if bad:
-            reasons.append(f"tagged {worst!r} by {bad} of {len(judgements)} rankers")
-        if reasons:
+        if reasons := reference_judged_poorly(judgements, n_answers=n_answers[question_id], worst_tag=worst):
             wanted[question_id] = reasons
     with transaction.atomic():
         existing = {f.question_id: f for f in ReferenceFlag.objects.select_for_update().filter(question__study=study)}
@@ -74,9 +63,8 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
 def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
     """Send a flagged question to vetting as a dispute (once; a second call changes nothing).
 
-    Records an audit entry and marks the flag sent, in one transaction with filing the vetting dispute through
-    ``annotation.services.disputes.dispute_file`` (looked up at run time, so the ranking app still works where
-    vetting disputes are absent); the dispute's pk is kept in ``dispute_ref``. A refused dispute (a
+    Records an audit entry and marks the flag sent, in one transaction with filing the vetting dispute
+    (:func:`annotation.services.disputes.dispute_file`), which the flag then points to. A refused dispute (a
     :class:`DomainError`) leaves the flag unsent.
     """
     with transaction.atomic():
@@ -89,26 +77,14 @@ def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
             return flag
         item = flag.question.item
         reason = f"Preference study {flag.question.study.name!r}: the reference answer was " + "; ".join(flag.reasons)
-        dispute_file = _dispute_filer()
-        if dispute_file is not None:
-            dispute = dispute_file(raised_by=user, category=DISPUTE_CATEGORY, text=reason, item=item)
-            flag.dispute_ref = str(getattr(dispute, "pk", dispute) or "")
+        flag.dispute = dispute_file(raised_by=user, category=DISPUTE_CATEGORY, text=reason, item=item)
         flag.sent_at, flag.sent_by = timezone.now(), user
-        flag.save(update_fields=["sent_at", "sent_by", "dispute_ref"])
+        flag.save(update_fields=["sent_at", "sent_by", "dispute"])
         audit_record(
             actor=user,
             obj=item,
             action="reference_sent_to_vetting",
-            after={"reasons": flag.reasons, "study": flag.question.study_id, "dispute": flag.dispute_ref or None},
+            after={"reasons": flag.reasons, "study": flag.question.study_id, "dispute": flag.dispute_id},
             note=reason,
         )
     return flag
-
-
-def _dispute_filer():
-    try:
-        module = importlib.import_module(DISPUTES_MODULE)
-    except ModuleNotFoundError:
-        logger.info("%s is not available; the flag is recorded without a vetting dispute", DISPUTES_MODULE)
-        return None
-    return getattr(module, "dispute_file", None)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
+from analytics.metrics.gold import gold_text
 from analytics.metrics.normalise import to_text
 from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
@@ -379,29 +380,19 @@ def _system_upsert(*, name: str, family: str, parameter_count: int | None, user)
 
 
 def reference_text(item: QAItem) -> str:
-    """The gold answer of ``item`` as text, the way the scorer reads it (docs/metric.md §2.1 and §5).
+    """The gold answer of ``item`` as text, picked as the scorer picks it (:func:`analytics.metrics.gold.gold_text`)."""
+    return gold_text(item.qa_type, gold_record(item))
 
-    true/false, short, multi-hop: ``answer``; multiple choice: ``correct_answer`` (a letter becomes its option's
-    text); list: the correct options joined with ", "; short inverse: ``incorrect_explanation``; multi-hop
-    inverse: the text after the first ":" of the first ``incorrect_reasoning_step`` line mentioning
-    "Explanation"; other benchmarks (PromptCBLUE): the ``target``.
-    """
-    match item.qa_type:
-        case QAType.MULTIPLE_CHOICE:
-            correct = item.correct_answer.strip()
-            letters = {chr(65 + i): text for i, text in enumerate(item.options)}
-            return letters.get(correct.upper(), correct) if correct not in item.options else correct
-        case QAType.LIST:
-            return ", ".join(item.answer_list)
-        case QAType.SHORT_INVERSE:
-            return item.incorrect_explanation.strip()
-        case QAType.MULTI_HOP_INVERSE:
-            for line in item.incorrect_reasoning_step:
-                if "Explanation" in line:  # case-sensitive, as the scorer reads it
-                    return line.split(":", 1)[1].strip() if ":" in line else line.strip()
-            return " ".join(item.incorrect_reasoning_step).strip()
-        case _:
-            return item.answer.strip()
+
+def gold_record(item: QAItem) -> dict:
+    """The item's gold fields as a dataset record (the list type keeps its correct options under ``answer``)."""
+    return {
+        "answer": item.answer_list if item.qa_type == QAType.LIST else item.answer,
+        "options": item.options,
+        "correct_answer": item.correct_answer,
+        "incorrect_explanation": item.incorrect_explanation,
+        "incorrect_reasoning_step": item.incorrect_reasoning_step,
+    }
 
 
 def reference_system() -> System:

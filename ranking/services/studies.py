@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 from analytics.metrics.normalise import clean_response
 from annotation.models import QAItem
 from annotation.qa_types import QAType
+from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
 from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
@@ -151,7 +152,7 @@ def study_create(
             guidelines=guidelines,
             lease_seconds=lease_seconds,
             excluded_items=excluded,
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=acting_user(user),
         )
         study.systems.set(chosen)
         answer_systems = list(chosen)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from analytics.embeddings import DatabaseTextStore, embeddings_prune, text_sha256
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun, TextEmbedding
-from analytics.scoring import scoring_chunk_encode, scoring_run_split, shared_encoder
+from analytics.scoring import scoring_chunk_encode, scoring_run_split, settings_encoder
 from analytics.services import scoring_request
 from analytics.tasks import scoring_chunk_task, scoring_finish_task, scoring_task
 from annotation.services.imports import items_import
@@ -63,7 +63,7 @@ def test_prune_deletes_only_old_rows():
 def system(organizer):
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
     outputs_import(system_name="open_c_wrong", paths=[REFERENCE / "open_c_wrong"])
-    shared_encoder().clear_caches()  # as a fresh worker: nothing in memory
+    settings_encoder().clear_caches()  # as a fresh worker: nothing in memory
     return System.objects.get(name="open_c_wrong")
 
 
@@ -91,7 +91,7 @@ def test_a_split_run_scores_as_the_public_scorer_and_a_later_run_reads_the_store
             assert score.semantic == pytest.approx(want["semantic"], abs=1e-4)
 
     # A later run on a fresh worker (memory cleared) encodes nothing: every text is in the store.
-    shared_encoder().clear_caches()
+    settings_encoder().clear_caches()
     settings.METRIC_CHUNK_TEXTS = 0
     again = scoring_request(system=system, user=organizer)
     again.refresh_from_db()
@@ -146,7 +146,7 @@ def test_a_failing_chunk_fails_the_job_with_the_reason_and_stores_no_scores(syst
     def broken(texts, **options):
         raise RuntimeError("encoder out of memory")
 
-    monkeypatch.setattr(shared_encoder(), "embed_texts", broken)
+    monkeypatch.setattr(settings_encoder(), "embed_texts", broken)
     run = scoring_request(system=system, user=organizer)
     job = Job.objects.get(pk=run.job_id)
     assert job.status == "failed" and "RuntimeError: encoder out of memory" in job.error

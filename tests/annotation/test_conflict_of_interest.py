@@ -16,6 +16,7 @@ from annotation.services.disputes import (
     dispute_reject,
     feedback_close,
     feedback_file,
+    item_issues_reject,
 )
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
@@ -112,6 +113,11 @@ def test_an_adjudicator_who_reviewed_the_item_cannot_close_its_disputes(client, 
     assert client.get(reverse("dispute_detail", args=[dispute.pk])).status_code == 403
     assert _api(dana).post(f"/api/disputes/{dispute.pk}/reject/", {"text": "fine"}, format="json").status_code == 403
     assert _api(dana).get(f"/api/disputes/{dispute.pk}/").status_code == 403
+    assert (
+        _api(dana).post(f"/api/adjudication/{item.uid}/issues/reject/", {"text": "x"}, format="json").status_code == 403
+    )
+    with pytest.raises(NotAllowed):
+        item_issues_reject(item=item, resolver=dana, note="fine")
     dispute.refresh_from_db()
     assert dispute.status == "open"
     # someone who has not judged the item closes it

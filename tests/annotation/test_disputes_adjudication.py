@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from annotation.models import Dispute, FeedbackNote, QAItem
-from annotation.selectors import item_has_open_issue, items_release_eligible
+from annotation.selectors import item_has_open_issue
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -15,6 +16,7 @@ from annotation.services.disputes import (
     feedback_file,
 )
 from annotation.services.queue import assignment_next
+from annotation.services.releases import SelectionRule
 from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict, NotAllowed
@@ -54,14 +56,14 @@ def test_verified_item_with_open_feedback_is_not_release_eligible(sample_items, 
     assignment = assignment_next(reviewer=reviewer)
     review(assignment, "correct", 5)
     item = QAItem.objects.get(pk=assignment.item_id)
-    assert item in items_release_eligible()
+    assert item in SelectionRule().queryset()
     adjudicator = make_user("adjudicator")
     note = feedback_file(author=adjudicator, item=item, text="Typo in the question")
     assert QAItem.objects.get(pk=item.pk).status == ItemStatus.HELD
-    assert item not in items_release_eligible()
+    assert item not in SelectionRule().queryset()
     feedback_close(note=note, actor=adjudicator, response="fixed upstream")
     item.refresh_from_db()
-    assert item.status == ItemStatus.VERIFIED and item in items_release_eligible()
+    assert item.status == ItemStatus.VERIFIED and item in SelectionRule().queryset()
 
 
 def test_rejected_dispute_returns_an_unreviewed_item_to_the_queue(sample_items, config, make_user):
@@ -140,3 +142,49 @@ def test_quoted_span_must_come_from_the_excerpt(sample_items, config, reviewer):
     with pytest.raises(DomainError):
         _dispute(assignment, quote_text="words that are nowhere in the excerpt at all 12345")
     assert not Dispute.objects.exists() and not FeedbackNote.objects.exists()
+
+
+def _api(user):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_closing_all_open_issues_of_an_item_is_one_audited_step_page_and_api(
+    sample_items, config, reviewer, review, make_user, client
+):
+    config.second_share = 0.0
+    config.save()
+    assignment = assignment_next(reviewer=reviewer)
+    review(assignment, "correct", 5)
+    item = QAItem.objects.get(pk=assignment.item_id)
+    organizer = make_user("organizer")
+    dispute_file(raised_by=organizer, item=item, category="ambiguous", text="Two answers fit.")
+    dispute_file(raised_by=organizer, item=item, category="other", text="The source is outdated.")
+    feedback_file(author=organizer, item=item, text="Typo in the question")
+    assert QAItem.objects.get(pk=item.pk).status == ItemStatus.HELD
+
+    url = f"/api/adjudication/{item.uid}/issues/reject/"
+    assert _api(reviewer).post(url, {"text": "fine"}, format="json").status_code == 403
+    assert item_has_open_issue(item)
+    response = _api(make_user("adjudicator")).post(url, {"text": "both fit the excerpt"}, format="json")
+    assert response.status_code == 200
+    assert response.json() == {
+        "uid": item.uid,
+        "status": ItemStatus.VERIFIED,
+        "disputes_rejected": 2,
+        "feedback_notes_closed": 1,
+    }
+    assert not item_has_open_issue(item)
+    assert set(Dispute.objects.filter(item=item).values_list("status", flat=True)) == {"rejected"}
+    assert AuditEntry.objects.filter(action="dispute_resolved").count() == 2
+    assert AuditEntry.objects.filter(action="feedback_closed").count() == 1
+
+    # The page's "close the open issues" goes through the same service.
+    dispute_file(raised_by=organizer, item=item, category="other", text="Still unsure.")
+    client.force_login(make_user("adjudicator"))
+    page = client.post(reverse("adjudication_item", args=[item.uid]), {"action": "reject_issues", "note": "fits"})
+    assert page.status_code == 302 and not item_has_open_issue(item)
+    assert QAItem.objects.get(pk=item.pk).status == ItemStatus.VERIFIED

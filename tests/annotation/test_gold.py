@@ -7,7 +7,8 @@ import pytest
 from annotation.models import GoldAnswer, QAItem, Review
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import items_release_eligible, reviewer_quality, vetting_progress
+from annotation.services.releases import SelectionRule
+from annotation.vetting_selectors import reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus, Stage
 from portal.errors import Conflict
 
@@ -26,7 +27,7 @@ def test_gold_answers_are_scored_and_never_count_as_reviews(sample_items, config
     assert not Review.objects.filter(item=gold.item).exists()
     item = QAItem.objects.get(pk=gold.item_id)
     assert item.status == ItemStatus.IMPORTED and item.final_verdict == ""
-    assert item not in items_release_eligible()
+    assert item not in SelectionRule().queryset()
     row = next(r for r in reviewer_quality() if r["email"] == "alice@test.portal")
     assert row["gold_answers"] == 1 and row["gold_accuracy"] == 0.0 and row["reviews"] == 0
     assert vetting_progress()["stages"]["primary_reviews"] == 0

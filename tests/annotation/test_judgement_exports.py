@@ -11,6 +11,7 @@ import pytest
 from annotation.models import Adjudication, Dispute, QAItem
 from annotation.services.imports import items_import
 from annotation.services.judgement_exports import judgements_export
+from portal.models import AuditEntry
 from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +48,17 @@ def test_csv_has_one_row_per_judgement_with_pseudonyms(judged, tmp_path):
 def test_identities_only_when_asked(judged, tmp_path):
     table = pd.read_parquet(judgements_export(fmt="parquet", out_dir=tmp_path, identities=True)[0])
     assert judged["users"][0].email in set(table["annotator"])
+
+
+def test_every_judgement_export_is_audited_saying_whether_it_carried_identities(judged, tmp_path, make_user):
+    organizer = make_user("organizer")
+    judgements_export(fmt="csv", out_dir=tmp_path, identities=True, user=organizer)
+    judgements_export(fmt="shroom", out_dir=tmp_path)
+    entries = AuditEntry.objects.filter(action="judgements_exported").order_by("id")
+    assert [(e.actor, e.after) for e in entries] == [
+        (organizer, {"format": "csv", "identities": True}),
+        (None, {"format": "shroom", "identities": False}),
+    ]
 
 
 def test_shroom_json_gives_labels_majority_and_incorrect_share(judged, tmp_path):

@@ -113,3 +113,23 @@ def test_agreement_takes_the_mean_relevance():
     routes = route_after_secondary(first=("correct", 5), second=("correct", 4), relevance_gap=2)
     assert [r.action for r in routes] == [A.SUBMIT_AGREE, A.FINAL_VERIFY]
     assert routes[-1].final_relevance == 4.5 and routes[-1].final_source == "agreement"
+
+
+def test_adjudicable_states_are_the_states_an_adjudication_may_leave():
+    from annotation.workflow import ADJUDICABLE_STATES, TRANSITIONS, Action, ItemStatus
+
+    assert ADJUDICABLE_STATES == {ItemStatus.IN_ADJUDICATION, ItemStatus.HELD}
+    for state in ItemStatus:
+        leaves = (state, Action.ADJUDICATE_VERIFY) in TRANSITIONS
+        assert leaves == (state in ADJUDICABLE_STATES)
+
+
+def test_the_relevance_scale_and_the_verdicts_are_defined_once():
+    from analytics.selectors import RELEVANCE_SCALE, VERDICT_SCALE
+    from annotation.vetting_models import RELEVANCE_CHOICES
+    from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
+    from annotation.workflow import RELEVANCE_SCALE as SCALE
+
+    assert (RELEVANCE_MIN, RELEVANCE_MAX) == (1, 5) and RELEVANCE_SCALE == list(SCALE)
+    assert [value for value, _ in RELEVANCE_CHOICES] == list(SCALE)
+    assert VERDICT_SCALE == ["correct", "incorrect", "cannot_tell"] == list(Verdict.values)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from analytics.presentation import render_plot
-from analytics.stats.leaderboard import Leaderboard, Standing, bradley_terry_leaderboard
 from analytics.stats.plots import (
     agreement_bar_chart,
-    leaderboard_chart,
     rank_vs_metric_scatter,
     score_boxplots,
 )
@@ -40,21 +37,6 @@ def test_scatter():
     assert rank_vs_metric_scatter([float("nan")], [1.0]).startswith(PNG)
 
 
-def test_leaderboard_chart():
-    rows = [
-        ("q1", "r", "q1-a", 1, "a"),
-        ("q1", "r", "q1-b", 2, "b"),
-        ("q2", "r", "q2-b", 1, "b"),
-        ("q2", "r", "q2-a", 2, "a"),
-        ("q3", "r", "q3-a", 1, "a"),
-        ("q3", "r", "q3-b", 2, "b"),
-    ]
-    df = pd.DataFrame(rows, columns=["item", "annotator", "answer", "rank", "system"])
-    assert leaderboard_chart(bradley_terry_leaderboard(df, n_resamples=50)).startswith(PNG)
-    empty = bradley_terry_leaderboard(df[df["system"] == "a"])
-    assert is_svg(leaderboard_chart(empty, fmt="svg"))
-
-
 def test_score_boxplots():
     assert score_boxplots({"tf": [0.1, 0.5, 0.9], "list": []}).startswith(PNG)
     assert score_boxplots({}).startswith(PNG)
@@ -67,17 +49,12 @@ def test_score_boxplots():
 HOSTILE = r"$\frac{GPT$"
 
 
-def _standing(system):
-    return Standing(system, 0.0, (-0.5, 0.5), 0.5, None, 1.5, None, 4, 3)
-
-
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_every_chart_draws_dollar_text_literally(fmt):
     charts = [
         agreement_bar_chart({HOSTILE: StatResult(name="alpha", value=0.5, n_items=3)}, title=HOSTILE, fmt=fmt),
         rank_vs_metric_scatter([1.0, 2.0], [0.1, 0.2], labels=[HOSTILE, "$x^2$"], title=HOSTILE, fmt=fmt),
         score_boxplots({HOSTILE: [0.1, 0.5]}, ylabel=HOSTILE, fmt=fmt),
-        leaderboard_chart(Leaderboard((_standing(HOSTILE),), 3, 3, 0.01, True), title=HOSTILE, fmt=fmt),
     ]
     assert all(chart for chart in charts)
 
