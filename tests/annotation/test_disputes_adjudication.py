@@ -123,9 +123,8 @@ def test_disagreement_is_adjudicated_and_overturn_rates_are_counted(sample_items
 
 def test_dispute_thread_and_resolution_time(sample_items, config, make_user):
     alice = make_user("reviewer")
-    dispute = _dispute(
-        assignment_next(reviewer=alice), quote_text=sample_items[0].passage.text[:20] if sample_items[0].passage else ""
-    )
+    lease = assignment_next(reviewer=alice)  # whichever item the seeded queue order gives her
+    dispute = _dispute(lease, quote_text=lease.item.passage.text[:20] if lease.item.passage else "")
     dispute_comment_add(dispute=dispute, author=alice, text="See the second sentence.")
     with pytest.raises(NotAllowed):
         dispute_comment_add(dispute=dispute, author=make_user("reviewer"), text="me too")
