@@ -17,7 +17,7 @@ from annotation.models import (
     ReviewRevision,
     VettingConfig,
 )
-from annotation.vetting_selectors import conflict_of_interest_q
+from annotation.selectors.review import conflict_of_interest_q
 
 
 class _ReadOnly(admin.ModelAdmin):

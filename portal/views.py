@@ -40,7 +40,7 @@ class HomeView(RoleRequiredMixin, TemplateView):
     template_name = "portal/home.html"
 
     def get_context_data(self, **kwargs):
-        from annotation.selectors import item_counts_by_status
+        from annotation.selectors.items import item_counts_by_status
 
         ctx = super().get_context_data(**kwargs)
         ctx["role_descriptions"] = ROLE_DESCRIPTIONS
@@ -55,8 +55,8 @@ class HomeView(RoleRequiredMixin, TemplateView):
 
 def _own_work(user) -> dict:
     """What the home page offers each role as its next step (only the person's own numbers)."""
+    from annotation.selectors.review import adjudication_queue, reviewer_progress
     from annotation.services.queue import assignment_current
-    from annotation.vetting_selectors import adjudication_queue, reviewer_progress
     from portal.roles import can_adjudicate, can_rank, can_review
     from ranking.selectors import studies_for_ranker
 

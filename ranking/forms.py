@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.forms import MultipleFileField
+from annotation.forms.items import MultipleFileField
 from annotation.importers import ImportProblem
 from annotation.qa_types import QA_TYPE_LABELS
 from portal.numbers import WholeNumberField

@@ -7,10 +7,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Dispute, FeedbackNote, QAItem, Review
+from annotation.selectors.review import conflict_of_interest_refuse, item_adjudication_blocked
 from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
-from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjudication_blocked
 from annotation.workflow import Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
@@ -22,7 +22,7 @@ ADJUDICABLE = (ItemStatus.IN_ADJUDICATION, ItemStatus.HELD)
 def decider_check(user, item: QAItem) -> None:
     """Who may record the final judgement of ``item``; raises :class:`NotAllowed` with the reason.
 
-    - nobody conflicted on the item (``annotation.vetting_selectors.conflict_of_interest_q``: they were given it to
+    - nobody conflicted on the item (``annotation.selectors.review.conflict_of_interest_q``: they were given it to
       review), whatever their roles: someone who has not judged it decides;
     - adjudicators;
     - organizers, but only for an item no adjudicator may decide (every adjudicator reviewed it, or there is

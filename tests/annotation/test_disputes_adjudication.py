@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Dispute, FeedbackNote, QAItem
-from annotation.selectors import item_has_open_issue, items_release_eligible
+from annotation.selectors.review import (
+    adjudication_queue,
+    disputes_visible_to,
+    item_has_open_issue,
+    items_release_eligible,
+    reviewer_quality,
+    vetting_progress,
+)
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -15,7 +22,6 @@ from annotation.services.disputes import (
     feedback_file,
 )
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict, NotAllowed
 from portal.models import AuditEntry

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import GoldAnswer, QAItem, Review
+from annotation.selectors.review import items_release_eligible, reviewer_quality, vetting_progress
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import items_release_eligible, reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus, Stage
 from portal.errors import Conflict
 

@@ -7,13 +7,13 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views import View
 
-from annotation.forms import ItemFilterForm, ItemImportForm
+from annotation.forms.items import ItemFilterForm, ItemImportForm
 from annotation.importers import ImportProblem
-from annotation.selectors import batch_list, item_list
+from annotation.selectors.items import batch_list, item_list
+from annotation.selectors.review import item_story, item_unblinded_for
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import item_story, item_unblinded_for
-from annotation.views_review import RefusalPageMixin
+from annotation.views.review import RefusalPageMixin
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 

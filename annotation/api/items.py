@@ -10,11 +10,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import QAItem
-from annotation.selectors import item_list
-from annotation.serializers import ImportRequestSerializer, QAItemSerializer
+from annotation.selectors.items import item_list
+from annotation.selectors.review import conflict_of_interest_refuse
+from annotation.serializers.items import ImportRequestSerializer, QAItemSerializer
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
-from annotation.vetting_selectors import conflict_of_interest_refuse
 from portal.jobs import job_retry
 from portal.models import Job
 from portal.permissions import AUTHENTICATED

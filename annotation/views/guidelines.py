@@ -1,5 +1,5 @@
 """Reviewer guidelines: organizers write and version them; reviewers read them before their first item and beside
-every item. The rules live in ``annotation.services.guidelines`` and ``annotation.guideline_selectors``."""
+every item. The rules live in ``annotation.services.guidelines`` and ``annotation.selectors.guidelines``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.forms_guidelines import GuidelineAcknowledgeForm, GuidelineVersionForm
-from annotation.guideline_models import BENCHMARK_LABELS
-from annotation.guideline_selectors import (
+from annotation.forms.guidelines import GuidelineAcknowledgeForm, GuidelineVersionForm
+from annotation.models.guidelines import BENCHMARK_LABELS
+from annotation.qa_types import QAType
+from annotation.selectors.guidelines import (
     guideline_acknowledgement_due,
     guideline_benchmarks,
     guideline_current,
@@ -23,7 +24,6 @@ from annotation.guideline_selectors import (
     guidelines_current_set,
     type_label,
 )
-from annotation.qa_types import QAType
 from annotation.services.guidelines import (
     guideline_defaults_ensure,
     guideline_set_acknowledge,
@@ -33,7 +33,7 @@ from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
-# --- the review pages' share (called from annotation/views_review.py) ----------------------------------------
+# --- the review pages' share (called from annotation/views/review.py) ----------------------------------------
 
 
 def guideline_start_context(user) -> dict:

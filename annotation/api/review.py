@@ -12,16 +12,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import serializers_review as s
 from annotation.models import Dispute, GoldItem, ImportBatch, QAItem, VettingConfig
-from annotation.services.adjudication import item_adjudicate, item_reassign
-from annotation.services.disputes import dispute_comment_add, dispute_file, dispute_reject, feedback_file
-from annotation.services.gold import gold_mark
-from annotation.services.queue import assignment_next
-from annotation.services.review import review_submit
-from annotation.services.review_drafts import review_draft_clear
-from annotation.services.vetting_config import batch_update, vetting_config_update
-from annotation.vetting_selectors import (
+from annotation.selectors.review import (
     adjudication_queue,
     conflict_of_interest_q,
     dispute_for,
@@ -31,6 +23,14 @@ from annotation.vetting_selectors import (
     reviews_visible_to,
     vetting_progress,
 )
+from annotation.serializers import review as s
+from annotation.services.adjudication import item_adjudicate, item_reassign
+from annotation.services.disputes import dispute_comment_add, dispute_file, dispute_reject, feedback_file
+from annotation.services.gold import gold_mark
+from annotation.services.queue import assignment_next
+from annotation.services.review import review_submit
+from annotation.services.review_drafts import review_draft_clear
+from annotation.services.vetting_config import batch_update, vetting_config_update
 from portal.roles import Role
 
 _ANY_VETTING_ROLE = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)

@@ -44,22 +44,3 @@ def item_counts_by_status() -> dict[str, int]:
 
 def batch_list() -> QuerySet[ImportBatch]:
     return ImportBatch.objects.order_by("-created_at")
-
-
-# The vetting selectors live beside these; re-exported so release code finds the open-issue filter here too.
-from annotation.vetting_selectors import (  # noqa: E402
-    item_has_open_issue,
-    items_release_eligible,
-    items_without_open_issue,
-    open_issue_q,
-)
-
-__all__ = [
-    "batch_list",
-    "item_counts_by_status",
-    "item_has_open_issue",
-    "item_list",
-    "items_release_eligible",
-    "items_without_open_issue",
-    "open_issue_q",
-]

@@ -12,7 +12,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views import View
 
-from annotation.forms_review import ReviewEditForm
+from annotation.forms.review import ReviewEditForm
 from annotation.models import Assignment
 from annotation.services.review_drafts import review_draft_get, review_draft_save
 from annotation.services.review_edit import (

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.forms_review import (
+from annotation.forms.review import (
     AdjudicationForm,
     CommentForm,
     DisputeForm,
@@ -21,7 +21,19 @@ from annotation.forms_review import (
     ReviewForm,
 )
 from annotation.models import Assignment, Dispute, QAItem
-from annotation.queue_selectors import filter_bypassed_message, filter_exhausted_message, queue_outlook
+from annotation.selectors.queue import filter_bypassed_message, filter_exhausted_message, queue_outlook
+from annotation.selectors.review import (
+    adjudication_queue,
+    dispute_for,
+    disputes_visible_to,
+    feedback_notes_of,
+    item_adjudication_blocked,
+    item_story,
+    item_unblinded_for,
+    review_comparison,
+    reviewer_progress,
+    reviews_visible_to,
+)
 from annotation.services.adjudication import item_adjudicate, may_decide
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -35,19 +47,7 @@ from annotation.services.disputes import (
 from annotation.services.queue import assignment_current, assignment_next
 from annotation.services.review import review_submit
 from annotation.services.review_drafts import review_draft_clear, review_draft_get
-from annotation.vetting_selectors import (
-    adjudication_queue,
-    dispute_for,
-    disputes_visible_to,
-    feedback_notes_of,
-    item_adjudication_blocked,
-    item_story,
-    item_unblinded_for,
-    review_comparison,
-    reviewer_progress,
-    reviews_visible_to,
-)
-from annotation.views_guidelines import guideline_gate, guideline_panel_context, guideline_start_context
+from annotation.views.guidelines import guideline_gate, guideline_panel_context, guideline_start_context
 from annotation.workflow import RELEVANCE_SCALE, ItemStatus
 from portal.errors import DomainError, NotAllowed, NotFound
 from portal.permissions import RoleRequiredMixin

@@ -1,6 +1,6 @@
 """Items, their source passages and the import batches they came from.
 
-The vetting models (assignments, reviews, disputes, adjudications, gold) live in ``annotation/vetting_models.py``
+The vetting models (assignments, reviews, disputes, adjudications, gold) live in ``annotation/models/review.py``
 and are imported at the end of this module so Django registers them with the app.
 """
 
@@ -126,7 +126,7 @@ class QAItem(models.Model):
                 condition=models.Q(status="in_second_review"),
                 name="qaitem_second_queue_key",
             ),
-            # "N left for you · batch X % done" on every review page counts on this index (annotation/queue_selectors.py).
+            # "N left for you · batch X % done" on every review page counts on this index (annotation/selectors/queue.py).
             models.Index(fields=["batch", "status", "qa_type"], name="qaitem_batch_status_type"),
         ]
 
@@ -142,8 +142,3 @@ class QAItem(models.Model):
         """(label, text, is_correct) for option-bearing types; labels run A, B, … as the harness prints them."""
         correct = set(self.answer_list) if self.qa_type == QAType.LIST else {self.correct_answer}
         return [(chr(65 + i), text, text in correct) for i, text in enumerate(self.options)]
-
-
-from annotation.guideline_models import *  # noqa: E402,F403 - registers the guideline models with the app
-from annotation.release_models import *  # noqa: E402,F403 - registers the release models with the app
-from annotation.vetting_models import *  # noqa: E402,F403 - registers the vetting models with the app

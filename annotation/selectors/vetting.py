@@ -9,9 +9,9 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length, Trim
 
 from annotation.models import QAItem, SourcePassage
+from annotation.models.review import Adjudication, GoldItem, Review, VettingConfig
 from annotation.qa_types import qa_type_label
-from annotation.vetting_models import Adjudication, GoldItem, Review, VettingConfig
-from annotation.vetting_selectors import conflict_of_interest_q
+from annotation.selectors.review import conflict_of_interest_q
 from annotation.workflow import ItemStatus, Stage
 
 # An item is done when its final verdict is settled: verified or rejected.
@@ -34,7 +34,7 @@ class Bar:
 
 def progress_bars(progress: dict) -> dict[str, list[Bar]]:
     """Bars per batch, per QA type (items with a final decision of all items) and per stage (reviews done of
-    reviews due), from :func:`annotation.vetting_selectors.vetting_progress` plus three counts."""
+    reviews due), from :func:`annotation.selectors.review.vetting_progress` plus three counts."""
 
     def done(counts: dict) -> int:
         return sum(counts.get(s, 0) for s in DONE_STATUSES)

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from django.db.models import Count, QuerySet
 
-from annotation.guideline_models import BENCHMARK_LABELS
 from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
+from annotation.models.guidelines import BENCHMARK_LABELS
 from annotation.qa_types import QAType, qa_type_label
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(QAType)}

@@ -6,15 +6,15 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation.forms_review import BatchForm, GoldForm, ReassignForm, VettingConfigForm
+from annotation.forms.review import BatchForm, GoldForm, ReassignForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.qa_types import QA_TYPE_LABELS
+from annotation.selectors.review import item_adjudication_blocked, vetting_progress
+from annotation.selectors.vetting import config_explained, gold_statistics, missing_excerpts, progress_bars
 from annotation.services.adjudication import item_reassign, may_decide
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update
 from annotation.uploads import save_uploads
-from annotation.vetting_dashboard import config_explained, gold_statistics, missing_excerpts, progress_bars
-from annotation.vetting_selectors import item_adjudication_blocked, vetting_progress
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin

@@ -6,8 +6,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Adjudication, Dispute, DisputeComment, FeedbackNote, QAItem, Review
+from annotation.selectors.guidelines import guideline_for_assignment
 from annotation.workflow import Verdict
 from portal.numbers import WholeNumberSerializerField
 
