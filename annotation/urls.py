@@ -1,8 +1,9 @@
 from django.urls import path
 
 from annotation.api import items as items_api
+from annotation.api import releases as releases_api
 from annotation.api import review as review_api
-from annotation.views import guidelines, items, review, review_edit, vetting
+from annotation.views import guidelines, items, releases, review, review_edit, vetting
 
 urlpatterns = [
     path("items/", items.ItemListView.as_view(), name="item_list"),
@@ -36,6 +37,14 @@ urlpatterns = [
         name="guideline_edit",
     ),
     path("organize/vetting/reassign/<str:uid>/", vetting.ReassignView.as_view(), name="vetting_reassign"),
+    # releases
+    path("releases/", releases.ReleaseListView.as_view(), name="release_list"),
+    path("releases/<str:label>/", releases.ReleaseDetailView.as_view(), name="release_detail"),
+    path(
+        "releases/<str:label>/download/<str:fmt>/",
+        releases.ReleaseDownloadView.as_view(),
+        name="release_download",
+    ),
 ]
 
 api_urlpatterns = [
@@ -61,4 +70,7 @@ api_urlpatterns = [
     path("vetting/config/", review_api.VettingConfigApi.as_view(), name="api_vetting_config"),
     path("batches/<int:pk>/", review_api.BatchUpdateApi.as_view(), name="api_batch_update"),
     path("gold/", review_api.GoldListApi.as_view(), name="api_gold"),
+    # releases
+    path("releases/", releases_api.ReleaseListApi.as_view(), name="api_release_list"),
+    path("releases/<str:label>/", releases_api.ReleaseDetailApi.as_view(), name="api_release_detail"),
 ]
