@@ -13,7 +13,7 @@ from django.views import View
 from analytics.forms import ScoringForm
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
-from analytics.presentation import (
+from analytics.presentation.tables import (
     REVIEWER_GAPS,
     available_plots,
     headline,

@@ -2,7 +2,7 @@
 
 from django import template
 
-from analytics.presentation import human_label, section_label
+from analytics.presentation.tables import human_label, section_label
 from portal.templatetags.portal_tags import percent
 
 register = template.Library()

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from analytics.presentation import (
+from analytics.presentation.tables import (
     headline,
     human_label,
     pair_rows,
