@@ -13,18 +13,9 @@ from django.views import View
 from analytics.forms import ScoringForm
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
-from analytics.presentation.tables import (
-    REVIEWER_GAPS,
-    available_plots,
-    headline,
-    missing_plots,
-    pair_rows,
-    plot_title,
-    render_plot,
-    report_csv,
-    stat_rows,
-    task1_chart,
-)
+from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
+from analytics.presentation.headlines import headline
+from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analytics.presentation.tables import render_plot
+from analytics.presentation.charts import render_plot
 from analytics.stats.leaderboard import Leaderboard, Standing, bradley_terry_leaderboard
 from analytics.stats.plots import (
     agreement_bar_chart,
