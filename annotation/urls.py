@@ -3,7 +3,7 @@ from django.urls import path
 from annotation.api import items as items_api
 from annotation.api import releases as releases_api
 from annotation.api import review as review_api
-from annotation.views import guidelines, items, releases, review, review_edit, vetting
+from annotation.views import adjudication, disputes, guidelines, items, releases, review, review_edit, vetting
 
 urlpatterns = [
     path("items/", items.ItemListView.as_view(), name="item_list"),
@@ -18,11 +18,11 @@ urlpatterns = [
     path("review/mine/<int:pk>/", review_edit.ReviewEditView.as_view(), name="review_edit"),
     path("review/<int:pk>/dispute/", review.ReviewDisputeView.as_view(), name="review_dispute"),
     path("review/<int:pk>/feedback/", review.ReviewFeedbackView.as_view(), name="review_feedback"),
-    path("disputes/", review.DisputeListView.as_view(), name="dispute_list"),
-    path("disputes/<int:pk>/", review.DisputeDetailView.as_view(), name="dispute_detail"),
+    path("disputes/", disputes.DisputeListView.as_view(), name="dispute_list"),
+    path("disputes/<int:pk>/", disputes.DisputeDetailView.as_view(), name="dispute_detail"),
     # vetting: adjudicators
-    path("adjudicate/", review.AdjudicationQueueView.as_view(), name="adjudication_queue"),
-    path("adjudicate/<str:uid>/", review.AdjudicationItemView.as_view(), name="adjudication_item"),
+    path("adjudicate/", adjudication.AdjudicationQueueView.as_view(), name="adjudication_queue"),
+    path("adjudicate/<str:uid>/", adjudication.AdjudicationItemView.as_view(), name="adjudication_item"),
     # vetting: organizers
     path("organize/vetting/", vetting.VettingDashboardView.as_view(), name="vetting_dashboard"),
     path("organize/vetting/progress/", vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),

@@ -126,7 +126,7 @@ class QAItem(models.Model):
                 condition=models.Q(status="in_second_review"),
                 name="qaitem_second_queue_key",
             ),
-            # "N left for you · batch X % done" on every review page counts on this index (annotation/selectors/queue.py).
+            # "N left for you · batch X % done" on every review page counts on this index (annotation.selectors.queue).
             models.Index(fields=["batch", "status", "qa_type"], name="qaitem_batch_status_type"),
         ]
 
