@@ -1,8 +1,11 @@
 from django.urls import path
 
+from annotation.api import adjudication as adjudication_api
+from annotation.api import disputes as disputes_api
 from annotation.api import items as items_api
 from annotation.api import releases as releases_api
 from annotation.api import review as review_api
+from annotation.api import vetting as vetting_api
 from annotation.views import adjudication, disputes, guidelines, items, releases, review, review_edit, vetting
 
 urlpatterns = [
@@ -59,17 +62,17 @@ api_urlpatterns = [
     path("review/assignments/<int:pk>/review/", review_api.ReviewSubmitApi.as_view(), name="api_review_submit"),
     path("review/assignments/<int:pk>/dispute/", review_api.ReviewDisputeApi.as_view(), name="api_review_dispute"),
     path("review/assignments/<int:pk>/feedback/", review_api.ReviewFeedbackApi.as_view(), name="api_review_feedback"),
-    path("disputes/", review_api.DisputeListApi.as_view(), name="api_dispute_list"),
-    path("disputes/<int:pk>/", review_api.DisputeDetailApi.as_view(), name="api_dispute_detail"),
-    path("disputes/<int:pk>/comments/", review_api.DisputeCommentApi.as_view(), name="api_dispute_comment"),
-    path("disputes/<int:pk>/reject/", review_api.DisputeRejectApi.as_view(), name="api_dispute_reject"),
-    path("adjudication/", review_api.AdjudicationQueueApi.as_view(), name="api_adjudication_queue"),
-    path("adjudication/<str:uid>/", review_api.AdjudicationItemApi.as_view(), name="api_adjudication_item"),
-    path("adjudication/<str:uid>/reassign/", review_api.ReassignApi.as_view(), name="api_adjudication_reassign"),
-    path("vetting/progress/", review_api.VettingProgressApi.as_view(), name="api_vetting_progress"),
-    path("vetting/config/", review_api.VettingConfigApi.as_view(), name="api_vetting_config"),
-    path("batches/<int:pk>/", review_api.BatchUpdateApi.as_view(), name="api_batch_update"),
-    path("gold/", review_api.GoldListApi.as_view(), name="api_gold"),
+    path("disputes/", disputes_api.DisputeListApi.as_view(), name="api_dispute_list"),
+    path("disputes/<int:pk>/", disputes_api.DisputeDetailApi.as_view(), name="api_dispute_detail"),
+    path("disputes/<int:pk>/comments/", disputes_api.DisputeCommentApi.as_view(), name="api_dispute_comment"),
+    path("disputes/<int:pk>/reject/", disputes_api.DisputeRejectApi.as_view(), name="api_dispute_reject"),
+    path("adjudication/", adjudication_api.AdjudicationQueueApi.as_view(), name="api_adjudication_queue"),
+    path("adjudication/<str:uid>/", adjudication_api.AdjudicationItemApi.as_view(), name="api_adjudication_item"),
+    path("adjudication/<str:uid>/reassign/", vetting_api.ReassignApi.as_view(), name="api_adjudication_reassign"),
+    path("vetting/progress/", vetting_api.VettingProgressApi.as_view(), name="api_vetting_progress"),
+    path("vetting/config/", vetting_api.VettingConfigApi.as_view(), name="api_vetting_config"),
+    path("batches/<int:pk>/", vetting_api.BatchUpdateApi.as_view(), name="api_batch_update"),
+    path("gold/", vetting_api.GoldListApi.as_view(), name="api_gold"),
     # releases
     path("releases/", releases_api.ReleaseListApi.as_view(), name="api_release_list"),
     path("releases/<str:label>/", releases_api.ReleaseDetailApi.as_view(), name="api_release_detail"),

@@ -1,15 +1,14 @@
-"""Serializers of the vetting API. Reviewer-facing ones carry nothing of other people's judgements, and nothing
-that tells a gold item or a second review apart (no status, no stage, no batch)."""
+"""Serializers of the review API (one reviewer's work on one item). They carry nothing of other people's
+judgements, and nothing that tells a gold item or a second review apart (no status, no stage, no batch)."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Adjudication, Dispute, DisputeComment, FeedbackNote, QAItem, Review
+from annotation.models import QAItem
 from annotation.selectors.guidelines import guideline_for_assignment
 from annotation.workflow import Verdict
-from portal.numbers import WholeNumberSerializerField
 
 
 # Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
@@ -77,176 +76,6 @@ class OwnReviewSerializer(serializers.Serializer):
     relevance = serializers.IntegerField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
-
-
-class DisputeRequestSerializer(serializers.Serializer):
-    idempotency_key = serializers.UUIDField()
-    category = serializers.ChoiceField(choices=Dispute.Category.choices)
-    text = serializers.CharField()
-    quote_text = serializers.CharField(required=False, allow_blank=True, default="")
-    quote_start = WholeNumberSerializerField(required=False, allow_null=True, min_value=0, default=None)
-    quote_end = WholeNumberSerializerField(required=False, allow_null=True, min_value=0, default=None)
-
-
-class FeedbackRequestSerializer(serializers.Serializer):
-    idempotency_key = serializers.UUIDField()
-    text = serializers.CharField()
-
-
-class DisputeCommentSerializer(serializers.ModelSerializer):
-    author = serializers.StringRelatedField()
-
-    class Meta:
-        model = DisputeComment
-        fields = ["id", "author", "text", "created_at"]
-        read_only_fields = ["id", "author", "created_at"]
-
-
-class DisputeSerializer(serializers.ModelSerializer):
-    item = serializers.CharField(source="item.uid", read_only=True)
-    comments = DisputeCommentSerializer(many=True, read_only=True)
-    status = serializers.CharField(read_only=True, help_text="open, upheld or rejected")
-    category = serializers.CharField(read_only=True, help_text="one of the dispute categories")
-
-    class Meta:
-        model = Dispute
-        fields = [
-            "id",
-            "item",
-            "category",
-            "text",
-            "quote_text",
-            "quote_start",
-            "quote_end",
-            "status",
-            "resolution_note",
-            "created_at",
-            "resolved_at",
-            "comments",
-        ]
-        read_only_fields = fields
-
-
-class FeedbackSerializer(serializers.ModelSerializer):
-    item = serializers.CharField(source="item.uid", read_only=True)
-    status = serializers.CharField(read_only=True, help_text="open or closed")
-
-    class Meta:
-        model = FeedbackNote
-        fields = ["id", "item", "text", "status", "response", "created_at", "closed_at"]
-        read_only_fields = fields
-
-
-class NoteSerializer(serializers.Serializer):
-    text = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-class FullReviewSerializer(serializers.ModelSerializer):
-    """Un-blinded: adjudicators and organizers only."""
-
-    reviewer = serializers.CharField(source="reviewer.email", read_only=True)
-    stage = serializers.CharField(read_only=True)
-    lease_expires_at = serializers.DateTimeField(
-        source="assignment.expires_at",
-        read_only=True,
-        help_text="End of the reviewer's hold; a created_at after it marks a late review (accepted because nobody "
-        "else had taken the item).",
-    )
-
-    class Meta:
-        model = Review
-        fields = [
-            "id",
-            "stage",
-            "reviewer",
-            "verdict",
-            "relevance",
-            "comment",
-            "server_seconds",
-            "active_seconds",
-            "created_at",
-            "lease_expires_at",
-            "superseded_at",
-        ]
-        read_only_fields = fields
-
-
-class AdjudicationSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Adjudication
-        fields = ["id", "verdict", "relevance", "reason", "created_at"]
-        read_only_fields = ["id", "created_at"]
-
-
-class AdjudicationRequestSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=Verdict.choices)
-    relevance = serializers.IntegerField(min_value=1, max_value=5)
-    reason = serializers.CharField()
-    dispute_outcome = serializers.ChoiceField(choices=["upheld", "rejected"], default="upheld")
-
-
-class ReassignRequestSerializer(serializers.Serializer):
-    reason = serializers.CharField(help_text="Why the item goes back to review (kept in the audit trail).")
-
-
-class AdjudicationQueueItemSerializer(serializers.ModelSerializer):
-    open_disputes = serializers.IntegerField(read_only=True)
-    open_feedback = serializers.IntegerField(read_only=True)
-    status = serializers.CharField(read_only=True, help_text="in_adjudication or held")
-
-    class Meta:
-        model = QAItem
-        fields = ["uid", "qa_type", "status", "open_disputes", "open_feedback"]
-        read_only_fields = fields
-
-
-class AdjudicationItemSerializer(serializers.Serializer):
-    item = ReviewItemSerializer()
-    status = serializers.CharField()
-    reviews = FullReviewSerializer(many=True)
-    disputes = DisputeSerializer(many=True)
-    feedback = FeedbackSerializer(many=True)
-    adjudications = AdjudicationSerializer(many=True)
-
-
-class ItemFinalSerializer(serializers.ModelSerializer):
-    status = serializers.CharField(read_only=True, help_text="verified or rejected")
-
-    class Meta:
-        model = QAItem
-        fields = ["uid", "status", "final_verdict", "final_relevance", "final_source", "finalized_at"]
-        read_only_fields = fields
-
-
-class VettingConfigSerializer(serializers.Serializer):
-    seed = serializers.CharField(max_length=64, required=False)
-    second_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    relevance_gap = serializers.IntegerField(min_value=1, max_value=4, required=False)
-    gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
-    gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
-    gold_min_answers = WholeNumberSerializerField(min_value=1, required=False)
-
-
-class BatchUpdateSerializer(serializers.Serializer):
-    id = serializers.IntegerField(read_only=True)
-    name = serializers.CharField(read_only=True)
-    paused = serializers.BooleanField(required=False)
-    priority = WholeNumberSerializerField(required=False)
-
-
-class GoldRequestSerializer(serializers.Serializer):
-    uid = serializers.CharField()
-    expected_verdict = serializers.CharField(help_text="correct, incorrect or cannot_tell")
-    planted_error = serializers.BooleanField(default=False)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-class GoldSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    item = serializers.CharField(source="item.uid")
-    expected_verdict = serializers.CharField()
-    planted_error = serializers.BooleanField()
-    active = serializers.BooleanField()
 
 
 class ProgressSerializer(serializers.Serializer):

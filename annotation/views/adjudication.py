@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views import View
 
-from annotation.forms.review import AdjudicationForm
+from annotation.forms.adjudication import AdjudicationForm
 from annotation.models import Dispute
 from annotation.selectors.review import (
     adjudication_queue,

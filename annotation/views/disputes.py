@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views import View
 
-from annotation.forms.review import CommentForm
+from annotation.forms.disputes import CommentForm
 from annotation.models import Dispute, QAItem
 from annotation.selectors.review import dispute_for, disputes_visible_to
 from annotation.services.adjudication import may_decide

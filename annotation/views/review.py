@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.forms.review import DisputeForm, FeedbackForm, NextForm, ReviewForm
+from annotation.forms.disputes import DisputeForm, FeedbackForm
+from annotation.forms.review import NextForm, ReviewForm
 from annotation.models import Assignment
 from annotation.selectors.queue import filter_bypassed_message, filter_exhausted_message, queue_outlook
 from annotation.selectors.review import feedback_notes_of, reviewer_progress

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation.forms.review import BatchForm, GoldForm, ReassignForm, VettingConfigForm
+from annotation.forms.vetting import BatchForm, GoldForm, ReassignForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.selectors.review import item_adjudication_blocked, vetting_progress
