@@ -254,7 +254,7 @@ def report_reviewer_quality() -> dict:
     from django.db.models import Avg, Count
 
     from annotation.models import Review
-    from annotation.selectors.review import reviewer_quality
+    from annotation.selectors.vetting import reviewer_quality
 
     pace = {
         row["reviewer_id"]: row

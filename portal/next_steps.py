@@ -34,7 +34,7 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
     excerpt, items ready for a release no release holds, nobody to review."""
     from annotation.models import Dispute, QAItem, ReleaseItem
     from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
-    from annotation.selectors.review import _adjudication_waiting, adjudication_blocked
+    from annotation.selectors.adjudication import _adjudication_waiting, adjudication_blocked
     from annotation.services.releases import SelectionRule
     from portal.roles import Role, can_adjudicate
 

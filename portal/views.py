@@ -55,7 +55,8 @@ class HomeView(RoleRequiredMixin, TemplateView):
 
 def _own_work(user) -> dict:
     """What the home page offers each role as its next step (only the person's own numbers)."""
-    from annotation.selectors.review import adjudication_queue, reviewer_progress
+    from annotation.selectors.adjudication import adjudication_queue
+    from annotation.selectors.review import reviewer_progress
     from annotation.services.queue import assignment_current
     from portal.roles import can_adjudicate, can_rank, can_review
     from ranking.selectors import studies_for_ranker

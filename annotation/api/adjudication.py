@@ -8,7 +8,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors.review import adjudication_queue, item_unblinded_for, reviews_visible_to
+from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.review import item_unblinded_for, reviews_visible_to
 from annotation.serializers.adjudication import (
     AdjudicationItemSerializer,
     AdjudicationQueueItemSerializer,

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Dispute
-from annotation.selectors.review import dispute_for, disputes_visible_to
+from annotation.selectors.disputes import dispute_for, disputes_visible_to
 from annotation.serializers.disputes import DisputeCommentSerializer, DisputeSerializer, NoteSerializer
 from annotation.services.disputes import dispute_comment_add, dispute_reject
 from portal.roles import Role

@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
-from annotation.selectors.review import conflict_of_interest_q, vetting_progress
+from annotation.selectors.review import conflict_of_interest_q
+from annotation.selectors.vetting import vetting_progress
 from annotation.serializers.vetting import (
     BatchUpdateSerializer,
     GoldRequestSerializer,

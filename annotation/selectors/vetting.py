@@ -1,16 +1,31 @@
-"""Read-side figures of the organizer's vetting dashboard that :func:`vetting_progress` does not give: progress
-as shares (for the bars), the settings in words, the gold items' statistics and the items without an excerpt."""
+"""Read side of the organizers' vetting oversight: the dashboard's progress figures, reviewer quality and dispute
+resolution times, progress as shares (for the bars), the settings in words, the gold items' statistics and the items
+without an excerpt."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Avg, Count, F, Q
 from django.db.models.functions import Length, Trim
+from django.utils import timezone
 
-from annotation.models import QAItem, SourcePassage
-from annotation.models.review import Adjudication, GoldItem, Review, VettingConfig
+from annotation.models import (
+    Adjudication,
+    Assignment,
+    Dispute,
+    FeedbackNote,
+    GoldAnswer,
+    GoldItem,
+    ImportBatch,
+    QAItem,
+    Review,
+    SourcePassage,
+    VettingConfig,
+)
 from annotation.qa_types import qa_type_label
+from annotation.selectors.adjudication import adjudication_blocked
 from annotation.selectors.review import conflict_of_interest_q
 from annotation.workflow import ItemStatus, Stage
 
@@ -34,7 +49,7 @@ class Bar:
 
 def progress_bars(progress: dict) -> dict[str, list[Bar]]:
     """Bars per batch, per QA type (items with a final decision of all items) and per stage (reviews done of
-    reviews due), from :func:`annotation.selectors.review.vetting_progress` plus three counts."""
+    reviews due), from :func:`vetting_progress` plus three counts."""
 
     def done(counts: dict) -> int:
         return sum(counts.get(s, 0) for s in DONE_STATUSES)
@@ -120,4 +135,114 @@ def missing_excerpts(*, limit: int = 50) -> dict:
         "passages": list(empty[:limit]),
         "passage_count": empty.count(),
         "reviews_without_excerpt": Review.objects.filter(item__passage__isnull=True).count(),
+    }
+
+
+def _count_map(rows, key: str) -> dict:
+    out: dict = {}
+    for row in rows:
+        out.setdefault(row[key], {})[row["status"]] = row["n"]
+    return out
+
+
+def dispute_resolution_hours() -> dict:
+    resolved = Dispute.objects.exclude(resolved_at=None).annotate(took=F("resolved_at") - F("created_at"))
+    hours = [r.took.total_seconds() / 3600 for r in resolved.only("created_at", "resolved_at")]
+    return {
+        "resolved": len(hours),
+        "mean_hours": round(statistics.fmean(hours), 2) if hours else None,
+        "median_hours": round(statistics.median(hours), 2) if hours else None,
+    }
+
+
+def reviewer_quality() -> list[dict]:
+    """Per reviewer: real reviews, gold accuracy (flagged below the threshold), adjudication overturn rate."""
+    config = VettingConfig.load()
+    people: dict[int, dict] = {}
+
+    def row(pk, email):
+        return people.setdefault(
+            pk,
+            {
+                "reviewer_id": pk,
+                "email": email,
+                "reviews": 0,
+                "primary": 0,
+                "secondary": 0,
+                "gold_answers": 0,
+                "gold_correct": 0,
+                "adjudicated": 0,
+                "overturned": 0,
+            },
+        )
+
+    for r in Review.objects.values("reviewer_id", "reviewer__email", "stage").annotate(n=Count("id")):
+        entry = row(r["reviewer_id"], r["reviewer__email"])
+        entry["reviews"] += r["n"]
+        entry[r["stage"]] += r["n"]
+    for g in GoldAnswer.objects.values("reviewer_id", "reviewer__email").annotate(
+        n=Count("id"), ok=Count("id", filter=Q(is_correct=True))
+    ):
+        entry = row(g["reviewer_id"], g["reviewer__email"])
+        entry["gold_answers"], entry["gold_correct"] = g["n"], g["ok"]
+    adjudicated = Review.objects.filter(item__final_source="adjudication")
+    for a in adjudicated.values("reviewer_id", "reviewer__email").annotate(
+        n=Count("id"), over=Count("id", filter=~Q(verdict=F("item__final_verdict")))
+    ):
+        entry = row(a["reviewer_id"], a["reviewer__email"])
+        entry["adjudicated"], entry["overturned"] = a["n"], a["over"]
+    for entry in people.values():
+        answers = entry["gold_answers"]
+        entry["gold_accuracy"] = round(entry["gold_correct"] / answers, 3) if answers else None
+        entry["flagged"] = answers >= config.gold_min_answers and entry["gold_accuracy"] < config.gold_min_accuracy
+        entry["overturn_rate"] = round(entry["overturned"] / entry["adjudicated"], 3) if entry["adjudicated"] else None
+    return sorted(people.values(), key=lambda e: e["email"])
+
+
+def vetting_progress() -> dict:
+    """Organizer overview: items by status per batch and type, work per stage, double-review share, issues."""
+    now = timezone.now()
+    statuses = [s.value for s in ItemStatus]
+    real = QAItem.objects.filter(gold__isnull=True)
+    by_batch = _count_map(real.values("batch_id", "status").annotate(n=Count("id")), "batch_id")
+    batches = [
+        {
+            "id": b.pk,
+            "name": b.name,
+            "paused": b.paused,
+            "priority": b.priority,
+            "counts": by_batch.get(b.pk, {}),
+            "total": sum(by_batch.get(b.pk, {}).values()),
+            "cells": [by_batch.get(b.pk, {}).get(s, 0) for s in statuses],
+        }
+        for b in ImportBatch.objects.order_by("-priority", "-created_at")
+    ]
+    by_type = _count_map(real.values("qa_type", "status").annotate(n=Count("id")), "qa_type")
+    primary_done = Review.objects.filter(stage=Stage.PRIMARY).count()
+    drawn = real.filter(second_review=True).count()
+    return {
+        "statuses": statuses,
+        "batches": batches,
+        "types": [
+            {"qa_type": t, "counts": c, "total": sum(c.values()), "cells": [c.get(s, 0) for s in statuses]}
+            for t, c in sorted(by_type.items())
+        ],
+        "stages": {
+            "primary_reviews": primary_done,
+            "secondary_reviews": Review.objects.filter(stage=Stage.SECONDARY).count(),
+            "adjudications": Adjudication.objects.count(),
+            "live_leases": Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__gt=now).count(),
+        },
+        "double_review_share": round(drawn / primary_done, 3) if primary_done else None,
+        "second_share_target": VettingConfig.load().second_share,
+        "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
+        "adjudication_blocked": list(adjudication_blocked().values_list("uid", flat=True)[:50]),
+        # of those, the ones held for an open issue: decided, never sent back to review
+        "adjudication_blocked_held": list(
+            adjudication_blocked().filter(status=ItemStatus.HELD).values_list("uid", flat=True)[:50]
+        ),
+        "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
+        "dispute_resolution": dispute_resolution_hours(),
+        "people": reviewer_quality(),
+        "avg_review_seconds": Review.objects.aggregate(v=Avg("server_seconds"))["v"],
     }

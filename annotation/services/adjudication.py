@@ -7,7 +7,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Dispute, FeedbackNote, QAItem, Review
-from annotation.selectors.review import conflict_of_interest_refuse, item_adjudication_blocked
+from annotation.selectors.adjudication import item_adjudication_blocked
+from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition

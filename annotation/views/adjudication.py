@@ -10,14 +10,13 @@ from django.views import View
 
 from annotation.forms.adjudication import AdjudicationForm
 from annotation.models import Dispute
-from annotation.selectors.review import (
+from annotation.selectors.adjudication import (
     adjudication_queue,
     item_adjudication_blocked,
     item_story,
-    item_unblinded_for,
     review_comparison,
-    reviews_visible_to,
 )
+from annotation.selectors.review import item_unblinded_for, reviews_visible_to
 from annotation.services.adjudication import item_adjudicate, may_decide
 from annotation.services.disputes import dispute_reject, feedback_close, may_resolve_issues, quote_marked
 from annotation.views.review import RefusalPageMixin

@@ -11,7 +11,7 @@ from django.views import View
 
 from annotation.forms.disputes import CommentForm
 from annotation.models import Dispute, QAItem
-from annotation.selectors.review import dispute_for, disputes_visible_to
+from annotation.selectors.disputes import dispute_for, disputes_visible_to
 from annotation.services.adjudication import may_decide
 from annotation.services.disputes import dispute_comment_add, dispute_reject, may_resolve_issues, quote_marked
 from annotation.views.review import RefusalPageMixin

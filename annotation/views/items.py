@@ -9,8 +9,9 @@ from django.views import View
 
 from annotation.forms.items import ItemFilterForm, ItemImportForm
 from annotation.importers import ImportProblem
+from annotation.selectors.adjudication import item_story
 from annotation.selectors.items import batch_list, item_list
-from annotation.selectors.review import item_story, item_unblinded_for
+from annotation.selectors.review import item_unblinded_for
 from annotation.services.imports import import_request
 from annotation.uploads import save_uploads
 from annotation.views.review import RefusalPageMixin

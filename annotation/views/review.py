@@ -15,8 +15,9 @@ from django.views import View
 from annotation.forms.disputes import DisputeForm, FeedbackForm
 from annotation.forms.review import NextForm, ReviewForm
 from annotation.models import Assignment
+from annotation.selectors.disputes import feedback_notes_of
 from annotation.selectors.queue import filter_bypassed_message, filter_exhausted_message, queue_outlook
-from annotation.selectors.review import feedback_notes_of, reviewer_progress
+from annotation.selectors.review import reviewer_progress
 from annotation.services.disputes import dispute_file, feedback_file
 from annotation.services.queue import assignment_current, assignment_next
 from annotation.services.review import review_submit

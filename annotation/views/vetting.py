@@ -9,8 +9,14 @@ from django.views import View
 from annotation.forms.vetting import BatchForm, GoldForm, ReassignForm, VettingConfigForm
 from annotation.models import GoldItem, ImportBatch, QAItem, VettingConfig
 from annotation.qa_types import QA_TYPE_LABELS
-from annotation.selectors.review import item_adjudication_blocked, vetting_progress
-from annotation.selectors.vetting import config_explained, gold_statistics, missing_excerpts, progress_bars
+from annotation.selectors.adjudication import item_adjudication_blocked
+from annotation.selectors.vetting import (
+    config_explained,
+    gold_statistics,
+    missing_excerpts,
+    progress_bars,
+    vetting_progress,
+)
 from annotation.services.adjudication import item_reassign, may_decide
 from annotation.services.gold import gold_import, gold_mark, gold_unmark
 from annotation.services.vetting_config import batch_update, vetting_config_update

@@ -5,14 +5,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Dispute, FeedbackNote, QAItem
-from annotation.selectors.review import (
-    adjudication_queue,
-    disputes_visible_to,
-    item_has_open_issue,
-    items_release_eligible,
-    reviewer_quality,
-    vetting_progress,
-)
+from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.disputes import disputes_visible_to, item_has_open_issue, items_release_eligible
+from annotation.selectors.vetting import reviewer_quality, vetting_progress
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,

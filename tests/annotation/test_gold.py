@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import GoldAnswer, QAItem, Review
-from annotation.selectors.review import items_release_eligible, reviewer_quality, vetting_progress
+from annotation.selectors.disputes import items_release_eligible
+from annotation.selectors.vetting import reviewer_quality, vetting_progress
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
 from annotation.workflow import ItemStatus, Stage

@@ -49,7 +49,7 @@ def test_a_reviewer_sees_their_own_count_and_the_way_back_to_an_item_in_progress
 
 
 def test_an_adjudicator_sees_how_many_items_wait(demo, client):
-    from annotation.selectors.review import adjudication_queue
+    from annotation.selectors.adjudication import adjudication_queue
 
     client.force_login(User.objects.get(email="adjudicator@demo.portal"))
     html = client.get("/").content.decode()
