@@ -1,6 +1,6 @@
 """Reviewer guidelines (the codebook): versioned text per benchmark and QA type, and reviewers' acknowledgements.
 
-Imported at the end of ``annotation/models.py``. Versions are append-only: a new version is a new row with the next
+Versions are append-only: a new version is a new row with the next
 number, and the database refuses any UPDATE or DELETE of a stored one (migration ``0009_guidelines``), so every
 review keeps pointing at the exact text it was made under.
 """
@@ -11,8 +11,6 @@ from django.conf import settings
 from django.db import models
 
 from annotation.qa_types import QA_TYPE_LABELS, QAType, qa_type_label
-
-__all__ = ["GuidelineVersion", "GuidelineAcknowledgement"]
 
 BENCHMARK_LABELS = {"cliniqlink": "ClinIQLink", "promptcblue": "PromptCBLUE"}
 

@@ -1,8 +1,4 @@
-"""Items, their source passages and the import batches they came from.
-
-The vetting models (assignments, reviews, disputes, adjudications, gold) live in ``annotation/models/review.py``
-and are imported at the end of this module so Django registers them with the app.
-"""
+"""Items, their source passages and the import batches they came from."""
 
 from __future__ import annotations
 

@@ -9,8 +9,6 @@ from django.db import models
 
 from portal.jsonfields import FiniteJSONEncoder
 
-__all__ = ["Release", "ReleaseItem"]
-
 
 class Release(models.Model):
     class CsvCells(models.TextChoices):

@@ -1,15 +1,14 @@
-"""Vetting models: configuration, review leases, reviews, gold items, disputes, feedback and adjudications.
+"""Review models, one reviewer's work on one item: the lease (assignment), the review, its earlier versions and
+the server-side draft.
 
-Imported at the end of ``annotation/models.py``. Gold answers and adjudications are append-only: nothing edits them
-after they are stored, and each creation writes an audit entry. A primary review can be changed by its author while
-nothing was built on it yet (``annotation.workflow.review_edit_refusal``); every earlier version is kept as a
-:class:`ReviewRevision` row and audited. A review's ``superseded_at`` is set once, audited, when an organizer sends
+A primary review can be changed by its author while nothing was built on it yet
+(``annotation.workflow.review_edit_refusal``); every earlier version is kept as a :class:`ReviewRevision` row and
+audited. A review's ``superseded_at`` is set once, audited, when an organizer sends
 its item back to review.
 """
 
 from __future__ import annotations
 
-import secrets
 import uuid
 
 from django.conf import settings
@@ -18,51 +17,7 @@ from django.db.models import Q
 
 from annotation.workflow import Stage, Verdict
 
-__all__ = [
-    "VettingConfig",
-    "Assignment",
-    "Review",
-    "ReviewRevision",
-    "ReviewDraft",
-    "GoldItem",
-    "GoldAnswer",
-    "Dispute",
-    "DisputeComment",
-    "FeedbackNote",
-    "Adjudication",
-]
-
 RELEVANCE_CHOICES = [(i, str(i)) for i in range(1, 6)]
-
-
-def _new_seed() -> str:
-    return secrets.token_hex(8)
-
-
-class VettingConfig(models.Model):
-    """Singleton (pk=1) holding the organizer's vetting settings; the seed makes the second-review draw reproducible."""
-
-    seed = models.CharField(max_length=64, default=_new_seed, help_text="Seed of the second-review draw.")
-    second_share = models.FloatField(default=0.45, help_text="Share of items drawn for an independent second review.")
-    relevance_gap = models.PositiveSmallIntegerField(
-        default=2, help_text="Relevance difference that needs adjudication."
-    )
-    gold_rate = models.FloatField(default=0.05, help_text="Share of 'next' requests answered with a gold item.")
-    gold_min_accuracy = models.FloatField(default=0.8, help_text="Reviewers below this gold accuracy are flagged.")
-    gold_min_answers = models.PositiveSmallIntegerField(default=5, help_text="Gold answers needed before flagging.")
-    updated_at = models.DateTimeField(auto_now=True)
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-
-    class Meta:
-        verbose_name = "vetting configuration"
-
-    def __str__(self) -> str:
-        return f"seed {self.seed}, second share {self.second_share:.0%}"
-
-    @classmethod
-    def load(cls) -> VettingConfig:
-        config, _ = cls.objects.get_or_create(pk=1, defaults={"second_share": settings.REVIEW_SECOND_SHARE})
-        return config
 
 
 class Assignment(models.Model):
@@ -181,137 +136,3 @@ class ReviewDraft(models.Model):
 
     def __str__(self) -> str:
         return f"draft of {self.reviewer_id} on {self.item_id}"
-
-
-class GoldItem(models.Model):
-    """An item with a known verdict (possibly a planted error) mixed into queues to measure reviewer accuracy."""
-
-    item = models.OneToOneField("annotation.QAItem", on_delete=models.CASCADE, related_name="gold")
-    expected_verdict = models.CharField(max_length=20, choices=Verdict.choices)
-    planted_error = models.BooleanField(default=False, help_text="The item was made wrong on purpose.")
-    note = models.TextField(blank=True, help_text="What is wrong with it (organizers only).")
-    active = models.BooleanField(default=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"gold {self.item_id}: {self.expected_verdict}"
-
-
-class GoldAnswer(models.Model):
-    """A reviewer's answer on a gold item. Kept apart from :class:`Review` so it never counts as a real review."""
-
-    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="gold_answer")
-    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_answers")
-    verdict = models.CharField(max_length=20, choices=Verdict.choices)
-    relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
-    comment = models.TextField(blank=True)
-    is_correct = models.BooleanField()
-    server_seconds = models.FloatField()
-    active_seconds = models.FloatField(null=True, blank=True)
-    guideline = models.ForeignKey(
-        "annotation.GuidelineVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"gold answer {self.pk} ({'right' if self.is_correct else 'wrong'})"
-
-
-class Dispute(models.Model):
-    """A formal objection to an item; holds the item until resolved."""
-
-    class Category(models.TextChoices):
-        FACTUAL_ERROR = "factual_error", "Factual error in question or answer"
-        NOT_IN_SOURCE = "not_in_source", "Not supported by the source excerpt"
-        AMBIGUOUS = "ambiguous", "Ambiguous or more than one right answer"
-        WRONG_FORMAT = "wrong_format", "Wrong type, options or format"
-        OTHER = "other", "Other"
-
-    class Status(models.TextChoices):
-        OPEN = "open"
-        UPHELD = "upheld"
-        REJECTED = "rejected"
-
-    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="disputes")
-    assignment = models.ForeignKey(
-        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="disputes"
-    )
-    raised_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="disputes_raised")
-    category = models.CharField(max_length=20, choices=Category.choices)
-    text = models.TextField()
-    quote_start = models.PositiveIntegerField(null=True, blank=True)
-    quote_end = models.PositiveIntegerField(null=True, blank=True)
-    quote_text = models.TextField(blank=True, help_text="The quoted span of the source excerpt.")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
-    resolver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="disputes_resolved"
-    )
-    resolved_at = models.DateTimeField(null=True, blank=True)
-    resolution_note = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"dispute {self.pk} on {self.item_id} ({self.status})"
-
-
-class DisputeComment(models.Model):
-    dispute = models.ForeignKey(Dispute, on_delete=models.CASCADE, related_name="comments")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
-    text = models.TextField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["created_at"]
-
-    def __str__(self) -> str:
-        return f"comment {self.pk} on dispute {self.dispute_id}"
-
-
-class FeedbackNote(models.Model):
-    """An informal note on an item (typo, unclear wording); holds the item until closed."""
-
-    class Status(models.TextChoices):
-        OPEN = "open"
-        CLOSED = "closed"
-
-    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="feedback_notes")
-    assignment = models.ForeignKey(
-        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
-    )
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="feedback_notes")
-    text = models.TextField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
-    closed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="feedback_closed"
-    )
-    closed_at = models.DateTimeField(null=True, blank=True)
-    response = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"feedback {self.pk} on {self.item_id} ({self.status})"
-
-
-class Adjudication(models.Model):
-    """An adjudicator's final judgement of an item; the latest one is copied onto the item's final fields."""
-
-    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="adjudications")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications")
-    verdict = models.CharField(max_length=20, choices=Verdict.choices)
-    relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
-    reason = models.TextField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["created_at"]
-
-    def __str__(self) -> str:
-        return f"adjudication {self.pk} of {self.item_id}: {self.verdict}"

@@ -64,7 +64,7 @@ def test_majority_bottom_half_or_any_bad_tag_flags_the_question(make_study, make
     sent = reference_flag_send(flag=other, user=organizer)
     assert sent.sent_at is not None and sent.sent_by == organizer
     if importlib.util.find_spec("annotation.services.disputes"):  # vetting disputes present: one was filed
-        from annotation.models.review import Dispute
+        from annotation.models.disputes import Dispute
 
         dispute = Dispute.objects.get(pk=sent.dispute_ref)
         assert dispute.item_id == other.question.item_id and "reference answer" in dispute.text
