@@ -1,4 +1,4 @@
-"""Template filters of the report pages: labels and numbers for people (one home: ``analytics.presentation``)."""
+"""Template filters of the report pages: labels and numbers for people (one home: ``analytics.presentation.tables``)."""
 
 from django import template
 

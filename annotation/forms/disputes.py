@@ -1,4 +1,4 @@
-"""Forms of the dispute pages and of filing a dispute or feedback note: they check input shape; the services check the rules."""
+"""Forms of the dispute pages and of filing a dispute or feedback note: they check shape; the services check rules."""
 
 from __future__ import annotations
 
