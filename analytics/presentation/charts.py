@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from analytics.presentation.tables import REVIEWER_GAPS, human_label, pair_rows, system_label
 from analytics.selectors import SCORE_METRICS
-from analytics.stats import agreement, plots
+from analytics.stats import plots
+from analytics.stats.pairs import MIN_PAIR_ITEMS
 from analytics.stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart
 from analytics.stats.results import StatResult
 from annotation.qa_types import QA_TYPE_LABELS
@@ -85,7 +86,7 @@ def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
             plot_title(name),
             "Cohen's κ on the verdict (1 = perfect, 0 = chance)",
             tuple(bars),
-            caption=f"* fewer than {result.get('min_pair_items', agreement.MIN_PAIR_ITEMS)} items in common: "
+            caption=f"* fewer than {result.get('min_pair_items', MIN_PAIR_ITEMS)} items in common: "
             "read with caution. n: items both reviewed.",
         )
     if name == "human_leaderboard":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from analytics.presentation.tables import STAT_LABELS, human_label, pair_rows
-from analytics.stats import agreement
+from analytics.stats.pairs import strength_of_agreement
 from analytics.stats.results import StatResult
 
 
@@ -65,7 +65,7 @@ def _vetting_headline(result: dict) -> dict:
     if raw.value is None:
         reading = f"Agreement cannot be measured yet: {raw.undefined_reason or 'no item was reviewed twice'}."
     else:
-        words = agreement.strength_of_agreement(kappa.value)
+        words = strength_of_agreement(kappa.value)
         coefficient = (
             f"{STAT_LABELS[kappa_key]} {_num(kappa.value)}, {words} agreement"
             if kappa.value is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from analytics.selectors import SCORE_LABELS
-from analytics.stats import agreement
+from analytics.stats.pairs import MIN_PAIR_ITEMS
 from analytics.stats.results import StatResult
 from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells
@@ -115,7 +115,7 @@ def pair_rows(result: dict) -> list[dict]:
     verdict κ and relevance κ (each with why it is undefined), and whether there are too few items to trust."""
     rows = []
     for pair in result.get("pairs", []):
-        too_few = pair.get("too_few_items", pair["n_items"] < agreement.MIN_PAIR_ITEMS)
+        too_few = pair.get("too_few_items", pair["n_items"] < MIN_PAIR_ITEMS)
         rows.append(
             {
                 "pair": " & ".join(pair["pair"]),
@@ -136,7 +136,7 @@ def report_csv(result: dict) -> str:
     writer = csv_cells.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(stat_rows(result))
-    min_items = result.get("min_pair_items", agreement.MIN_PAIR_ITEMS)
+    min_items = result.get("min_pair_items", MIN_PAIR_ITEMS)
     for row in pair_rows(result):
         note = f"fewer than {min_items} items in common: read with caution" if row["too_few_items"] else ""
         for key, stat in (
