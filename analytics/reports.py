@@ -22,6 +22,7 @@ from analytics.selectors import (
     vetting_ratings,
 )
 from analytics.stats import agreement, correlation, leaderboard, rankings
+from analytics.stats.pairs import MIN_PAIR_ITEMS, rater_pairs
 from portal.models import User
 from ranking.rules import bottom_half, reference_judged_poorly
 
@@ -50,7 +51,7 @@ METHODS = {
     "bradley_terry": "Bradley-Terry strengths (choix, small prior) from rankings turned into pairwise wins.",
     "reviewer_pairs": "Per pair of reviewers, over the items both reviewed: raw verdict agreement, Cohen's kappa on "
     "the verdict and quadratic-weighted Cohen's kappa on relevance; pairs with fewer than "
-    f"{agreement.MIN_PAIR_ITEMS} items in common are marked.",
+    f"{MIN_PAIR_ITEMS} items in common are marked.",
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
 }
 
@@ -105,8 +106,8 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
     for qa_type in types:
         result["by_type"][qa_type] = _agreement_block(frame[frame["qa_type"] == qa_type], n_resamples, seed)
         _advance(progress)
-    result["pairs"] = agreement.rater_pairs(frame, verdict_values=VERDICT_SCALE, relevance_values=RELEVANCE_SCALE)
-    result["min_pair_items"] = agreement.MIN_PAIR_ITEMS
+    result["pairs"] = rater_pairs(frame, verdict_values=VERDICT_SCALE, relevance_values=RELEVANCE_SCALE)
+    result["min_pair_items"] = MIN_PAIR_ITEMS
     _advance(progress)
     return result
 
@@ -264,7 +265,7 @@ def report_reviewer_quality() -> dict:
     from django.db.models import Avg, Count
 
     from annotation.models import Review
-    from annotation.vetting_selectors import reviewer_quality
+    from annotation.selectors.vetting import reviewer_quality
 
     pace = {
         row["reviewer_id"]: row

@@ -5,44 +5,28 @@ from __future__ import annotations
 
 import io
 
-from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
+from analytics.forms import ScoringForm
 from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
-from analytics.presentation import (
-    REVIEWER_GAPS,
-    available_plots,
-    headline,
-    missing_plots,
-    pair_rows,
-    plot_title,
-    render_plot,
-    report_csv,
-    stat_rows,
-    task1_chart,
-)
+from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
+from analytics.presentation.headlines import headline
+from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
 from analytics.stats import plots
 from annotation.models import Release
 from portal import csv_cells
 from portal.errors import DomainError
-from portal.numbers import WholeNumberField, whole_number
+from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
-from ranking.models import Study, System
+from ranking.models import Study
 
 PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
-
-
-class ScoringForm(forms.Form):
-    system = forms.ModelChoiceField(queryset=System.objects.filter(is_reference=False), empty_label="Choose a system")
-    release = forms.ModelChoiceField(queryset=Release.objects.all(), required=False, empty_label="all answered items")
-    profile = forms.ChoiceField(choices=[("cliniqlink-2025", "cliniqlink-2025 (public scorer)"), ("paper", "paper")])
-    seed = WholeNumberField(initial=0)
 
 
 class AnalyticsHomeView(RoleRequiredMixin, View):

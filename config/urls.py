@@ -5,7 +5,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from analytics.urls import api_urlpatterns as analytics_api
 from annotation.urls import api_urlpatterns as annotation_api
-from annotation.urls_releases import api_urlpatterns as release_api
 from home.views import HomeView
 from portal import api as portal_api
 from portal import views
@@ -38,13 +37,11 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),
     path("jobs/<uuid:job_id>/retry/", views.JobRetryView.as_view(), name="job_retry"),
     path("", include("annotation.urls")),
-    path("", include("annotation.urls_releases")),
     path("", include("ranking.urls")),
     path("", include("analytics.urls")),
     path("api/jobs/<uuid:job_id>/", portal_api.JobDetailApi.as_view(), name="api_job"),
     path("api/jobs/<uuid:job_id>/retry/", portal_api.JobRetryApi.as_view(), name="api_job_retry"),
     path("api/", include(annotation_api)),
-    path("api/", include(release_api)),
     path("api/", include(ranking_api)),
     path("api/", include(analytics_api)),
     path("api/schema/", SchemaView.as_view(), name="schema"),

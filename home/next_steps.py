@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from annotation.models import Dispute, QAItem, ReleaseItem
 from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
+from annotation.selectors.adjudication import adjudication_blocked, adjudication_waiting
 from annotation.services.releases import SelectionRule
-from annotation.vetting_selectors import _adjudication_waiting, adjudication_blocked
 from portal.models import Job, User
 from portal.roles import Role, can_adjudicate
 
@@ -65,7 +65,7 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
                 "adjudication_blocked",
             )
         )
-    waiting = _adjudication_waiting().count()
+    waiting = adjudication_waiting().count()
     if waiting:
         url = (
             reverse("adjudication_queue") if can_adjudicate(user) else f"{reverse('item_list')}?status=in_adjudication"

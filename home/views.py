@@ -7,9 +7,10 @@ from datetime import timedelta
 from django.utils import timezone
 from django.views.generic import TemplateView
 
-from annotation.selectors import item_counts_by_status
+from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.items import item_counts_by_status
+from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_current
-from annotation.vetting_selectors import adjudication_queue, reviewer_progress
 from home.next_steps import organizer_next_steps
 from portal.jobs import job_counts
 from portal.models import Job

@@ -1,4 +1,5 @@
-"""The API representation of a background job, shared by every app's job endpoints and the job page's JSON."""
+"""Serializer pieces shared by every app's API: the representation of a background job (job endpoints and the job
+page's JSON), and reading a request body through a serializer."""
 
 from rest_framework import serializers
 
@@ -30,3 +31,10 @@ class JobSerializer(serializers.ModelSerializer):
             "uploads_deleted_at",
         ]
         read_only_fields = fields
+
+
+def validated(serializer_class, request) -> dict:
+    """The request body checked by ``serializer_class``; invalid input raises DRF's 400 naming the fields."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

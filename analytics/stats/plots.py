@@ -2,7 +2,7 @@
 
 A chart is described first as plain data (:class:`BarChart`, :class:`ScatterChart`, :class:`DistributionChart`:
 labels, values, intervals, n per group, why a value is undefined), then drawn by :func:`draw` as PNG or SVG
-bytes. Pages build the description (``analytics.presentation``) and tests check it, not pixels.
+bytes. Pages build the description (``analytics.presentation.charts``) and tests check it, not pixels.
 
 Figures are built with ``matplotlib.figure.Figure`` and rendered through ``FigureCanvasAgg``, so no global
 backend is switched and the functions are safe to call from worker threads. Undefined values are drawn as a

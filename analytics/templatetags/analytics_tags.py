@@ -1,8 +1,8 @@
-"""Template filters of the report pages: labels and numbers for people (one home: ``analytics.presentation``)."""
+"""Template filters of the report pages: labels and numbers for people (one home: ``analytics.presentation.tables``)."""
 
 from django import template
 
-from analytics.presentation import human_label, section_label
+from analytics.presentation.tables import human_label, section_label
 from portal.templatetags.portal_tags import percent
 
 register = template.Library()

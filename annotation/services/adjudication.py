@@ -7,10 +7,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Dispute, QAItem, Review
+from annotation.selectors.adjudication import item_adjudication_blocked
+from annotation.selectors.disputes import open_issues
+from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.services.disputes import dispute_close, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
-from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjudication_blocked, open_issues
 from annotation.workflow import ADJUDICABLE_STATES, Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
@@ -20,7 +22,7 @@ from portal.roles import can_adjudicate, can_organize
 def decider_check(user, item: QAItem) -> None:
     """Who may record the final judgement of ``item``; raises :class:`NotAllowed` with the reason.
 
-    - nobody conflicted on the item (``annotation.vetting_selectors.conflict_of_interest_q``: they were given it to
+    - nobody conflicted on the item (``annotation.selectors.review.conflict_of_interest_q``: they were given it to
       review), whatever their roles: someone who has not judged it decides;
     - adjudicators;
     - organizers, but only for an item no adjudicator may decide (every adjudicator reviewed it, or there is

@@ -8,9 +8,10 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
 from annotation.models import Assignment, Dispute, DisputeComment, FeedbackNote, QAItem
+from annotation.selectors.disputes import item_has_open_issue, open_issues
+from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.services.review import assignment_lock_own
 from annotation.services.transitions import item_transition
-from annotation.vetting_selectors import conflict_of_interest_refuse, item_has_open_issue, open_issues
 from annotation.workflow import Action, ItemStatus
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from annotation.guideline_defaults import DEFAULT_CHANGE_NOTE, default_guidelines
-from annotation.guideline_selectors import (
+from annotation.models import GuidelineAcknowledgement, GuidelineVersion
+from annotation.qa_types import QAType
+from annotation.selectors.guidelines import (
     guideline_current,
     guideline_set_signature,
     guidelines_current_set,
     type_label,
 )
-from annotation.models import GuidelineAcknowledgement, GuidelineVersion
-from annotation.qa_types import QAType
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
 from portal.parsers import refused_character

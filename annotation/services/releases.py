@@ -19,7 +19,7 @@ from django.db.models import Count, Q, QuerySet
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
-from annotation.vetting_selectors import open_issue_q
+from annotation.selectors.disputes import open_issue_q
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record

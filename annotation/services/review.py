@@ -8,8 +8,8 @@ from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.guideline_selectors import guideline_for_assignment
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
+from annotation.selectors.guidelines import guideline_for_assignment
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
     RELEVANCE_MAX,

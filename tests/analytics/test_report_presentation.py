@@ -6,15 +6,9 @@ import warnings
 
 import pytest
 
-from analytics.presentation import (
-    headline,
-    human_label,
-    pair_rows,
-    report_chart,
-    report_csv,
-    system_label,
-    task1_chart,
-)
+from analytics.presentation.charts import report_chart, task1_chart
+from analytics.presentation.headlines import headline
+from analytics.presentation.tables import human_label, pair_rows, report_csv, system_label
 from analytics.stats import fonts, plots
 from analytics.stats.results import StatResult, undefined
 

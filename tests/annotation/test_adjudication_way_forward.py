@@ -7,10 +7,10 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment, Dispute, QAItem, Review
+from annotation.selectors.adjudication import adjudication_blocked, adjudication_queue
 from annotation.services.adjudication import item_adjudicate, item_reassign
 from annotation.services.disputes import dispute_file, quote_marked
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import adjudication_blocked, adjudication_queue
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import AuditEntry
@@ -301,7 +301,7 @@ def test_the_reviewer_who_filed_a_dispute_cannot_reject_it(sample_items, config,
 def test_review_comparison_marks_what_differs_and_skips_set_aside_reviews():
     from datetime import UTC, datetime
 
-    from annotation.vetting_selectors import review_comparison
+    from annotation.selectors.adjudication import review_comparison
 
     first = Review(verdict="correct", relevance=5, comment="ok")
     second = Review(verdict="correct", relevance=3, comment="")

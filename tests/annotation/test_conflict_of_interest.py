@@ -9,6 +9,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import QAItem
+from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.disputes import disputes_visible_to
+from annotation.selectors.vetting import vetting_progress
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -20,7 +23,6 @@ from annotation.services.disputes import (
 )
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, vetting_progress
 from annotation.workflow import ItemStatus
 from portal.errors import NotAllowed
 

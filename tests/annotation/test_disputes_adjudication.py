@@ -6,7 +6,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Dispute, FeedbackNote, QAItem
-from annotation.selectors import item_has_open_issue
+from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.disputes import disputes_visible_to, item_has_open_issue
+from annotation.selectors.vetting import reviewer_quality, vetting_progress
 from annotation.services.adjudication import item_adjudicate
 from annotation.services.disputes import (
     dispute_comment_add,
@@ -17,7 +19,6 @@ from annotation.services.disputes import (
 )
 from annotation.services.queue import assignment_next
 from annotation.services.releases import SelectionRule
-from annotation.vetting_selectors import adjudication_queue, disputes_visible_to, reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict, NotAllowed
 from portal.models import AuditEntry

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import GoldAnswer, QAItem, Review
+from annotation.selectors.vetting import reviewer_quality, vetting_progress
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
 from annotation.services.releases import SelectionRule
-from annotation.vetting_selectors import reviewer_quality, vetting_progress
 from annotation.workflow import ItemStatus, Stage
 from portal.errors import Conflict
 

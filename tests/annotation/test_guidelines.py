@@ -12,14 +12,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.guideline_defaults import default_guidelines
-from annotation.guideline_selectors import (
+from annotation.models import Assignment, FeedbackNote, GuidelineAcknowledgement, GuidelineVersion
+from annotation.qa_types import CLINIQLINK_TYPES
+from annotation.selectors.guidelines import (
     guideline_acknowledgement_due,
     guideline_current,
     guideline_set_signature,
     guidelines_current_set,
 )
-from annotation.models import Assignment, FeedbackNote, GuidelineAcknowledgement, GuidelineVersion
-from annotation.qa_types import CLINIQLINK_TYPES
 from annotation.services.guidelines import guideline_defaults_ensure, guideline_version_create
 from annotation.services.judgement_exports import judgements_export
 from annotation.services.queue import assignment_next

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ImportBatch, QAItem
-from annotation.queue_selectors import filter_exhausted_message, queue_outlook, waiting_by_type
+from annotation.selectors.queue import filter_exhausted_message, queue_outlook, waiting_by_type
 from annotation.services.queue import assignment_next
 from annotation.workflow import ItemStatus
 

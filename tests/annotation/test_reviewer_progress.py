@@ -8,10 +8,10 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import GoldAnswer, Review
+from annotation.selectors.review import reviewer_progress
 from annotation.services.disputes import dispute_file, dispute_reject
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import reviewer_progress
 
 pytestmark = pytest.mark.django_db
 

@@ -126,7 +126,7 @@ def test_adjudicable_states_are_the_states_an_adjudication_may_leave():
 
 def test_the_relevance_scale_and_the_verdicts_are_defined_once():
     from analytics.selectors import RELEVANCE_SCALE, VERDICT_SCALE
-    from annotation.vetting_models import RELEVANCE_CHOICES
+    from annotation.models.review import RELEVANCE_CHOICES
     from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
     from annotation.workflow import RELEVANCE_SCALE as SCALE
 

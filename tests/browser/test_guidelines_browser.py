@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from annotation.guideline_selectors import guideline_current
 from annotation.models import Assignment, Review, VettingConfig
+from annotation.selectors.guidelines import guideline_current
 from annotation.services.imports import items_import, sources_import
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import QAItem
+from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_next
-from annotation.vetting_selectors import reviewer_progress
 from portal.models import User
 from tests.reviews import done_review
 
@@ -49,7 +49,7 @@ def test_a_reviewer_sees_their_own_count_and_the_way_back_to_an_item_in_progress
 
 
 def test_an_adjudicator_sees_how_many_items_wait(demo, client):
-    from annotation.vetting_selectors import adjudication_queue
+    from annotation.selectors.adjudication import adjudication_queue
 
     client.force_login(User.objects.get(email="adjudicator@demo.portal"))
     html = client.get("/").content.decode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analytics.stats.agreement import rater_pairs, strength_of_agreement
+from analytics.stats.pairs import rater_pairs, strength_of_agreement
 from analytics.stats.results import StatResult
 
 VERDICTS = ["correct", "incorrect", "cannot_tell"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analytics.presentation import render_plot
+from analytics.presentation.charts import render_plot
 from analytics.stats.plots import (
     agreement_bar_chart,
     rank_vs_metric_scatter,

@@ -1,0 +1,36 @@
+"""Forms of the review pages (one reviewer's work on one item): they check input shape; the services check the rules."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotation.qa_types import QA_TYPE_LABELS
+from annotation.workflow import RELEVANCE_SCALE, Verdict
+
+QA_TYPE_CHOICES = [("", "Any type")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()]
+RELEVANCE_CHOICES = [(k, f"{k} — {v}") for k, v in RELEVANCE_SCALE.items()]
+
+
+class NextForm(forms.Form):
+    qa_type = forms.ChoiceField(choices=QA_TYPE_CHOICES, required=False, label="QA type")
+
+
+class ReviewForm(forms.Form):
+    idempotency_key = forms.UUIDField(widget=forms.HiddenInput)
+    verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    relevance = forms.TypedChoiceField(
+        choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
+    )
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    active_seconds = forms.FloatField(required=False, min_value=0, widget=forms.HiddenInput)
+    qa_type = forms.CharField(required=False, widget=forms.HiddenInput)
+
+
+class ReviewEditForm(forms.Form):
+    """Changing one's own review: the same fields as the review form, without the lease's key."""
+
+    verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    relevance = forms.TypedChoiceField(
+        choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
+    )
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))

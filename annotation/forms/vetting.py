@@ -1,0 +1,35 @@
+"""Forms of the organizers' vetting pages: they check input shape; the services check the rules."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotation.workflow import Verdict
+from portal.numbers import WholeNumberField
+
+
+class ReassignForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), label="Why it goes back to review (kept in the audit trail)"
+    )
+
+
+class VettingConfigForm(forms.Form):
+    seed = forms.CharField(max_length=64)
+    second_share = forms.FloatField(min_value=0, max_value=1)
+    relevance_gap = forms.IntegerField(min_value=1, max_value=4)
+    gold_rate = forms.FloatField(min_value=0, max_value=1)
+    gold_min_accuracy = forms.FloatField(min_value=0, max_value=1)
+    gold_min_answers = forms.IntegerField(min_value=1, max_value=1000)
+
+
+class BatchForm(forms.Form):
+    paused = forms.BooleanField(required=False)
+    priority = WholeNumberField()
+
+
+class GoldForm(forms.Form):
+    uid = forms.CharField(max_length=100, label="Item uid")
+    expected_verdict = forms.ChoiceField(choices=Verdict.choices)
+    planted_error = forms.BooleanField(required=False)
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))

@@ -1,0 +1,79 @@
+"""Models of the organizers' vetting oversight: the workflow settings and gold items with their answers.
+
+Gold answers are append-only: nothing edits them after they are stored, and each creation writes an audit entry."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models.review import RELEVANCE_CHOICES, Assignment
+from annotation.workflow import Verdict
+
+
+def _new_seed() -> str:
+    return secrets.token_hex(8)
+
+
+class VettingConfig(models.Model):
+    """Singleton (pk=1) holding the organizer's vetting settings; the seed makes the second-review draw reproducible."""
+
+    seed = models.CharField(max_length=64, default=_new_seed, help_text="Seed of the second-review draw.")
+    second_share = models.FloatField(default=0.45, help_text="Share of items drawn for an independent second review.")
+    relevance_gap = models.PositiveSmallIntegerField(
+        default=2, help_text="Relevance difference that needs adjudication."
+    )
+    gold_rate = models.FloatField(default=0.05, help_text="Share of 'next' requests answered with a gold item.")
+    gold_min_accuracy = models.FloatField(default=0.8, help_text="Reviewers below this gold accuracy are flagged.")
+    gold_min_answers = models.PositiveSmallIntegerField(default=5, help_text="Gold answers needed before flagging.")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        verbose_name = "vetting configuration"
+
+    def __str__(self) -> str:
+        return f"seed {self.seed}, second share {self.second_share:.0%}"
+
+    @classmethod
+    def load(cls) -> VettingConfig:
+        config, _ = cls.objects.get_or_create(pk=1, defaults={"second_share": settings.REVIEW_SECOND_SHARE})
+        return config
+
+
+class GoldItem(models.Model):
+    """An item with a known verdict (possibly a planted error) mixed into queues to measure reviewer accuracy."""
+
+    item = models.OneToOneField("annotation.QAItem", on_delete=models.CASCADE, related_name="gold")
+    expected_verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    planted_error = models.BooleanField(default=False, help_text="The item was made wrong on purpose.")
+    note = models.TextField(blank=True, help_text="What is wrong with it (organizers only).")
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"gold {self.item_id}: {self.expected_verdict}"
+
+
+class GoldAnswer(models.Model):
+    """A reviewer's answer on a gold item. Kept apart from :class:`Review` so it never counts as a real review."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="gold_answer")
+    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_answers")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
+    comment = models.TextField(blank=True)
+    is_correct = models.BooleanField()
+    server_seconds = models.FloatField()
+    active_seconds = models.FloatField(null=True, blank=True)
+    guideline = models.ForeignKey(
+        "annotation.GuidelineVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"gold answer {self.pk} ({'right' if self.is_correct else 'wrong'})"

@@ -1,0 +1,129 @@
+"""Read side of the reviewer guidelines: which version is current, the current set, history, acknowledgements."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, QuerySet
+
+from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
+from annotation.models.guidelines import BENCHMARK_LABELS
+from annotation.qa_types import QAType, qa_type_label
+
+_TYPE_ORDER = {t.value: i for i, t in enumerate(QAType)}
+
+
+def type_label(qa_type: str) -> str:
+    """The type as organizers read it beside a benchmark name ("All tasks" for a benchmark without ClinIQLink types)."""
+    if qa_type == QAType.GENERIC:
+        return "All tasks"
+    return qa_type_label(qa_type)
+
+
+def guideline_current(*, benchmark: str, qa_type: str, at: datetime | None = None) -> GuidelineVersion | None:
+    """THE rule for "the current guideline of (benchmark, type)": its highest-numbered version stored at or before
+    ``at`` (default: now). None when the pair has no guideline yet.
+
+    Every page and service asks this function, so the version shown beside an item is the version its review
+    records (both ask with the lease's start as ``at``)."""
+    versions = GuidelineVersion.objects.filter(benchmark=benchmark, qa_type=qa_type)
+    if at is not None:
+        versions = versions.filter(created_at__lte=at)
+    return versions.select_related("author").order_by("-number").first()
+
+
+def guideline_for_assignment(assignment: Assignment) -> GuidelineVersion | None:
+    """The guideline a lease is reviewed under: the one current when the item was handed out. A version saved
+    during the 30-minute hold applies from the reviewer's next item on, so what the page showed and what the
+    review records never differ."""
+    item = assignment.item
+    return guideline_current(benchmark=item.benchmark, qa_type=item.qa_type, at=assignment.created_at)
+
+
+def guidelines_current_set() -> list[GuidelineVersion]:
+    """The current version of every (benchmark, type) that has a guideline, benchmark by benchmark in type order."""
+    latest = (
+        GuidelineVersion.objects.select_related("author")
+        .order_by("benchmark", "qa_type", "-number")
+        .distinct("benchmark", "qa_type")
+    )
+    return sorted(latest, key=lambda v: (v.benchmark != "cliniqlink", v.benchmark, _TYPE_ORDER.get(v.qa_type, 99)))
+
+
+def guideline_set_signature(versions: Iterable[GuidelineVersion]) -> str:
+    """A short digest naming a set of versions: a reviewer acknowledges this, and is asked again when it changes."""
+    ids = ",".join(str(pk) for pk in sorted(v.pk for v in versions))
+    return hashlib.sha256(ids.encode()).hexdigest()[:32]
+
+
+def guideline_acknowledgement_due(user, versions: list[GuidelineVersion] | None = None) -> bool:
+    """True while ``user`` has not confirmed reading the current set of guidelines (never when there are none)."""
+    versions = guidelines_current_set() if versions is None else versions
+    if not versions:
+        return False
+    signature = guideline_set_signature(versions)
+    return not GuidelineAcknowledgement.objects.filter(reviewer=user, signature=signature).exists()
+
+
+def guideline_version_ids_read(user) -> set[int]:
+    """Ids of every guideline version ``user`` has confirmed reading (in any acknowledged set)."""
+    through = GuidelineAcknowledgement.versions.through
+    return set(
+        through.objects.filter(guidelineacknowledgement__reviewer=user).values_list("guidelineversion_id", flat=True)
+    )
+
+
+def guideline_history(*, benchmark: str, qa_type: str) -> QuerySet[GuidelineVersion]:
+    """Every version of one guideline, newest first."""
+    return (
+        GuidelineVersion.objects.filter(benchmark=benchmark, qa_type=qa_type)
+        .select_related("author")
+        .order_by("-number")
+    )
+
+
+@dataclass(frozen=True)
+class GuidelineRow:
+    benchmark: str
+    benchmark_label: str
+    qa_type: str
+    type_label: str
+    current: GuidelineVersion | None
+    versions: int
+    items: int
+
+
+def guideline_overview() -> list[GuidelineRow]:
+    """For organizers: every (benchmark, type) that has a guideline or items, its current version and item count."""
+    current = {(v.benchmark, v.qa_type): v for v in guidelines_current_set()}
+    counts = dict(
+        ((row["benchmark"], row["qa_type"]), row["n"])
+        for row in GuidelineVersion.objects.values("benchmark", "qa_type").annotate(n=Count("id"))
+    )
+    items = dict(
+        ((row["benchmark"], row["qa_type"]), row["n"])
+        for row in QAItem.objects.values("benchmark", "qa_type").annotate(n=Count("id")).order_by()
+    )
+    pairs = sorted(set(current) | set(items), key=lambda p: (p[0] != "cliniqlink", p[0], _TYPE_ORDER.get(p[1], 99)))
+    return [
+        GuidelineRow(
+            benchmark=b,
+            benchmark_label=BENCHMARK_LABELS.get(b, b),
+            qa_type=t,
+            type_label=type_label(t),
+            current=current.get((b, t)),
+            versions=counts.get((b, t), 0),
+            items=items.get((b, t), 0),
+        )
+        for b, t in pairs
+    ]
+
+
+def guideline_benchmarks() -> list[str]:
+    """Benchmarks an organizer may write guidelines for: those with items or guidelines."""
+    names = set(QAItem.objects.values_list("benchmark", flat=True).distinct().order_by())
+    names |= set(GuidelineVersion.objects.values_list("benchmark", flat=True).distinct().order_by())
+    return sorted(names, key=lambda b: (b != "cliniqlink", b))

@@ -1,0 +1,46 @@
+"""Read-side queries for items (pages, API and exports call these, never build querysets themselves)."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import TrigramWordSimilarity
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import ImportBatch, QAItem
+
+
+def item_list(
+    *, qa_type: str = "", status: str = "", batch: int | str | None = None, q: str = "", excerpt: str = ""
+) -> QuerySet[QAItem]:
+    """Items filtered by type, status, batch and excerpt ("missing" / "present"), and searched by ``q``: a
+    substring of the question, the answer or the item id (case-insensitive; ``%`` and ``_`` are plain
+    characters), an exact paragraph id, or a question that is close in wording (trigram similarity)."""
+    items = QAItem.objects.select_related("batch", "passage")
+    if excerpt in ("missing", "present"):
+        items = items.filter(passage__isnull=excerpt == "missing")
+    if qa_type:
+        items = items.filter(qa_type=qa_type)
+    if status:
+        items = items.filter(status=status)
+    if batch:
+        items = items.filter(batch_id=batch)
+    if q:
+        q = q.strip()
+        text = (
+            Q(uid__icontains=q)
+            | Q(paragraph_id=q)
+            | Q(question__icontains=q)
+            | Q(answer__icontains=q)
+            | Q(correct_answer__icontains=q)
+        )
+        items = items.filter(text) | items.annotate(similarity=TrigramWordSimilarity(q, "question")).filter(
+            similarity__gt=0.6
+        )
+    return items.order_by("id").distinct()
+
+
+def item_counts_by_status() -> dict[str, int]:
+    return dict(QAItem.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+
+
+def batch_list() -> QuerySet[ImportBatch]:
+    return ImportBatch.objects.order_by("-created_at")

@@ -1,0 +1,42 @@
+"""Serializers of the release API."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotation.models import Release
+from annotation.services.releases import RuleError, SelectionRule
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    label = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Release
+        fields = [
+            "label",
+            "name",
+            "version",
+            "note",
+            "rule",
+            "item_count",
+            "checksum",
+            "manifests",
+            "csv_cells",
+            "report",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class FreezeRequestSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+    rule = serializers.DictField(required=False, default=dict)
+
+    def validate_rule(self, value: dict) -> dict:
+        # The rule's own class validates it, as for the releases page and the command line.
+        try:
+            return SelectionRule.from_dict(value).as_dict()
+        except RuleError as exc:
+            raise serializers.ValidationError({exc.field: [exc.reason]}) from exc

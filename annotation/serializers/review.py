@@ -1,0 +1,87 @@
+"""Serializers of the review API (one reviewer's work on one item). They carry nothing of other people's
+judgements, and nothing that tells a gold item or a second review apart (no status, no stage, no batch)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import QAItem
+from annotation.selectors.guidelines import guideline_for_assignment
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
+
+
+# Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
+# and a ModelSerializer rebuilds its fields from the model on every instantiation (about a millisecond here).
+class ReviewItemSerializer(serializers.Serializer):
+    """What a reviewer sees of an item: its text and type-specific fields, the source excerpt; no status."""
+
+    uid = serializers.CharField(read_only=True)
+    qa_type = serializers.ChoiceField(choices=QAItem._meta.get_field("qa_type").choices, read_only=True)
+    benchmark = serializers.CharField(read_only=True)
+    question = serializers.CharField(read_only=True)
+    answer = serializers.CharField(read_only=True)
+    answer_list = serializers.JSONField(read_only=True)
+    options = serializers.JSONField(read_only=True)
+    correct_answer = serializers.CharField(read_only=True)
+    false_answer = serializers.CharField(read_only=True)
+    incorrect_explanation = serializers.CharField(read_only=True)
+    reasoning = serializers.JSONField(read_only=True)
+    incorrect_reasoning_step = serializers.JSONField(read_only=True)
+    isbn = serializers.CharField(read_only=True)
+    page = serializers.CharField(read_only=True)
+    paragraph_id = serializers.CharField(read_only=True)
+    passage_text = serializers.CharField(source="passage.text", read_only=True, default=None, allow_null=True)
+
+
+class GuidelineSerializer(serializers.Serializer):
+    """The guideline a lease is reviewed under (the version its review will record)."""
+
+    number = serializers.IntegerField(read_only=True)
+    text = serializers.CharField(read_only=True, help_text="Markdown, as the organizers wrote it.")
+    created_at = serializers.DateTimeField(read_only=True)
+
+
+class AssignmentSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    idempotency_key = serializers.UUIDField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    expires_at = serializers.DateTimeField(read_only=True)
+    item = ReviewItemSerializer(read_only=True)
+    guideline = serializers.SerializerMethodField(help_text="Null when none exists for the item's type.")
+
+    @extend_schema_field(GuidelineSerializer(allow_null=True))
+    def get_guideline(self, assignment) -> dict | None:
+        version = guideline_for_assignment(assignment)
+        return GuidelineSerializer(version).data if version else None
+
+
+class NextRequestSerializer(serializers.Serializer):
+    qa_type = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ReviewSubmitSerializer(serializers.Serializer):
+    idempotency_key = serializers.UUIDField()
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    relevance = serializers.IntegerField(min_value=RELEVANCE_MIN, max_value=RELEVANCE_MAX)
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    active_seconds = serializers.FloatField(required=False, allow_null=True, min_value=0, default=None)
+
+
+class OwnReviewSerializer(serializers.Serializer):
+    """The caller's own stored review (or gold answer: same shape, so the two cannot be told apart)."""
+
+    assignment = serializers.IntegerField(source="assignment_id")
+    verdict = serializers.CharField()
+    relevance = serializers.IntegerField()
+    comment = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    last_24h = serializers.IntegerField()
+    last_7d = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    disputes_open = serializers.IntegerField()
+    disputes_resolved = serializers.IntegerField()
