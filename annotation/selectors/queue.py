@@ -10,16 +10,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldItem, ImportBatch, QAItem
-from annotation.qa_types import QA_TYPE_LABELS, QAType
+from annotation.qa_types import qa_type_label
 from annotation.workflow import ItemStatus, Stage
-
-
-def type_label(qa_type: str) -> str:
-    try:
-        return QA_TYPE_LABELS[QAType(qa_type)]
-    except ValueError:
-        return qa_type
-
 
 _WAITING = (ItemStatus.IMPORTED.value, ItemStatus.IN_REVIEW.value, ItemStatus.IN_SECOND_REVIEW.value)
 
@@ -100,12 +92,12 @@ def queue_outlook(reviewer, *, item: QAItem | None = None) -> dict:
 def filter_exhausted_message(reviewer, qa_type: str) -> str:
     """What to tell a reviewer whose type filter found nothing: how many items of other types wait, in words."""
     waiting = {t: n for t, n in waiting_by_type(reviewer).items() if t != qa_type and n}
-    label = type_label(qa_type).lower()
+    label = qa_type_label(qa_type).lower()
     if not waiting:
         return f"No more {label} items for you, and no items of other types are waiting for you either. Thank you!"
     others = sum(waiting.values())
     parts = ", ".join(
-        f"{n} {type_label(t).lower()}" for t, n in sorted(waiting.items(), key=lambda kv: (-kv[1], kv[0]))
+        f"{n} {qa_type_label(t).lower()}" for t, n in sorted(waiting.items(), key=lambda kv: (-kv[1], kv[0]))
     )
     noun = "item" if others == 1 else "items"
     verb = "is" if others == 1 else "are"
@@ -115,6 +107,6 @@ def filter_exhausted_message(reviewer, qa_type: str) -> str:
 def filter_bypassed_message(*, qa_type: str, served_type: str) -> str:
     """Why the filter did not apply: the person's open lease is always served first."""
     return (
-        f"You asked for {type_label(qa_type).lower()} items, but you still have an open {type_label(served_type).lower()} "
+        f"You asked for {qa_type_label(qa_type).lower()} items, but you still have an open {qa_type_label(served_type).lower()} "
         "item: it comes first. The filter applies from your next item."
     )
