@@ -39,7 +39,7 @@ nltk-data: install  ## assemble NLTK data (punkt_tab, stop words, WordNet) offli
 
 # The metric's token vectors, encoded once per model (about 15 s); rebuilt when the packages or the code change.
 token-table: var/metric-cache/.built  ## encode every token the metric's word layer can meet, once
-var/metric-cache/.built: $(VENV)/.installed scripts/build_token_table.py analytics/metrics/token_table.py
+var/metric-cache/.built: $(VENV)/.installed scripts/build_token_table.py metrics/token_table.py
 	$(BIN)/python scripts/build_token_table.py
 	touch $@
 

@@ -1,4 +1,4 @@
-"""The metric's sentence embeddings kept in PostgreSQL (:class:`analytics.metrics.TextVectorStore`).
+"""The metric's sentence embeddings kept in PostgreSQL (:class:`metrics.TextVectorStore`).
 
 Why: every Celery worker has its own in-memory cache, lost on restart. With this store a release's reference
 texts are encoded once for all workers and all later runs, the work done before a worker crash is kept, and the
@@ -15,8 +15,8 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from analytics.metrics.encoder import DIM
 from analytics.models import TextEmbedding
+from metrics.encoder import DIM
 
 _BATCH = 1000  # keys per query / rows per insert
 _DTYPE = np.dtype("<f4")

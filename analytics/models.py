@@ -102,7 +102,7 @@ class ScoringChunk(models.Model):
 class TextEmbedding(models.Model):
     """A sentence embedding of the metric's model, shared by every worker and every later run.
 
-    Keyed by the model (:attr:`analytics.metrics.Encoder.embedding_key`: weights hash and truncation length) and
+    Keyed by the model (:attr:`metrics.Encoder.embedding_key`: weights hash and truncation length) and
     the SHA-256 of the text; the vector is 384 float32 values, little-endian. Rows older than
     ``METRIC_EMBEDDING_RETENTION_DAYS`` are deleted by a periodic task (they are re-encoded when needed)."""
 

@@ -1,4 +1,4 @@
-"""Analytics reports computed from live data with the pure statistics in ``analytics.stats``.
+"""Analytics reports computed from live data with the pure statistics in ``stats``.
 
 Each ``report_*`` function takes plain parameters and returns a JSON-ready dict; :func:`report_run` stores it
 on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
@@ -21,10 +21,10 @@ from analytics.selectors import (
     study_scoring_runs,
     vetting_ratings,
 )
-from analytics.stats import agreement, correlation, leaderboard, rankings
-from analytics.stats.pairs import MIN_PAIR_ITEMS, rater_pairs
 from portal.models import User
 from ranking.rules import bottom_half, reference_judged_poorly
+from stats import agreement, correlation, leaderboard, rankings
+from stats.pairs import MIN_PAIR_ITEMS, rater_pairs
 
 LIBRARIES = [
     "numpy",
@@ -296,7 +296,7 @@ def report_params_check(*, kind: str, params: dict) -> dict:
     import inspect
     import typing
 
-    from analytics.metrics import PROFILES
+    from metrics import PROFILES
     from portal.errors import DomainError
     from ranking.models import Study
 

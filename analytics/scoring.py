@@ -56,7 +56,7 @@ SCORE_FIELDS = [
 @functools.cache
 def settings_encoder():
     from analytics.embeddings import DatabaseTextStore
-    from analytics.metrics import Encoder
+    from metrics import Encoder
 
     store = DatabaseTextStore() if settings.METRIC_EMBEDDING_STORE else None
     return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR, text_store=store)
@@ -64,7 +64,7 @@ def settings_encoder():
 
 @functools.cache
 def settings_text_metrics():
-    from analytics.metrics import TextMetrics
+    from metrics import TextMetrics
 
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
 
@@ -103,8 +103,8 @@ def scoring_inputs(run: ScoringRun):
 
 def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
     """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
-    from analytics.metrics import score_submission
-    from analytics.metrics.free_text import score_free_text
+    from metrics import score_submission
+    from metrics.free_text import score_free_text
 
     inputs, responses, keys, others = scoring_inputs(run)
     if not inputs and not others:
@@ -185,7 +185,7 @@ def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> lis
     if size <= 0 or not settings.METRIC_EMBEDDING_STORE:
         return []
     from analytics.embeddings import DatabaseTextStore
-    from analytics.metrics.scorer import embedding_texts
+    from metrics.scorer import embedding_texts
 
     inputs, responses, _, _ = scoring_inputs(run)
     texts = embedding_texts(

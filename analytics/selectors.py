@@ -1,4 +1,4 @@
-"""Turn stored judgements and scores into the plain DataFrames that ``analytics.stats`` takes."""
+"""Turn stored judgements and scores into the plain DataFrames that ``stats`` takes."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
 
 def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user=None) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
-    from analytics.metrics import PROFILES
+    from metrics import PROFILES
 
     if profile not in PROFILES:
         raise DomainError(f"unknown metric profile {profile!r}; use one of {', '.join(PROFILES)}")

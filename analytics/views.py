@@ -17,7 +17,6 @@ from analytics.presentation.charts import available_plots, missing_plots, plot_t
 from analytics.presentation.headlines import headline
 from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
-from analytics.stats import plots
 from annotation.models import Release
 from portal import csv_cells
 from portal.errors import DomainError
@@ -25,6 +24,7 @@ from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from ranking.models import Study
+from stats import plots
 
 PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 

@@ -10,12 +10,12 @@ pool text of similar length, so every item has its own reference (as in a real s
   first system with cold caches, and for a second system's answers to the same questions (references and
   tokens cached, as when several systems of one release are scored by one worker);
 * per open type: the batched semantic score cold and warm, the BLEU/ROUGE/METEOR time, and the public
-  scorer's per-pair path (:mod:`analytics.metrics.naive`: six model calls per pair, no cache) timed on
+  scorer's per-pair path (:mod:`metrics.naive`: six model calls per pair, no cache) timed on
   ``--naive-pairs`` evenly spaced pairs and extrapolated per pair to all N; the speed-ups and the largest difference
   between the two paths on those pairs;
 * the model work of each path (token positions through the network), their throughput in positions/s, and the
   ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up);
-* the two encoder engines (:mod:`analytics.metrics.packed` and ``SentenceTransformer.encode``) on the same texts,
+* the two encoder engines (:mod:`metrics.packed` and ``SentenceTransformer.encode``) on the same texts,
   in the same process, alternating;
 * per closed type: items/s; and the process's peak resident memory.
 
@@ -52,14 +52,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analytics.metrics import Encoder, TextMetrics, score_submission
-from analytics.metrics.closed import score_list, score_multiple_choice, score_true_false
-from analytics.metrics.naive import naive_semantic
-from analytics.metrics.normalise import clean_response
-from analytics.metrics.open_ended import OPEN_TYPES
-from analytics.metrics.resources import stopwords
-from analytics.metrics.scorer import compared_items, idf_corpus
-from analytics.metrics.semantic import SemanticScorer, alnum_pieces, build_idf, content_only, paragraph_baseline
+from metrics import Encoder, TextMetrics, score_submission
+from metrics.closed import score_list, score_multiple_choice, score_true_false
+from metrics.naive import naive_semantic
+from metrics.normalise import clean_response
+from metrics.open_ended import OPEN_TYPES
+from metrics.resources import stopwords
+from metrics.scorer import compared_items, idf_corpus
+from metrics.semantic import SemanticScorer, alnum_pieces, build_idf, content_only, paragraph_baseline
 
 SAMPLE = ROOT / "fixtures" / "cliniqlink-sample"
 FILES = {"true_false": "TF.json", "multiple_choice": "MC.json", "list": "list.json", "short": "short.json",
@@ -332,7 +332,7 @@ def bf16_check(encoder, inputs, responses, idf, stop, baseline, fp32_scores, tim
 
 def run_chunk_sizes(args, encoder: Encoder, out: list[str]) -> None:
     """Positions/s of the packed engine per chunk size, on the cold texts of all open types (best of 2 runs)."""
-    from analytics.metrics.packed import PackedBert
+    from metrics.packed import PackedBert
 
     inputs, responses = build_submission({t: args.items for t in OPEN_TYPES})
     stop = stopwords(198)

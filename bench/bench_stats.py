@@ -31,16 +31,16 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.stats.agreement import (
+from stats.agreement import (
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
     percent_agreement,
 )
-from analytics.stats.correlation import pairwise_accuracy, segment_tau_b, system_correlation
-from analytics.stats.leaderboard import bradley_terry_leaderboard
-from analytics.stats.rankings import kendall_w, mean_pairwise_tau_b
-from analytics.stats.ratings import prepare_ratings
+from stats.correlation import pairwise_accuracy, segment_tau_b, system_correlation
+from stats.leaderboard import bradley_terry_leaderboard
+from stats.rankings import kendall_w, mean_pairwise_tau_b
+from stats.ratings import prepare_ratings
 
 QA_TYPES = [
     "true_false",

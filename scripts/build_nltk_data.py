@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.metrics.nltk_data import build_nltk_data  # noqa: E402
-from analytics.metrics.resources import default_nltk_data_dir  # noqa: E402
+from metrics.nltk_data import build_nltk_data  # noqa: E402
+from metrics.resources import default_nltk_data_dir  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,7 @@ Usage: python scripts/build_token_table.py [CACHE_DIR] [--model-path DIR] [--for
        (default CACHE_DIR: $METRIC_CACHE_DIR, else $PORTAL_VAR_DIR/metric-cache, else <project>/var/metric-cache)
 
 The table holds the vector of each alphanumeric vocabulary entry encoded alone as ``[CLS] piece [SEP]``
-(analytics/metrics/token_table.py), keyed by the model's weights and vocabulary. Scoring reads it instead of
+(metrics/token_table.py), keyed by the model's weights and vocabulary. Scoring reads it instead of
 encoding tokens; without it scoring still works and encodes tokens on first use. Safe to run again: a table that
 is already valid for the model is left alone (``--force`` rebuilds it). Progress is shown with tqdm.
 """
@@ -21,9 +21,9 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.metrics.encoder import Encoder  # noqa: E402
-from analytics.metrics.resources import library_versions  # noqa: E402
-from analytics.metrics.token_table import build_table, vocabulary_sha256  # noqa: E402
+from metrics.encoder import Encoder  # noqa: E402
+from metrics.resources import library_versions  # noqa: E402
+from metrics.token_table import build_table, vocabulary_sha256  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

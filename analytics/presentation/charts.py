@@ -1,15 +1,15 @@
 """The description of every report plot: which plots a result can show, their titles, bars and points (drawn as
-PNG / SVG by ``analytics.stats.plots``)."""
+PNG / SVG by ``stats.plots``)."""
 
 from __future__ import annotations
 
 from analytics.presentation.tables import REVIEWER_GAPS, human_label, pair_rows, system_label
 from analytics.selectors import SCORE_METRICS
-from analytics.stats import plots
-from analytics.stats.pairs import MIN_PAIR_ITEMS
-from analytics.stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart
-from analytics.stats.results import StatResult
 from annotation.qa_types import QA_TYPE_LABELS
+from stats import plots
+from stats.pairs import MIN_PAIR_ITEMS
+from stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart
+from stats.results import StatResult
 
 PLOT_TITLES = {
     "verdict_alpha_by_type": "Verdict agreement per QA type",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 
 from analytics.presentation.tables import STAT_LABELS, human_label, pair_rows
-from analytics.stats.pairs import strength_of_agreement
-from analytics.stats.results import StatResult
+from stats.pairs import strength_of_agreement
+from stats.results import StatResult
 
 
 def _pct(x: float) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import io
 
 from analytics.selectors import SCORE_LABELS
-from analytics.stats.pairs import MIN_PAIR_ITEMS
-from analytics.stats.results import StatResult
 from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells
 from portal.templatetags.portal_tags import label as generic_label
+from stats.pairs import MIN_PAIR_ITEMS
+from stats.results import StatResult
 
 STAT_KEYS = {"name", "value", "ci_low", "ci_high", "undefined_reason"}
 CSV_COLUMNS = [

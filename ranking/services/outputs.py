@@ -20,10 +20,10 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
-from analytics.metrics.gold import gold_text
-from analytics.metrics.normalise import to_text
 from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
+from metrics.gold import gold_text
+from metrics.normalise import to_text
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
 from portal.jobs import job_start
@@ -380,7 +380,7 @@ def _system_upsert(*, name: str, family: str, parameter_count: int | None, user)
 
 
 def reference_text(item: QAItem) -> str:
-    """The gold answer of ``item`` as text, picked as the scorer picks it (:func:`analytics.metrics.gold.gold_text`)."""
+    """The gold answer of ``item`` as text, picked as the scorer picks it (:func:`metrics.gold.gold_text`)."""
     return gold_text(item.qa_type, gold_record(item))
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from analytics.metrics.normalise import clean_response
 from annotation.models import QAItem
 from annotation.qa_types import QAType
+from metrics.normalise import clean_response
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError

@@ -9,8 +9,8 @@ import pytest
 from analytics.presentation.charts import report_chart, task1_chart
 from analytics.presentation.headlines import headline
 from analytics.presentation.tables import human_label, pair_rows, report_csv, system_label
-from analytics.stats import fonts, plots
-from analytics.stats.results import StatResult, undefined
+from stats import fonts, plots
+from stats.results import StatResult, undefined
 
 
 def _stat(value, n, reason=None, ci=None):

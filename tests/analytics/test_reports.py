@@ -10,10 +10,10 @@ import pytest
 
 from analytics.models import Report
 from analytics.services import report_request
-from analytics.stats.agreement import krippendorff_alpha
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from portal.models import Job
+from stats.agreement import krippendorff_alpha
 from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]

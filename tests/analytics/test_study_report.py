@@ -90,8 +90,8 @@ def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
 def test_study_report_without_wordnet_stores_null_meteor_with_the_reason(tmp_path, make_user, organizer, monkeypatch):
     """METEOR unavailable (no WordNet) used to put NaN means in the leaderboard: PostgreSQL refused the JSON and
     the report job failed. The report now succeeds; METEOR is null, the reason is stored and shown."""
-    from analytics.metrics import TextMetrics
-    from analytics.metrics.nltk_data import build_nltk_data
+    from metrics import TextMetrics
+    from metrics.nltk_data import build_nltk_data
 
     build_nltk_data(tmp_path / "nltk", wordnet_source=tmp_path / "no-wordnet")
     without_wordnet = TextMetrics(tmp_path / "nltk", search_default_paths=False)

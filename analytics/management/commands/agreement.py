@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.stats.agreement import LEVELS
-from analytics.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from analytics.stats.cli import StatsInputError, agreement_report, format_text, parse_scale, to_json
+from stats.agreement import LEVELS
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from stats.cli import StatsInputError, agreement_report, format_text, parse_scale, to_json
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from analytics.stats.cli import StatsInputError, format_text, ranking_agreement_report, to_json
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from stats.cli import StatsInputError, format_text, ranking_agreement_report, to_json
 
 
 class Command(BaseCommand):

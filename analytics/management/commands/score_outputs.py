@@ -1,6 +1,6 @@
 """``manage.py score_outputs SUBMISSION_DIR [...]``: score ClinIQLink harness folders with the Task-1 metric.
 
-A thin wrapper over :mod:`analytics.metrics.cli`; it needs no database (no system or migration checks).
+A thin wrapper over :mod:`metrics.cli`; it needs no database (no system or migration checks).
 Defaults for the model path, the NLTK data directory and the stop-word version come from the settings
 ``METRIC_MODEL_PATH``, ``NLTK_DATA_DIR``, ``METRIC_STOPWORDS_VERSION`` and ``METRIC_CACHE_DIR`` when they are set.
 """
@@ -12,7 +12,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.metrics import cli
+from metrics import cli
 
 
 class Command(BaseCommand):

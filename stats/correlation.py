@@ -1,0 +1,270 @@
+"""Metric meta-evaluation: how well an automatic metric tracks the physicians' rankings (pure).
+
+Inputs: rankings ``item, annotator, answer, rank, system`` (rank 1 = best) and scores ``item, system, score``
+(higher = better). Systems in ``exclude`` (the reference answer, which scores itself 1.0) are dropped *before*
+re-ranking each ranker's ranking with average ties. The human consensus of a question is the mean rank of
+each system over its rankers; because rank 1 is best, ranks are **negated** before being set against scores.
+Only (question, system) cells with both a human rank and a score are used; a note counts the rest. No
+complete ranking block is required here: a system's mean rank is over the rankers who ranked it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
+
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
+from .leaderboard import (
+    DEFAULT_BT_ALPHA,
+    bradley_terry,
+    bradley_terry_resampled,
+    system_rank_frame,
+    win_contributions,
+)
+from .results import StatResult, undefined
+
+
+def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Check ``item, system, score`` (numeric, finite, one score per item and system); returns a copy."""
+    missing = [c for c in ("item", "system", "score") if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores lack column(s) {missing}; have {list(scores.columns)}")
+    out = scores.loc[:, ["item", "system", "score"]].copy()
+    num = pd.to_numeric(out["score"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(num)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"score {scores['score'].iloc[pos]!r} at row {pos} is not a finite number")
+    out["score"] = num
+    dup = out.duplicated(["item", "system"])
+    if dup.any():
+        row = out[dup].iloc[0]
+        raise ValueError(f"two scores for system {row['system']!r} on item {row['item']!r}")
+    return out
+
+
+def joined_cells(
+    rankings: pd.DataFrame, scores: pd.DataFrame, exclude: Iterable = ()
+) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
+    """Per (item, system): ``rank_sum``, ``n_rankers``, ``mean_rank``, ``score``; plus the used rank rows."""
+    exclude = set(exclude)
+    frame = system_rank_frame(rankings, exclude)
+    sc = validate_scores(scores)
+    sc = sc[~sc["system"].isin(exclude)]
+    cells = frame.groupby(["item", "system"], sort=True)["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
+    cells = cells.merge(sc, on=["item", "system"], how="outer", indicator=True)
+    notes = []
+    no_score = int((cells["_merge"] == "left_only").sum())
+    no_rank = int((cells["_merge"] == "right_only").sum())
+    if no_score:
+        notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
+    if no_rank:
+        notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
+    if "reference" in set(cells["system"]) and "reference" not in exclude:
+        notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
+    cells = cells[cells["_merge"] == "both"].drop(columns="_merge")
+    cells = cells.sort_values(["item", "system"], kind="stable").reset_index(drop=True)
+    cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
+    used = frame.merge(cells[["item", "system"]], on=["item", "system"])
+    return cells, used, tuple(notes)
+
+
+def _item_slices(cells: pd.DataFrame):
+    items = cells["item"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
+    ends = np.r_[starts[1:], len(items)]
+    return items[starts], starts, ends
+
+
+def segment_tau_b(
+    rankings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    exclude: Iterable = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[StatResult, pd.Series]:
+    """Per-question Kendall tau-b between −(mean human rank) and metric score, averaged over questions.
+
+    tau_b from ``scipy.stats.kendalltau(variant="b")`` (Kendall 1945); undefined for a question with fewer
+    than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling the
+    questions with a defined tau) and the per-question Series (NaN where undefined).
+    """
+    cells, used, notes = joined_cells(rankings, scores, exclude)
+    names, starts, ends = _item_slices(cells)
+    human = -cells["mean_rank"].to_numpy(dtype=float)
+    score = cells["score"].to_numpy(dtype=float)
+    taus = np.full(len(names), np.nan)
+    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
+            taus[i] = kendalltau(human[a:b], score[a:b], variant="b").statistic
+    per_item = pd.Series(taus, index=pd.Index(names, name="item"), name="tau_b")
+    ok = np.isfinite(taus)
+    n_raters = int(used["annotator"].nunique())
+    n_sys = int(cells["system"].nunique())
+    if not ok.any():
+        return undefined(
+            "segment_tau_b",
+            "no question has two or more systems with varying human ranks and scores",
+            n_raters=n_raters,
+            notes=notes,
+            n_systems=n_sys,
+        ), per_item
+    if (~ok).any():
+        notes += (f"{int((~ok).sum())} question(s) with tau-b undefined (ties or < 2 systems) left out",)
+    vals = taus[ok]
+    res = StatResult(
+        "segment_tau_b",
+        float(vals.mean()),
+        n_items=len(vals),
+        n_raters=n_raters,
+        notes=notes,
+        n_systems=n_sys,
+    )
+    if n_resamples > 0:
+        k = len(vals)
+        res = with_interval(res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed))
+    return res, per_item
+
+
+def pairwise_accuracy(
+    rankings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    exclude: Iterable = (),
+    metric_tie_epsilon: float = 0.0,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> StatResult:
+    """Tie-aware pairwise accuracy acc_eq (Deutsch, Foster & Freitag 2023, "Ties Matter", EMNLP).
+
+    Over every pair of systems within a question: correct when the human consensus and the metric order the
+    pair the same way, *or* when both call it a tie (human tie: equal mean rank; metric tie: |score
+    difference| <= ``metric_tie_epsilon``, default exact equality). acc = (C + T_hm) / (C + D + T_h + T_m +
+    T_hm), pooled over all within-question pairs. A metric that never ties cannot get human-tied pairs right,
+    so its ceiling is below 1. Interval: resampling questions.
+    """
+    cells, used, notes = joined_cells(rankings, scores, exclude)
+    c = cells[["item", "system", "rank_sum", "score"]]
+    p = c.merge(c, on="item", suffixes=("_a", "_b"))
+    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
+    human = np.sign(p["rank_sum_b"].to_numpy(float) - p["rank_sum_a"].to_numpy(float))
+    diff = p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float)
+    metric = np.where(np.abs(diff) <= metric_tie_epsilon, 0.0, np.sign(diff))
+    correct = (human == metric).astype(float)
+    n_raters = int(used["annotator"].nunique())
+    if len(p) == 0:
+        return undefined(
+            "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
+        )
+    per_item = pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
+    tied = int((human == 0).sum())
+    if tied:
+        notes += (f"{tied} of {len(p)} pairs are human ties (counted correct only if the metric ties too)",)
+    res = StatResult(
+        "pairwise_accuracy",
+        float(correct.mean()),
+        n_items=len(per_item),
+        n_raters=n_raters,
+        notes=notes,
+        n_systems=int(cells["system"].nunique()),
+    )
+    if n_resamples <= 0:
+        return res
+    contrib = per_item[["c", "n"]].to_numpy(dtype=float)
+    return with_interval(res, bootstrap_sums(contrib, lambda s: s[:, 0] / s[:, 1], n_resamples=n_resamples, seed=seed))
+
+
+def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    den = np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=1) / den
+    return np.where(den > 1e-300, np.clip(r, -1.0, 1.0), np.nan)
+
+
+def system_correlation(
+    rankings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    method: Literal["pearson", "spearman"] = "pearson",
+    human: Literal["mean_rank", "bradley_terry"] = "mean_rank",
+    exclude: Iterable = (),
+    bt_alpha: float = DEFAULT_BT_ALPHA,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> StatResult:
+    """System-level Pearson or Spearman correlation (``scipy.stats.pearsonr`` / ``spearmanr``).
+
+    Human score of a system: −(mean rank over its (question, ranker) cells) or its Bradley-Terry strength
+    (see :mod:`stats.leaderboard`); metric score: mean score over its questions. Undefined with
+    fewer than three systems or constant scores. Interval: resampling questions (a resample that loses a
+    system entirely is undefined and left out).
+    """
+    name = f"system_{method}" + ("_bt" if human == "bradley_terry" else "")
+    cells, used, notes = joined_cells(rankings, scores, exclude)
+    systems = np.array(sorted(pd.unique(cells["system"]), key=str), dtype=object)
+    items = pd.unique(cells["item"])
+    n_raters = int(used["annotator"].nunique())
+    if len(systems) < 3:
+        return undefined(
+            name,
+            f"{len(systems)} system(s): a system-level correlation needs at least three",
+            n_items=len(items),
+            n_raters=n_raters,
+            notes=notes,
+            n_systems=len(systems),
+        )
+    s, q = len(systems), len(items)
+    qi = pd.Index(items).get_indexer(cells["item"])
+    si = pd.Index(systems).get_indexer(cells["system"])
+    mats = np.zeros((4, q, s))
+    for k, col in enumerate(("rank_sum", "n_rankers", "score")):
+        np.add.at(mats[k], (qi, si), cells[col].to_numpy(dtype=float))
+    np.add.at(mats[3], (qi, si), 1.0)
+    contrib = mats.transpose(1, 0, 2).reshape(q, 4 * s)
+    wins = win_contributions(used, systems, items) if human == "bradley_terry" else None
+    point_bt = bradley_terry(wins.sum(axis=0), bt_alpha) if wins is not None else None
+
+    def corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if method == "spearman":
+            bad = ~np.isfinite(x).all(axis=1) | ~np.isfinite(y).all(axis=1)
+            x, y = rankdata(np.nan_to_num(x), axis=1), rankdata(np.nan_to_num(y), axis=1)
+            return np.where(bad, np.nan, _rowwise_pearson(x, y))
+        return _rowwise_pearson(x, y)
+
+    sums = contrib.sum(axis=0).reshape(4, s)
+    h = point_bt if point_bt is not None else -sums[0] / sums[1]
+    m = sums[2] / sums[3]
+    if not (np.isfinite(h).all() and np.ptp(h) > 0 and np.ptp(m) > 0):
+        return undefined(
+            name,
+            "human or metric scores are constant (or Bradley-Terry failed) across systems",
+            n_items=q,
+            n_raters=n_raters,
+            notes=notes,
+            n_systems=s,
+        )
+    fn = pearsonr if method == "pearson" else spearmanr
+    res = StatResult(name, float(fn(h, m).statistic), n_items=q, n_raters=n_raters, notes=notes, n_systems=s)
+    if n_resamples <= 0 or q < 2:
+        return res
+
+    def stat(sums_b: np.ndarray) -> np.ndarray:
+        parts = sums_b[:, : 4 * s].reshape(-1, 4, s)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mb = parts[:, 2] / parts[:, 3]
+            if wins is None:
+                hb = -parts[:, 0] / parts[:, 1]
+            else:
+                hb = bradley_terry_resampled(sums_b[:, 4 * s :].reshape(-1, s, s), bt_alpha, point_bt)
+        return corr(hb, mb)
+
+    if wins is not None:
+        contrib = np.hstack([contrib, wins.reshape(q, s * s)])
+    return with_interval(res, bootstrap_sums(contrib, stat, n_resamples=n_resamples, seed=seed))

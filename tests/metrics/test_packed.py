@@ -1,0 +1,83 @@
+"""The padding-free encoder (metrics/packed.py) computes what SentenceTransformer.encode computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metrics.packed import PackedBert, packable
+
+# Awkward inputs: empty, whitespace at the ends, accents, CJK, a text past the 256-piece truncation, a piece
+# alone (as the word layer sends tokens), repeats of one length (one attention group) and many lengths.
+AWKWARD = [
+    "",
+    "  leading and trailing spaces  ",
+    "Über café naïve 5α-reductase",
+    "中文 测试 糖尿病",
+    "word " * 400,
+    "ex",
+    "renal",
+    "liver",
+    "Greater than 1 g/day of protein excretion is indicative of glomerular pathology.",
+    "Isoniazid (INH) can cause peripheral neuropathy; pyridoxine prevents it.",
+    "\tnewline\ninside\n",
+] + [f"sentence number {i} about hepatic {'and renal ' * i}function" for i in range(12)]
+
+
+def _reference(encoder, texts, **kwargs):
+    return encoder.model.encode(texts, batch_size=4, show_progress_bar=False, **kwargs)
+
+
+def test_model_is_packable_and_the_encoder_uses_it(encoder):
+    assert packable(encoder.model)
+    assert encoder.engine == "packed"
+
+
+@pytest.mark.parametrize("chunk_positions", [2048, 37])  # 37: chunks end mid-group and single long texts overflow
+def test_sentence_embeddings_match_sentence_transformers(encoder, chunk_positions):
+    packed = PackedBert(encoder.model, chunk_positions=chunk_positions)
+    got = packed.sentence_embeddings(encoder.token_ids(AWKWARD))
+    expected = _reference(encoder, AWKWARD, convert_to_numpy=True)
+    assert got.shape == expected.shape == (len(AWKWARD), 384)
+    assert np.abs(got - expected).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_order_is_kept_whatever_the_length_sort(encoder):
+    packed = PackedBert(encoder.model)
+    forward = packed.sentence_embeddings(encoder.token_ids(AWKWARD))
+    backward = packed.sentence_embeddings(encoder.token_ids(AWKWARD[::-1]))
+    assert np.abs(forward - backward[::-1]).max() < 1e-6
+    # Distinct texts give distinct vectors: a mix-up of rows would show here.
+    assert np.abs(forward[5] - forward[6]).max() > 1e-2
+
+
+def test_token_states_match_sentence_transformers(encoder):
+    packed = PackedBert(encoder.model, chunk_positions=64)
+    ids = encoder.token_ids(AWKWARD)
+    got = packed.token_states(ids)
+    expected = _reference(encoder, AWKWARD, output_value="token_embeddings", convert_to_numpy=False)
+    for seq, mine, theirs in zip(ids, got, expected, strict=True):
+        theirs = theirs.detach().cpu().numpy()[: len(seq)]
+        assert mine.shape == theirs.shape == (len(seq), 384)
+        assert np.abs(mine - theirs).max() < 1e-4
+
+
+def test_truncation_matches_the_models_256_pieces(encoder):
+    (ids,) = encoder.token_ids(["word " * 400])
+    assert len(ids) == encoder.max_seq_length == 256
+
+
+def test_other_models_fall_back_to_encode(encoder):
+    assert not packable(list(encoder.model)[:2])  # no Normalize module: not the architecture PackedBert runs
+    assert not packable(object())
+
+
+def test_the_sentence_transformers_engine_gives_the_same_vectors(encoder):
+    from metrics import Encoder
+
+    plain = Encoder(encoder.model_path, packed=False)
+    assert plain.engine == "sentence-transformers"
+    texts = AWKWARD[:10]
+    assert np.abs(plain.embed_texts(texts) - encoder.embed_texts(texts)).max() < 1e-5
+    assert np.abs(plain.token_matrix(["renal", "ex"]) - encoder.token_matrix(["renal", "ex"])).max() < 1e-5

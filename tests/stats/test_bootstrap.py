@@ -1,0 +1,49 @@
+"""The shared bootstrap helper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stats.bootstrap import bootstrap_sums, percentile_interval, resample_counts
+
+
+def test_counts_are_seeded_resamples_of_all_units():
+    c = resample_counts(50, 300, seed=3)
+    assert c.shape == (300, 50) and (c.sum(axis=1) == 50).all()
+    assert np.array_equal(c, resample_counts(50, 300, seed=3))
+    assert not np.array_equal(c, resample_counts(50, 300, seed=4))
+    # each unit is drawn once per resample on average
+    assert c.mean() == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        c[0, 0] = 5  # cached and read-only
+
+
+def test_sum_bootstrap_equals_explicit_resampling_of_a_mean():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    out = bootstrap_sums(x, lambda s: s[:, 0] / len(x), n_resamples=500, seed=9)
+    counts = resample_counts(40, 500, seed=9).astype(int)
+    explicit = np.array([np.repeat(x, row).mean() for row in counts])
+    assert out.samples == pytest.approx(explicit, abs=1e-12)
+    lo, hi = np.percentile(explicit, [2.5, 97.5])
+    assert (out.ci_low[0], out.ci_high[0]) == pytest.approx((lo, hi), abs=1e-12)
+
+
+def test_percentile_interval_ignores_undefined_resamples():
+    samples = np.array([np.nan, 1.0, 2.0, 3.0, np.inf])
+    lo, hi = percentile_interval(samples)
+    assert (lo[0], hi[0]) == pytest.approx(tuple(np.percentile([1.0, 2.0, 3.0], [2.5, 97.5])))
+    lo, hi = percentile_interval(np.array([np.nan, np.nan]))
+    assert np.isnan(lo[0]) and np.isnan(hi[0])
+
+
+def test_resamples_with_a_single_distinct_unit_are_undefined():
+    out = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1, min_distinct=2)
+    counts = resample_counts(2, 400, seed=1)
+    single = (counts > 0).sum(axis=1) < 2
+    assert single.any()
+    assert np.isnan(out.samples[single]).all() and np.isfinite(out.samples[~single]).all()
+    assert out.n_defined[0] == (~single).sum()
+    plain = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1)
+    assert np.isfinite(plain.samples).all()
