@@ -22,6 +22,7 @@ from analytics.selectors import (
     vetting_ratings,
 )
 from analytics.stats import agreement, correlation, leaderboard, rankings
+from portal.jobs import Progress
 from portal.models import User
 
 LIBRARIES = [
@@ -91,7 +92,9 @@ def _agreement_block(frame: pd.DataFrame, n_resamples: int, seed: int) -> dict:
     }
 
 
-def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, progress=None) -> dict:
+def report_vetting_agreement(
+    *, n_resamples: int = 1000, seed: int = 20250607, progress: Progress | None = None
+) -> dict:
     """Verdict and GP-relevance agreement overall, per QA type and per reviewer pair."""
     frame = vetting_ratings()
     names = _pseudonyms(frame["annotator"].unique())
@@ -111,7 +114,12 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
 
 
 def report_study(
-    *, study_id: int, profile: str = "cliniqlink-2025", n_resamples: int = 1000, seed: int = 20250607, progress=None
+    *,
+    study_id: int,
+    profile: str = "cliniqlink-2025",
+    n_resamples: int = 1000,
+    seed: int = 20250607,
+    progress: Progress | None = None,
 ) -> dict:
     """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
     often the reference answer was ranked low."""
@@ -316,7 +324,7 @@ def report_params_check(*, kind: str, params: dict) -> dict:
     return params
 
 
-def report_run(*, report, progress=None):
+def report_run(*, report, progress: Progress | None = None):
     """Compute and store a report (idempotent: a re-run overwrites the result)."""
     params = dict(report.params)
     result = REPORTS[report.kind](progress=progress, **params)

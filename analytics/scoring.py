@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
 from portal.errors import DomainError
+from portal.jobs import Progress
 from portal.models import Job
 
 # Portal QA type → the metric's type (the harness output file stem).
@@ -101,7 +102,7 @@ def scoring_inputs(run: ScoringRun):
     return inputs, responses, keys, others
 
 
-def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
+def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) -> ScoringRun:
     """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
     from analytics.metrics import score_submission
     from analytics.metrics.free_text import score_free_text

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 
 from analytics.models import Report, ScoringRun
 from portal.errors import DomainError
 from portal.jobs import job_create, job_enqueue
+from portal.models import User
 
 
-def report_request(*, kind: str, params: dict | None = None, user=None) -> Report:
+def report_request(*, kind: str, params: dict | None = None, user: User | None = None) -> Report:
     """Create a report record and queue the job that computes it."""
     if kind not in Report.Kind.values:
         raise DomainError(f"unknown report kind {kind!r}")
@@ -27,7 +29,9 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
     return report
 
 
-def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user=None) -> ScoringRun:
+def scoring_request(
+    *, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user: User | None = None
+) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
     from analytics.metrics import PROFILES
     from analytics.tasks import scoring_task
@@ -47,5 +51,5 @@ def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", s
     return run
 
 
-def _user(user):
+def _user(user: User | AnonymousUser | None) -> User | None:
     return user if getattr(user, "pk", None) else None

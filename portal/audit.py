@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import Model
 
-from portal.models import AuditEntry
+from portal.models import AuditEntry, User
 
 
-def audit_record(*, actor, obj: Model | tuple[str, str], action: str, before=None, after=None, note: str = ""):
+def audit_record(
+    *,
+    actor: User | AnonymousUser | None,
+    obj: Model | tuple[str, str],
+    action: str,
+    before=None,
+    after=None,
+    note: str = "",
+):
     """Append one audit entry for ``obj`` (a model instance or an (object_type, object_id) pair)."""
     if isinstance(obj, tuple):
         object_type, object_id = obj

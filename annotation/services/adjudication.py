@@ -14,12 +14,13 @@ from annotation.vetting_selectors import conflict_of_interest_refuse, item_adjud
 from annotation.workflow import Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
+from portal.models import User
 from portal.roles import can_adjudicate, can_organize
 
 ADJUDICABLE = (ItemStatus.IN_ADJUDICATION, ItemStatus.HELD)
 
 
-def decider_check(user, item: QAItem) -> None:
+def decider_check(user: User, item: QAItem) -> None:
     """Who may record the final judgement of ``item``; raises :class:`NotAllowed` with the reason.
 
     - nobody conflicted on the item (``annotation.vetting_selectors.conflict_of_interest_q``: they were given it to
@@ -42,7 +43,7 @@ def decider_check(user, item: QAItem) -> None:
     raise NotAllowed("Only adjudicators record final judgements.")
 
 
-def may_decide(user, item: QAItem) -> bool:
+def may_decide(user: User, item: QAItem) -> bool:
     try:
         decider_check(user, item)
     except NotAllowed:
@@ -91,7 +92,7 @@ def item_adjudicate(
     return adjudication
 
 
-def item_reassign(*, item: QAItem, organizer, reason: str) -> QAItem:
+def item_reassign(*, item: QAItem, organizer: User, reason: str) -> QAItem:
     """Send an item that no adjudicator may decide back to review by people who were never given it.
 
     Its reviews are kept (the agreement figures still count them) but marked superseded and their leases too, so

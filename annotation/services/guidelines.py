@@ -15,6 +15,7 @@ from annotation.models import GuidelineAcknowledgement, GuidelineVersion
 from annotation.qa_types import QAType
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
+from portal.models import User
 from portal.parsers import refused_character
 
 TEXT_MAX_CHARS = 50_000
@@ -22,7 +23,7 @@ BENCHMARK_MAX_CHARS = 40
 
 
 def guideline_version_create(
-    *, benchmark: str, qa_type: str, text: str, author, change_note: str = "", based_on: int | None = None
+    *, benchmark: str, qa_type: str, text: str, author: User, change_note: str = "", based_on: int | None = None
 ) -> GuidelineVersion:
     """Store a new version of the guideline of (``benchmark``, ``qa_type``) with the next number.
 
@@ -104,7 +105,7 @@ def guideline_defaults_ensure() -> int:
     return len(created)
 
 
-def guideline_set_acknowledge(*, reviewer, signature: str | None = None) -> GuidelineAcknowledgement | None:
+def guideline_set_acknowledge(*, reviewer: User, signature: str | None = None) -> GuidelineAcknowledgement | None:
     """Record that ``reviewer`` read the current set of guidelines.
 
     ``signature`` names the set the page showed them: if a version was saved since, nothing is recorded and the

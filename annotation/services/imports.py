@@ -19,6 +19,8 @@ from annotation.importers.base import Limits, require_fits
 from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
+from portal.jobs import Progress
+from portal.models import User
 
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import
@@ -101,7 +103,13 @@ def items_parse(
 
 
 def items_import(
-    *, paths: list[Path], fmt: str = "cliniqlink", user=None, batch_name: str = "", progress=None, displays=None
+    *,
+    paths: list[Path],
+    fmt: str = "cliniqlink",
+    user: User | None = None,
+    batch_name: str = "",
+    progress: Progress | None = None,
+    displays=None,
 ) -> ImportResult:
     """Validate then import items from ``paths`` (files or ClinIQLink folders) in one transaction."""
     require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
@@ -217,7 +225,7 @@ def sources_parse(paths: list[Path], *, displays: dict | None = None) -> list[Pa
     return parsed
 
 
-def sources_import(*, paths: list[Path], user=None, displays: dict | None = None) -> dict:
+def sources_import(*, paths: list[Path], user: User | None = None, displays: dict | None = None) -> dict:
     """Create or update passages by ``paragraph_id`` from every file in ``paths`` (all files or none) and link
     every item that cites them."""
     if not paths:
@@ -265,7 +273,13 @@ def _link_items_to_passages() -> int:
 
 
 def import_request(
-    *, kind: str, paths: list[Path], displays: dict[str, str], fmt: str = "cliniqlink", batch_name: str = "", user=None
+    *,
+    kind: str,
+    paths: list[Path],
+    displays: dict[str, str],
+    fmt: str = "cliniqlink",
+    batch_name: str = "",
+    user: User | None = None,
 ):
     """Queue the import of uploaded files (``kind`` "items" or "sources") as a job; returns the job.
 

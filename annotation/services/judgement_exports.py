@@ -15,6 +15,7 @@ from pathlib import Path
 from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
 from annotation.workflow import Stage, Verdict
+from portal.models import User
 
 JUDGEMENT_COLUMNS = [
     "item_uid",
@@ -44,7 +45,7 @@ DISPUTE_COLUMNS = [
 FORMATS = ("csv", "parquet", "shroom")
 
 
-def _who(user, identities: bool) -> str:
+def _who(user: User | None, identities: bool) -> str:
     if user is None:
         return ""
     return user.email if identities else user.pseudonym

@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.contrib.auth.models import AnonymousUser
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
@@ -23,6 +24,7 @@ from annotation.vetting_selectors import open_issue_q
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
+from portal.models import User
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -212,7 +214,7 @@ def release_get(label: str) -> Release:
     return release
 
 
-def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=None) -> Release:
+def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user: User | None = None) -> Release:
     """Freeze a new version of release ``name`` from the items the rule selects.
 
     Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
@@ -264,7 +266,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
     return release
 
 
-def _user(user):
+def _user(user: User | AnonymousUser | None) -> User | None:
     return user if getattr(user, "pk", None) else None
 
 

@@ -16,6 +16,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from portal.audit import audit_record
+from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, ReferenceFlag, Study, StudyAnswer
 from ranking.rules import bottom_half
 
@@ -71,7 +72,7 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
     )
 
 
-def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
+def reference_flag_send(*, flag: ReferenceFlag, user: User) -> ReferenceFlag:
     """Send a flagged question to vetting as a dispute (once; a second call changes nothing).
 
     Records an audit entry and marks the flag sent, in one transaction with filing the vetting dispute through

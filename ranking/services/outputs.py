@@ -35,6 +35,8 @@ from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES, QAType
 from annotation.services.imports import upload_limits
 from portal.audit import audit_record
+from portal.jobs import Progress
+from portal.models import User
 from ranking.models import System, SystemOutput
 
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
@@ -270,8 +272,8 @@ def outputs_import(
     *,
     system_name: str,
     paths: list[Path],
-    user=None,
-    progress=None,
+    user: User | None = None,
+    progress: Progress | None = None,
     family: str = "",
     parameter_count: int | None = None,
     displays: dict | None = None,
@@ -350,7 +352,7 @@ def outputs_import_request(
     displays: dict[str, str],
     family: str = "",
     parameter_count: int | None = None,
-    user=None,
+    user: User | None = None,
 ):
     """Queue :func:`outputs_import` of uploaded files as a job (the upload page); returns the job."""
     from portal.jobs import job_create, job_enqueue
@@ -369,7 +371,7 @@ def outputs_import_request(
     return job
 
 
-def _system_upsert(*, name: str, family: str, parameter_count: int | None, user) -> System:
+def _system_upsert(*, name: str, family: str, parameter_count: int | None, user: User) -> System:
     system, created = System.objects.select_for_update().get_or_create(
         name=name, defaults={"family": family, "parameter_count": parameter_count}
     )

@@ -12,6 +12,7 @@ from annotation.models import QAItem
 from annotation.qa_types import QAType
 from portal.audit import audit_record
 from portal.errors import DomainError
+from portal.models import User
 from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
 from ranking.services.outputs import reference_outputs_ensure, reference_system
 from ranking.shuffle import sample_items
@@ -90,7 +91,7 @@ def study_create(
     unblinding_rate: float = 0.0,
     guidelines: str = "",
     lease_seconds: int = 30 * 60,
-    user=None,
+    user: User | None = None,
 ) -> StudyCreateResult:
     """Create a study over the items matching the filter that have an output from every chosen system.
 
@@ -203,7 +204,7 @@ def _questions_create(*, study: Study, item_ids: list[int], systems: list[System
         )
 
 
-def study_state_set(*, study: Study, state: str, user=None) -> Study:
+def study_state_set(*, study: Study, state: str, user: User | None = None) -> Study:
     """Open or close a study (closed studies hand out no tasks and accept no submissions)."""
     if state not in Study.State.values:
         raise DomainError(f"unknown state {state!r}")
