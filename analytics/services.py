@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 
@@ -9,6 +11,10 @@ from analytics.models import Report, ScoringRun
 from portal.errors import DomainError
 from portal.jobs import job_create, job_enqueue
 from portal.models import User
+
+if TYPE_CHECKING:
+    from annotation.models import Release
+    from ranking.models import System
 
 
 def report_request(*, kind: str, params: dict | None = None, user: User | None = None) -> Report:
@@ -30,7 +36,12 @@ def report_request(*, kind: str, params: dict | None = None, user: User | None =
 
 
 def scoring_request(
-    *, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user: User | None = None
+    *,
+    system: System,
+    release: Release | None = None,
+    profile: str = "cliniqlink-2025",
+    seed: int = 0,
+    user: User | None = None,
 ) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
     from analytics.metrics import PROFILES
@@ -52,4 +63,4 @@ def scoring_request(
 
 
 def _user(user: User | AnonymousUser | None) -> User | None:
-    return user if getattr(user, "pk", None) else None
+    return user if isinstance(user, User) and user.pk else None

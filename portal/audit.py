@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 
 from portal.models import AuditEntry, User
 
@@ -13,17 +13,17 @@ def audit_record(
     actor: User | AnonymousUser | None,
     obj: Model | tuple[str, str],
     action: str,
-    before=None,
-    after=None,
+    before: object = None,
+    after: object = None,
     note: str = "",
-):
+) -> AuditEntry:
     """Append one audit entry for ``obj`` (a model instance or an (object_type, object_id) pair)."""
     if isinstance(obj, tuple):
         object_type, object_id = obj
     else:
         object_type, object_id = obj._meta.label_lower, str(obj.pk)
     return AuditEntry.objects.create(
-        actor=actor if getattr(actor, "pk", None) else None,
+        actor=actor if isinstance(actor, User) and actor.pk else None,
         action=action,
         object_type=object_type,
         object_id=str(object_id),
@@ -33,5 +33,5 @@ def audit_record(
     )
 
 
-def audit_history(obj: Model):
+def audit_history(obj: Model) -> QuerySet[AuditEntry]:
     return AuditEntry.objects.filter(object_type=obj._meta.label_lower, object_id=str(obj.pk)).select_related("actor")

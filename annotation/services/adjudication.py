@@ -3,6 +3,8 @@ organizers' way forward for an item no adjudicator may decide (they decide it, o
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -52,7 +54,13 @@ def may_decide(user: User, item: QAItem) -> bool:
 
 
 def item_adjudicate(
-    *, item: QAItem, adjudicator, verdict: str, relevance, reason: str, dispute_outcome: str = Dispute.Status.UPHELD
+    *,
+    item: QAItem,
+    adjudicator: User,
+    verdict: str,
+    relevance: Any,
+    reason: str,
+    dispute_outcome: str = Dispute.Status.UPHELD,
 ) -> Adjudication:
     """Record the final verdict and relevance; resolves open disputes (``dispute_outcome``) and closes open
     feedback notes with the reason, then moves the item to verified (correct) or rejected (anything else).

@@ -72,7 +72,7 @@ def _end_lease(*, assignment_id: int, reviewer: User, idempotency_key: str | UUI
 
 def _quote(item: QAItem, quote_text: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
     """Resolve the quoted span against the excerpt: by offsets, or by finding the quoted text."""
-    text = item.passage.text if item.passage_id else ""
+    text = item.passage.text if item.passage is not None else ""
     if start is not None and end is not None:
         if not text or not 0 <= start < end <= len(text):
             raise DomainError("the quoted span lies outside the source excerpt", code="invalid_quote")

@@ -53,6 +53,13 @@ def guideline_version_create(
             current = guideline_current(benchmark=benchmark, qa_type=qa_type)
             number = current.number if current else 0
             if based_on is not None and based_on != number:
+                if current is None:
+                    # A form from another benchmark's page, or edited by hand: there is nothing it could be based on.
+                    raise Conflict(
+                        f"This guideline has no version {based_on} (it has none yet); nothing was stored. Your text is "
+                        "still in the form: save it again to make it version 1.",
+                        code="guideline_changed",
+                    )
                 raise Conflict(
                     f"Version {number} of this guideline was saved by {current.author_label} while you were writing; "
                     "nothing was stored. Your text is still in the form: compare it with the new version and save "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -20,7 +21,7 @@ from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.audit import audit_record
 from portal.jobs import Progress
-from portal.models import User
+from portal.models import Job, User
 
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import
@@ -109,7 +110,7 @@ def items_import(
     user: User | None = None,
     batch_name: str = "",
     progress: Progress | None = None,
-    displays=None,
+    displays: dict[str, str] | None = None,
 ) -> ImportResult:
     """Validate then import items from ``paths`` (files or ClinIQLink folders) in one transaction."""
     require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
@@ -171,7 +172,7 @@ def _copy_insert(objects: list[QAItem]) -> None:
     """
     # Generated columns (the queue key) are computed by the database and cannot be written.
     fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key and not f.generated]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: has a column
     with connection.cursor() as cursor:
         with cursor.cursor.copy(f"COPY {QAItem._meta.db_table} ({columns}) FROM STDIN") as copy:
             for obj in objects:
@@ -280,7 +281,7 @@ def import_request(
     fmt: str = "cliniqlink",
     batch_name: str = "",
     user: User | None = None,
-):
+) -> Job:
     """Queue the import of uploaded files (``kind`` "items" or "sources") as a job; returns the job.
 
     The upload page and the API both call this; the job runs :func:`items_import` / :func:`sources_import`.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
@@ -64,7 +65,7 @@ def _earlier_versions(review: Review) -> str:
 def judgement_rows(*, identities: bool = False) -> list[dict]:
     """One row per judgement; a review changed by its author shows its newest version, with ``edited_at`` and the
     ``earlier_versions`` it replaced."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     reviews = (
         Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY])
         .select_related("item", "reviewer", "guideline")

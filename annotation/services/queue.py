@@ -13,8 +13,10 @@ Rules enforced here:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -101,7 +103,7 @@ def assignment_next(
     return None
 
 
-def _batches_by_priority(rows) -> list[list[int]]:
+def _batches_by_priority(rows: Sequence[Sequence[Any]]) -> list[list[int]]:
     """Ids of the unpaused batches (rows of the last statement of ``_sql()["own_leases"]``), by priority, highest first.
 
     The third and fourth columns of those rows are the gold rate and the seed, which ride along to save a round trip

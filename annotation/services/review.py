@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from django.db import OperationalError, transaction
@@ -26,10 +27,13 @@ from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 
-_STAGE_STATUS = {Stage.PRIMARY: ItemStatus.IN_REVIEW, Stage.SECONDARY: ItemStatus.IN_SECOND_REVIEW}
+_STAGE_STATUS: dict[str, ItemStatus] = {
+    Stage.PRIMARY: ItemStatus.IN_REVIEW,
+    Stage.SECONDARY: ItemStatus.IN_SECOND_REVIEW,
+}
 
 
-def review_validate(*, verdict: str, relevance) -> int:
+def review_validate(*, verdict: str, relevance: Any) -> int:
     """Check a verdict and a 1-5 relevance; returns the relevance as an int."""
     if verdict not in Verdict.values:
         raise DomainError(f"verdict must be one of {', '.join(Verdict.values)}", code="invalid_verdict")
@@ -62,7 +66,7 @@ def review_submit(
     reviewer: User,
     idempotency_key: str | UUID | None,
     verdict: str,
-    relevance,
+    relevance: Any,
     comment: str = "",
     active_seconds: float | None = None,
     now: datetime | None = None,

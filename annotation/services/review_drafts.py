@@ -23,7 +23,7 @@ def _own_assignment(*, reviewer: User, assignment_id: int) -> Assignment:
     return assignment
 
 
-def review_draft_clean(data) -> dict:
+def review_draft_clean(data: object) -> dict:
     """Check a draft's shape; returns the cleaned dict or raises :class:`DomainError` naming the field."""
     if not isinstance(data, dict):
         raise DomainError("the draft must be a JSON object", code="invalid_draft")
@@ -59,7 +59,7 @@ def review_draft_get(*, reviewer: User, assignment_id: int) -> dict | None:
     return draft.data if draft else None
 
 
-def review_draft_save(*, reviewer: User, assignment_id: int, data) -> dict:
+def review_draft_save(*, reviewer: User, assignment_id: int, data: object) -> dict:
     """Store the owner's draft for the lease's item (replacing the previous one). Refused once the lease ended, so a
     save arriving after the review was sent cannot bring the draft back."""
     clean = review_draft_clean(data)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from annotation.models import ImportBatch, VettingConfig
@@ -12,7 +14,7 @@ from portal.models import User
 _FIELDS = ("seed", "second_share", "relevance_gap", "gold_rate", "gold_min_accuracy", "gold_min_answers")
 
 
-def vetting_config_update(*, by: User, **changes) -> VettingConfig:
+def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
     """Change vetting settings. Items already drawn keep their draw: the seed only affects later primary reviews."""
     unknown = set(changes) - set(_FIELDS)
     if unknown:

@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 
 import pandas as pd
+from django.db.models import QuerySet
 
 from portal import csv_cells
 from portal.audit import audit_record
@@ -38,7 +39,7 @@ COLUMNS = [
 ]
 
 
-def _judgements(study: Study):
+def _judgements(study: Study) -> QuerySet[AnswerJudgement]:
     return (
         AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
         .select_related("task__ranker", "answer__system", "answer__question__item")

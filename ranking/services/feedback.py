@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 
 from django.db import transaction
 from django.db.models import Count
@@ -56,9 +57,9 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
             wanted[question_id] = reasons
     with transaction.atomic():
         existing = {f.question_id: f for f in ReferenceFlag.objects.select_for_update().filter(question__study=study)}
-        for question_id, flag in existing.items():
-            if question_id not in wanted and flag.sent_at is None:
-                flag.delete()
+        for question_id, stored in existing.items():
+            if question_id not in wanted and stored.sent_at is None:
+                stored.delete()
         for question_id, reasons in wanted.items():
             flag = existing.get(question_id)
             if flag is None:
@@ -106,7 +107,7 @@ def reference_flag_send(*, flag: ReferenceFlag, user: User) -> ReferenceFlag:
     return flag
 
 
-def _dispute_filer():
+def _dispute_filer() -> Callable[..., object] | None:
     try:
         module = importlib.import_module(DISPUTES_MODULE)
     except ModuleNotFoundError:

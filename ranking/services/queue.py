@@ -34,14 +34,16 @@ def _active_q(now: datetime) -> Q:
     return Q(status=RankingTask.Status.SUBMITTED) | Q(status=RankingTask.Status.LEASED, lease_expires_at__gt=now)
 
 
-def question_active_count(question_id: int, now: datetime, *, exclude_task=None) -> int:
+def question_active_count(question_id: int, now: datetime, *, exclude_task: RankingTask | None = None) -> int:
     tasks = RankingTask.objects.filter(_active_q(now), question_id=question_id)
     if exclude_task is not None:
         tasks = tasks.exclude(pk=exclude_task.pk)
     return tasks.count()
 
 
-def task_next(*, study: Study, ranker: User, now: datetime | None = None, not_again=None) -> RankingTask | None:
+def task_next(
+    *, study: Study, ranker: User, now: datetime | None = None, not_again: RankingTask | None = None
+) -> RankingTask | None:
     """The ranker's current task in ``study``, or a newly leased one; None when nothing is left for them.
 
     Questions the ranker skipped come back once no unskipped one is left, the one skipped longest ago first
@@ -97,7 +99,7 @@ def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -
 
 
 def _skipped_again(
-    *, study: Study, ranker: User, now: datetime, lease: timedelta, not_again=None
+    *, study: Study, ranker: User, now: datetime, lease: timedelta, not_again: RankingTask | None = None
 ) -> RankingTask | None:
     """Lease again the ranker's oldest skipped task whose question still has a free slot (same shuffle as before)."""
     skipped = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SKIPPED)

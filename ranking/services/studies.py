@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -35,7 +36,7 @@ class StudyCreateResult:
         }
 
 
-def _systems_resolve(systems) -> list[System]:
+def _systems_resolve(systems: Iterable[System | int | str]) -> list[System]:
     resolved = []
     for entry in systems:
         if isinstance(entry, System):
@@ -53,7 +54,16 @@ def _systems_resolve(systems) -> list[System]:
     return list({s.pk: s for s in resolved}.values())
 
 
-def _check_options(*, name, overlap, tag_scale, unblinding_rate, include_reference, n_answers, qa_types) -> None:
+def _check_options(
+    *,
+    name: str,
+    overlap: int,
+    tag_scale: list[str],
+    unblinding_rate: float,
+    include_reference: bool,
+    n_answers: int,
+    qa_types: list[str],
+) -> None:
     if not name.strip():
         raise DomainError("the study needs a name")
     if Study.objects.filter(name=name.strip()).exists():
@@ -76,7 +86,7 @@ def _check_options(*, name, overlap, tag_scale, unblinding_rate, include_referen
 def study_create(
     *,
     name: str,
-    systems: list,
+    systems: list[System | int | str],
     qa_types: list[str] | None = None,
     sample_size: int | None = None,
     seed: int = 0,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
@@ -62,7 +64,7 @@ def task_rules(task: RankingTask) -> FormRules:
 
 def task_submit(
     *,
-    task_id,
+    task_id: UUID | str,
     ranker: User,
     answers: dict,
     comment: str = "",
@@ -156,7 +158,7 @@ def task_submit(
     return task
 
 
-def _clamp_ms(value) -> int:
+def _clamp_ms(value: Any) -> int:  # what the client sent
     try:
         return max(0, min(int(value), MAX_TIME_MS))
     except (TypeError, ValueError):
