@@ -119,7 +119,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     inputs, responses, keys, others = scoring_inputs(run)
     if not inputs and not others:
         raise DomainError(f"{run.system} has no outputs for items in this scope; import outputs first")
-    scores: list[Any] = []
+    scores: list[AnswerScore] = []
     summary: dict[str, Any] = {}
     record: dict[str, Any] = {"notes": []}
     if inputs:
