@@ -10,11 +10,12 @@ HOST   ?= 127.0.0.1
 run: install nltk-data token-table migrate demo  ## serve the portal with demo data on http://127.0.0.1:8000
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: install-dev nltk-data token-table  ## install what the tests need and run the whole suite
+test: install-dev nltk-data token-table  ## install what the tests need, check types (mypy) and run the whole suite
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(BIN)/python:

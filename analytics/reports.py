@@ -6,11 +6,14 @@ on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any, TypedDict
 
 import pandas as pd
 from django.utils import timezone
 
+from analytics.models import Report, ScoringRun
 from analytics.selectors import (
     RELEVANCE_SCALE,
     SCORE_LABELS,
@@ -21,10 +24,19 @@ from analytics.selectors import (
     study_scoring_runs,
     vetting_ratings,
 )
+from portal.jobs import Progress
 from portal.models import User
 from ranking.rules import bottom_half, reference_judged_poorly
 from stats import agreement, correlation, leaderboard, rankings
 from stats.pairs import MIN_PAIR_ITEMS, rater_pairs
+
+
+class _Resampling(TypedDict):
+    """The bootstrap's settings, passed on to every statistic of a report."""
+
+    n_resamples: int
+    seed: int
+
 
 LIBRARIES = [
     "numpy",
@@ -66,7 +78,7 @@ def library_versions() -> dict[str, str]:
     return out
 
 
-def _pseudonyms(ids) -> dict:
+def _pseudonyms(ids: Iterable[int]) -> dict[int, str]:
     return {user.pk: user.pseudonym for user in User.objects.filter(pk__in=set(ids))}
 
 
@@ -75,7 +87,7 @@ def _stats(results: dict) -> dict:
 
 
 def _agreement_block(frame: pd.DataFrame, n_resamples: int, seed: int) -> dict:
-    kw = {"n_resamples": n_resamples, "seed": seed}
+    kw: _Resampling = {"n_resamples": n_resamples, "seed": seed}
     verdicts = frame.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
     relevance = frame.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
     return {
@@ -93,7 +105,9 @@ def _agreement_block(frame: pd.DataFrame, n_resamples: int, seed: int) -> dict:
     }
 
 
-def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, progress=None) -> dict:
+def report_vetting_agreement(
+    *, n_resamples: int = 1000, seed: int = 20250607, progress: Progress | None = None
+) -> dict:
     """Verdict and GP-relevance agreement overall, per QA type and per reviewer pair."""
     frame = vetting_ratings()
     names = _pseudonyms(frame["annotator"].unique())
@@ -101,7 +115,7 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
     types = sorted(frame["qa_type"].unique())
     if progress:
         progress.start(2 + len(types), "vetting agreement")
-    result = {"overall": _agreement_block(frame, n_resamples, seed), "by_type": {}, "pairs": []}
+    result: dict[str, Any] = {"overall": _agreement_block(frame, n_resamples, seed), "by_type": {}, "pairs": []}
     _advance(progress)
     for qa_type in types:
         result["by_type"][qa_type] = _agreement_block(frame[frame["qa_type"] == qa_type], n_resamples, seed)
@@ -113,7 +127,12 @@ def report_vetting_agreement(*, n_resamples: int = 1000, seed: int = 20250607, p
 
 
 def report_study(
-    *, study_id: int, profile: str = "cliniqlink-2025", n_resamples: int = 1000, seed: int = 20250607, progress=None
+    *,
+    study_id: int,
+    profile: str = "cliniqlink-2025",
+    n_resamples: int = 1000,
+    seed: int = 20250607,
+    progress: Progress | None = None,
 ) -> dict:
     """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
     often the reference answer was ranked low."""
@@ -123,7 +142,7 @@ def report_study(
     ranks = study_rankings(study)
     if progress:
         progress.start(4 + len(SCORE_METRICS), f"study {study.name}")
-    kw = {"n_resamples": n_resamples, "seed": seed}
+    kw: _Resampling = {"n_resamples": n_resamples, "seed": seed}
     result: dict = {
         "study": study.name,
         "n_questions": int(ranks["item"].nunique()),
@@ -179,11 +198,12 @@ def report_study(
     return result
 
 
-def _automatic_leaderboard(scores: pd.DataFrame, runs) -> tuple[list[dict], dict[str, str]]:
+def _automatic_leaderboard(scores: pd.DataFrame, runs: Iterable[ScoringRun]) -> tuple[list[dict], dict[str, str]]:
     """Mean score per system and metric; a mean over no score is ``None`` (never NaN), and the second value
     says, per such metric, why: the reason the scoring runs recorded (METEOR without WordNet), else that no
     answer has the score."""
-    rows, undefined = [], {}
+    rows: list[dict[str, Any]] = []
+    undefined: dict[str, str] = {}
     for system, group in scores.groupby("system"):
         row = {"system": system}
         for metric in SCORE_METRICS:
@@ -195,7 +215,7 @@ def _automatic_leaderboard(scores: pd.DataFrame, runs) -> tuple[list[dict], dict
     return rows, undefined
 
 
-def _no_score_reason(metric: str, runs) -> str:
+def _no_score_reason(metric: str, runs: Iterable[ScoringRun]) -> str:
     label = SCORE_LABELS[metric]
     recorded = sorted(
         {
@@ -209,7 +229,7 @@ def _no_score_reason(metric: str, runs) -> str:
     return f"No answer of the system has a {label} score."
 
 
-def _correlation_block(ranks: pd.DataFrame, scores: pd.DataFrame, kw: dict) -> dict:
+def _correlation_block(ranks: pd.DataFrame, scores: pd.DataFrame, kw: _Resampling) -> dict:
     if scores.empty:
         return {"undefined_reason": "no scores for this metric: score the study's systems first"}
     seg, _ = correlation.segment_tau_b(ranks, scores, **kw)
@@ -267,7 +287,7 @@ def report_reviewer_quality() -> dict:
     from annotation.models import Review
     from annotation.selectors.vetting import reviewer_quality
 
-    pace = {
+    pace: dict[int, Mapping[str, Any]] = {
         row["reviewer_id"]: row
         for row in Review.objects.values("reviewer_id").annotate(n=Count("id"), mean_seconds=Avg("server_seconds"))
     }
@@ -278,7 +298,8 @@ def report_reviewer_quality() -> dict:
     return {"reviewers": rows}
 
 
-REPORTS = {
+# Each kind of report: a function taking the checked parameters (and a progress bar), returning the result.
+REPORTS: dict[str, Callable[..., dict[str, Any]]] = {
     "vetting_agreement": report_vetting_agreement,
     "study": report_study,
     "reviewer_quality": lambda progress=None, **_: report_reviewer_quality(),
@@ -327,7 +348,7 @@ def report_params_check(*, kind: str, params: dict) -> dict:
     return params
 
 
-def report_run(*, report, progress=None):
+def report_run(*, report: Report, progress: Progress | None = None) -> Report:
     """Compute and store a report (idempotent: a re-run overwrites the result)."""
     params = dict(report.params)
     result = REPORTS[report.kind](progress=progress, **params)
@@ -340,6 +361,6 @@ def report_run(*, report, progress=None):
     return report
 
 
-def _advance(progress) -> None:
+def _advance(progress: Progress | None) -> None:
     if progress is not None:
         progress.advance(1)

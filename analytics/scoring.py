@@ -16,6 +16,8 @@ more systems at once as well.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,7 +26,10 @@ from django.utils import timezone
 
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
 from portal.errors import DomainError
-from portal.jobs import job_part_progress
+from portal.jobs import Progress, job_part_progress
+
+if TYPE_CHECKING:  # imported where used: loading the metric pulls in torch
+    from metrics import Encoder, TextMetrics
 
 # Portal QA type → the metric's type (the harness output file stem).
 METRIC_TYPE = {
@@ -54,7 +59,7 @@ SCORE_FIELDS = [
 
 
 @functools.cache
-def settings_encoder():
+def settings_encoder() -> Encoder:
     from analytics.embeddings import DatabaseTextStore
     from metrics import Encoder
 
@@ -63,13 +68,17 @@ def settings_encoder():
 
 
 @functools.cache
-def settings_text_metrics():
+def settings_text_metrics() -> TextMetrics:
     from metrics import TextMetrics
 
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
 
 
-def scoring_inputs(run: ScoringRun):
+def scoring_inputs(
+    run: ScoringRun,
+) -> tuple[
+    dict[str, list[dict]], dict[str, list], dict[str, list[tuple[int, int]]], list[tuple[int, int, str, str, str]]
+]:
     """The submission the public scorer would see: per metric type, the dataset records (release order, or
     import order) and the system's raw responses; plus (item id, output id) per position. Answers to other
     benchmarks' items (PromptCBLUE) come separately as (item id, output id, QA type, reference, response), the
@@ -77,7 +86,7 @@ def scoring_inputs(run: ScoringRun):
     from ranking.models import SystemOutput
 
     outputs = SystemOutput.objects.filter(system=run.system).select_related("item")
-    if run.release_id:
+    if run.release is not None:
         order = {item_id: pos for pos, item_id in run.release.items.values_list("position", "item_id")}
         outputs = outputs.filter(item_id__in=order)
         records = dict(run.release.items.values_list("item_id", "record"))
@@ -101,7 +110,7 @@ def scoring_inputs(run: ScoringRun):
     return inputs, responses, keys, others
 
 
-def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
+def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) -> ScoringRun:
     """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
     from metrics import score_submission
     from metrics.free_text import score_free_text
@@ -109,7 +118,9 @@ def scoring_run_execute(*, run: ScoringRun, progress=None) -> ScoringRun:
     inputs, responses, keys, others = scoring_inputs(run)
     if not inputs and not others:
         raise DomainError(f"{run.system} has no outputs for items in this scope; import outputs first")
-    scores, summary, record = [], {}, {"notes": []}
+    scores: list[AnswerScore] = []
+    summary: dict[str, Any] = {}
+    record: dict[str, Any] = {"notes": []}
     if inputs:
         encoder = settings_encoder()
         before = (encoder.stats.texts_encoded, encoder.stats.texts_from_store)
@@ -224,11 +235,11 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
     return left == 0
 
 
-def _progress_bridge(progress):
+def _progress_bridge(progress: Progress | None) -> Callable[[str, int, int], None] | None:
     """Adapt the metric's ``progress(stage, done, total)`` callback to a job's progress bar."""
     if progress is None:
         return None
-    state = {"stage": None, "done": 0}
+    state: dict[str, Any] = {"stage": None, "done": 0}
 
     def report(stage: str, done: int, total: int) -> None:
         if stage != state["stage"]:

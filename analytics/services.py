@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 
 from analytics.models import Report, ScoringRun
@@ -9,8 +11,13 @@ from portal.actors import acting_user
 from portal.errors import DomainError
 from portal.jobs import job_start
 
+if TYPE_CHECKING:
+    from annotation.models import Release
+    from portal.models import User
+    from ranking.models import System
 
-def report_request(*, kind: str, params: dict | None = None, user=None) -> Report:
+
+def report_request(*, kind: str, params: dict | None = None, user: User | None = None) -> Report:
     """Create a report record and queue the job that computes it."""
     if kind not in Report.Kind.values:
         raise DomainError(f"unknown report kind {kind!r}")
@@ -25,7 +32,14 @@ def report_request(*, kind: str, params: dict | None = None, user=None) -> Repor
     return report
 
 
-def scoring_request(*, system, release=None, profile: str = "cliniqlink-2025", seed: int = 0, user=None) -> ScoringRun:
+def scoring_request(
+    *,
+    system: System,
+    release: Release | None = None,
+    profile: str = "cliniqlink-2025",
+    seed: int = 0,
+    user: User | None = None,
+) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
     from metrics import PROFILES
 

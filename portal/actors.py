@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from portal.models import User
 
 
-def acting_user(user: Any):
+def acting_user(user: object) -> User | None:
     """``user`` when it is a saved user; None for none at all (the command line, a task) and for an anonymous
-    visitor (no primary key), so a row never points at a user that is not in the database."""
-    return user if getattr(user, "pk", None) else None
+    visitor (not a saved user), so a row never points at a user that is not in the database."""
+    return user if isinstance(user, User) and user.pk else None

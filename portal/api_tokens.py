@@ -33,7 +33,8 @@ def api_token_create(*, user: User, name: str, mfa_verified: bool) -> tuple[ApiT
     name = name.strip()
     if not name:
         raise DomainError("Give the token a name (what will use it), to recognise it in the list.")
-    if len(name) > ApiToken._meta.get_field("name").max_length:
+    limit = ApiToken._meta.get_field("name").max_length
+    if limit is not None and len(name) > limit:
         raise DomainError("The token's name is too long (100 characters at most).")
     if mfa_required(user) and not mfa_verified:
         raise NotAllowed(

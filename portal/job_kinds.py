@@ -37,7 +37,9 @@ class JobKind:
 _KINDS: dict[str, JobKind] = {}
 
 
-def job_task(*, kind: str, label: str, links: Links | None = None, **options):
+def job_task(
+    *, kind: str, label: str, links: Links | None = None, **options: Any
+) -> Callable[[Callable[..., Any]], Any]:
     """Make the decorated function the Celery task that runs jobs of ``kind`` (``work(job_id)``) and register it.
 
     ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`portal.jobs.job_outputs`).
@@ -46,7 +48,7 @@ def job_task(*, kind: str, label: str, links: Links | None = None, **options):
     if not kind or ":" in kind:
         raise ImproperlyConfigured(f"job kind {kind!r}: a non-empty name without ':' (the detail goes after it)")
 
-    def register(function):
+    def register(function: Callable[..., Any]) -> Any:
         path = f"{function.__module__}.{function.__qualname__}"
         known = _KINDS.get(kind)
         if known is not None and known.task_path != path:

@@ -25,15 +25,18 @@ import functools
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch
 from django.utils import timezone
@@ -42,7 +45,10 @@ from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.job_kinds import job_kind, job_kind_or_none
-from portal.models import Job
+from portal.models import Job, User
+
+#: A job's id as tasks receive it (a string in the message) or as the row holds it.
+JobId = str | UUID
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +56,7 @@ logger = logging.getLogger(__name__)
 class Progress:
     """Progress reporter handed to work functions; also drives a tqdm bar when given one."""
 
-    def __init__(self, job: Job | None = None, *, bar=None, min_interval: float = 0.3):
+    def __init__(self, job: Job | None = None, *, bar: Any = None, min_interval: float = 0.3) -> None:
         self.job = job
         self.bar = bar
         self.min_interval = min_interval
@@ -85,7 +91,7 @@ class Progress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
 
 
-def job_list(*, user, status: str = "", kind: str = ""):
+def job_list(*, user: User, status: str = "", kind: str = "") -> QuerySet[Job]:
     """Jobs newest first: every job for organizers, a person's own jobs for anyone else."""
     from portal.roles import can_organize
 
@@ -99,7 +105,7 @@ def job_list(*, user, status: str = "", kind: str = ""):
     return jobs.order_by("-created_at")
 
 
-def job_counts(*, since) -> dict[str, int]:
+def job_counts(*, since: datetime) -> dict[str, int]:
     """Jobs per status created since ``since`` (the organizer's home page)."""
     rows = Job.objects.filter(created_at__gte=since).values("status").annotate(n=Count("pk"))
     return {row["status"]: row["n"] for row in rows}
@@ -119,13 +125,13 @@ def job_outputs(job: Job) -> list[tuple[str, str]]:
         return []  # a page that does not exist in this deployment, or a parameter of another shape: no link
 
 
-def job_create(*, kind: str, params: dict, user=None) -> Job:
+def job_create(*, kind: str, params: dict, user: User | AnonymousUser | None = None) -> Job:
     """A queued job record of a registered kind, not queued to a worker (see :func:`job_start`)."""
     job_kind(kind)
     return Job.objects.create(kind=kind, params=params, created_by=acting_user(user))
 
 
-def job_start(*, kind: str, params: dict, user=None) -> Job:
+def job_start(*, kind: str, params: dict, user: User | AnonymousUser | None = None) -> Job:
     """Create a job of ``kind`` and queue its registered task once the current transaction commits (never
     before the row exists; never if the transaction rolls back). DomainError for a kind nobody registered."""
     task = job_kind(kind).task
@@ -135,12 +141,12 @@ def job_start(*, kind: str, params: dict, user=None) -> Job:
     return job
 
 
-def job_part_enqueue(task, job_id, *args) -> None:
+def job_part_enqueue(task: Any, job_id: JobId, *args: Any) -> None:
     """Queue ``task(job_id, *args)``, a further part of a job split across tasks, once the transaction commits."""
     transaction.on_commit(functools.partial(task.delay, str(job_id), *args))
 
 
-def job_part_progress(job_id, *, done: int, message: str) -> None:
+def job_part_progress(job_id: JobId, *, done: int, message: str) -> None:
     """Count ``done`` more units of a split job's work, with a message and a sign of life. Parts run in several
     workers at once, so the count is added in the database rather than written."""
     Job.objects.filter(pk=job_id).update(
@@ -148,7 +154,7 @@ def job_part_progress(job_id, *, done: int, message: str) -> None:
     )
 
 
-def _enqueue(job: Job, task) -> None:
+def _enqueue(job: Job, task: Any) -> None:
     Job.objects.filter(pk=job.pk).update(task_name=task.name)
     transaction.on_commit(lambda: task.delay(str(job.pk)))
 
@@ -157,7 +163,7 @@ def _enqueue(job: Job, task) -> None:
 CONTINUES = "continues"
 
 
-def job_run(job_id, work: Callable[[Job, Progress], dict | str | None], *, resume: bool = False) -> Job:
+def job_run(job_id: JobId, work: Callable[[Job, Progress], dict | str | None], *, resume: bool = False) -> Job:
     """Run ``work`` for the job, recording start, progress, result or error.
 
     ``resume``: the job was started by an earlier task and goes on here (no new attempt, same start time);
@@ -184,13 +190,13 @@ def job_run(job_id, work: Callable[[Job, Progress], dict | str | None], *, resum
     progress = Progress(job)
     with _failures_recorded(job):
         result = work(job, progress) or {}
-        if result != CONTINUES:
+        if isinstance(result, dict):  # else CONTINUES: the job's last part finishes it
             _finish(job, Job.Status.SUCCEEDED, result=result, done=progress.total or progress.done)
     job.refresh_from_db()
     return job
 
 
-def job_part(job_id, work: Callable[[Job], None]) -> bool:
+def job_part(job_id: JobId, work: Callable[[Job], None]) -> bool:
     """Run one part of a job split across tasks; False (nothing run) once the job has finished."""
     job = Job.objects.get(pk=job_id)
     if job.finished:
@@ -212,7 +218,7 @@ class Recovery:
         return {"requeued": self.requeued, "abandoned": self.abandoned}
 
 
-def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
+def jobs_recover(*, stale_after: timedelta | None = None, now: datetime | None = None) -> Recovery:
     """Queue again the unfinished jobs that have shown no sign of life for ``stale_after``.
 
     Such a job's task was lost by the broker: a task whose worker died is redelivered by the broker itself
@@ -254,14 +260,14 @@ def jobs_recover(*, stale_after: timedelta | None = None, now=None) -> Recovery:
                     heartbeat_at=now,
                     message=f"queued again: no sign of life since {last_seen:%Y-%m-%d %H:%M %Z} (its task was lost)",
                 )
-                transaction.on_commit(lambda task=task, pk=job.pk: task.delay(str(pk)))
+                transaction.on_commit(functools.partial(task.delay, str(job.pk)))
                 report.requeued.append(str(job.pk))
                 logger.warning("job %s (%s) showed no sign of life since %s: queued again", job.pk, job.kind,
                                last_seen)  # fmt: skip
     return report
 
 
-def job_retry(*, job: Job, by) -> Job:
+def job_retry(*, job: Job, by: User) -> Job:
     """Run a failed job again from the start, e.g. after the cause of a worker crash has been fixed.
 
     Only jobs that failed for a reason other than their input (``retryable``): a bad upload would fail the same
@@ -326,7 +332,7 @@ class UploadsPruned:
         return {"jobs": self.jobs, "orphans": self.orphans}
 
 
-def uploads_prune(*, older_than_days: int, now=None) -> UploadsPruned:
+def uploads_prune(*, older_than_days: int, now: datetime | None = None) -> UploadsPruned:
     """Delete the uploaded files of jobs that ended more than ``older_than_days`` ago, and upload folders no job
     reads (a synchronous gold import's, an upload refused before its job was created) once that old.
 
@@ -366,7 +372,7 @@ def uploads_prune(*, older_than_days: int, now=None) -> UploadsPruned:
     return report
 
 
-def _registered_task(job: Job):
+def _registered_task(job: Job) -> Any:
     """The task registered for the job's kind, or None for a kind this version does not have."""
     entry = job_kind_or_none(job.kind)
     return entry.task if entry is not None else None
@@ -387,7 +393,7 @@ def _give_up(job: Job) -> None:
 
 
 @contextmanager
-def _failures_recorded(job: Job):
+def _failures_recorded(job: Job) -> Iterator[None]:
     """A DomainError fails the job with its message; anything else is logged, recorded and re-raised."""
     try:
         yield
@@ -407,8 +413,8 @@ def _finish(
     result: dict | None = None,
     done: int | None = None,
     retryable: bool = False,
-):
-    fields = {"status": status, "finished_at": timezone.now(), "error": error, "retryable": retryable}
+) -> None:
+    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error, "retryable": retryable}
     if result is not None:
         fields["result"] = result
     if done is not None:

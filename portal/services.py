@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import HttpRequest
 
 from portal.audit import audit_record
 from portal.errors import DomainError, NotAllowed
@@ -25,7 +26,7 @@ def person_admit(
     institution: Institution | None,
     roles: list[str],
     password: str | None = None,
-    by=None,
+    by: User | None = None,
 ) -> User:
     """Create (or update) a person with the given roles.
 
@@ -64,7 +65,7 @@ def person_admit(
     return user
 
 
-def person_update(*, user: User, name: str, institution: Institution | None, roles: list[str], by) -> User:
+def person_update(*, user: User, name: str, institution: Institution | None, roles: list[str], by: User) -> User:
     """Change a person's name, institution and roles (the row's Edit on the people page), audited with what
     was there before. The same rules as admitting: only a superuser changes a superuser, nobody takes the
     organizer role from themselves, and the last active organizer keeps it."""
@@ -99,7 +100,7 @@ def password_check(*, password: str, user: User) -> None:
         raise DomainError("Password refused: " + " ".join(exc.messages)) from exc
 
 
-def person_invite(*, user: User, by, request) -> None:
+def person_invite(*, user: User, by: User, request: HttpRequest) -> None:
     """Email the person a link to set their own password (allauth's password reset: one-time, expiring).
 
     The link goes only to the person's address, never to the organizer: an organizer who could see it could take
@@ -117,7 +118,7 @@ def person_invite(*, user: User, by, request) -> None:
     audit_record(actor=by, obj=user, action="person_invited")
 
 
-def person_set_active(*, user: User, active: bool, by) -> None:
+def person_set_active(*, user: User, active: bool, by: User) -> None:
     """Deactivate (sessions and API tokens stop at once, nothing is deleted) or reactivate a person."""
     _check_may_manage(by=by, user=user)
     if not active and user.pk == getattr(by, "pk", None):
@@ -127,7 +128,7 @@ def person_set_active(*, user: User, active: bool, by) -> None:
     _switch(obj=user, field="is_active", value=active, by=by, actions=("person_reactivated", "person_deactivated"))
 
 
-def institution_set_admitted(*, institution: Institution, admitted: bool, by) -> None:
+def institution_set_admitted(*, institution: Institution, admitted: bool, by: User) -> None:
     """Withdraw or restore an institution's admission: its members' sign-in, sessions and tokens follow at once
     (``portal.roles.person_may_use_portal``)."""
     if not admitted and getattr(by, "institution_id", None) == institution.pk:
@@ -141,7 +142,7 @@ def institution_set_admitted(*, institution: Institution, admitted: bool, by) ->
     )
 
 
-def _switch(*, obj, field: str, value: bool, by, actions: tuple[str, str]) -> None:
+def _switch(*, obj: User | Institution, field: str, value: bool, by: User, actions: tuple[str, str]) -> None:
     """Set a yes/no field and audit the change (``actions``: the entry's name when switched on, when off);
     nothing is written when it already has that value."""
     if getattr(obj, field) == value:
@@ -152,13 +153,13 @@ def _switch(*, obj, field: str, value: bool, by, actions: tuple[str, str]) -> No
     audit_record(actor=by, obj=obj, action=actions[0 if value else 1], before={key: not value}, after={key: value})
 
 
-def _check_may_manage(*, by, user: User) -> None:
+def _check_may_manage(*, by: User | None, user: User) -> None:
     """Organizers manage people; only a superuser changes a superuser's account (None: a command, trusted)."""
     if by is not None and user.is_superuser and not by.is_superuser:
         raise NotAllowed(f"{user.email} is a superuser: only a superuser changes that account.")
 
 
-def _check_roles_change(*, by, user: User, roles: list[str]) -> None:
+def _check_roles_change(*, by: User | None, user: User, roles: list[str]) -> None:
     """Nobody takes the organizer role from themselves, and the last active organizer keeps it: a portal without
     an organizer can admit nobody and freeze nothing (a superuser would have to repair it in the admin)."""
     if str(Role.ORGANIZER) in roles:

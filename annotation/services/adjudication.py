@@ -3,6 +3,8 @@ organizers' way forward for an item no adjudicator may decide (they decide it, o
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,10 +18,11 @@ from annotation.services.transitions import item_transition
 from annotation.workflow import ADJUDICABLE_STATES, Action, ItemStatus, Route, Stage, adjudication_action
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
+from portal.models import User
 from portal.roles import can_adjudicate, can_organize
 
 
-def decider_check(user, item: QAItem) -> None:
+def decider_check(user: User, item: QAItem) -> None:
     """Who may record the final judgement of ``item``; raises :class:`NotAllowed` with the reason.
 
     - nobody conflicted on the item (``annotation.selectors.review.conflict_of_interest_q``: they were given it to
@@ -42,7 +45,7 @@ def decider_check(user, item: QAItem) -> None:
     raise NotAllowed("Only adjudicators record final judgements.")
 
 
-def may_decide(user, item: QAItem) -> bool:
+def may_decide(user: User, item: QAItem) -> bool:
     try:
         decider_check(user, item)
     except NotAllowed:
@@ -51,7 +54,13 @@ def may_decide(user, item: QAItem) -> bool:
 
 
 def item_adjudicate(
-    *, item: QAItem, adjudicator, verdict: str, relevance, reason: str, dispute_outcome: str = Dispute.Status.UPHELD
+    *,
+    item: QAItem,
+    adjudicator: User,
+    verdict: str,
+    relevance: Any,
+    reason: str,
+    dispute_outcome: str = Dispute.Status.UPHELD,
 ) -> Adjudication:
     """Record the final verdict and relevance; resolves open disputes (``dispute_outcome``) and closes open
     feedback notes with the reason, then moves the item to verified (correct) or rejected (anything else).
@@ -92,7 +101,7 @@ def item_adjudicate(
     return adjudication
 
 
-def item_reassign(*, item: QAItem, organizer, reason: str) -> QAItem:
+def item_reassign(*, item: QAItem, organizer: User, reason: str) -> QAItem:
     """Send an item that no adjudicator may decide back to review by people who were never given it.
 
     Its reviews are kept (the agreement figures still count them) but marked superseded and their leases too, so

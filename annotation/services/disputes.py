@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.db import transaction
 from django.utils import timezone
 from django.utils.html import escape, format_html
@@ -15,14 +17,15 @@ from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
+from portal.models import User
 from portal.roles import can_adjudicate, can_organize
 
 
-def _can_resolve(user) -> bool:
+def _can_resolve(user: User) -> bool:
     return can_adjudicate(user) or can_organize(user)
 
 
-def _resolver_check(user, item_id: int, refusal: str) -> None:
+def _resolver_check(user: User, item_id: int, refusal: str) -> None:
     """Adjudicators and organizers close issues, but not on an item they are conflicted on (they reviewed it or
     were given it to review): someone who has not judged the item decides."""
     if not _can_resolve(user):
@@ -30,7 +33,7 @@ def _resolver_check(user, item_id: int, refusal: str) -> None:
     conflict_of_interest_refuse(user, QAItem.objects.only("pk", "uid").get(pk=item_id))
 
 
-def may_resolve_issues(user, item: QAItem) -> bool:
+def may_resolve_issues(user: User, item: QAItem) -> bool:
     """Whether ``user`` may close disputes and feedback notes on ``item`` (the rule of :func:`_resolver_check`)."""
     try:
         _resolver_check(user, item.pk, "")
@@ -39,14 +42,14 @@ def may_resolve_issues(user, item: QAItem) -> bool:
     return True
 
 
-def item_hold(*, item: QAItem, actor, note: str) -> None:
+def item_hold(*, item: QAItem, actor: User, note: str) -> None:
     """Hold the item for an open issue (no-op if it is already held)."""
     locked = QAItem.objects.select_for_update().get(pk=item.pk)
     if locked.status != ItemStatus.HELD:
         item_transition(item=item, action=Action.HOLD, actor=actor, note=note)
 
 
-def item_release_if_clear(*, item: QAItem, actor, note: str) -> bool:
+def item_release_if_clear(*, item: QAItem, actor: User, note: str) -> bool:
     """Release the hold once no dispute or feedback note on the item is open. Returns True if released."""
     locked = QAItem.objects.select_for_update().get(pk=item.pk)
     if locked.status != ItemStatus.HELD:
@@ -57,7 +60,7 @@ def item_release_if_clear(*, item: QAItem, actor, note: str) -> bool:
     return True
 
 
-def _end_lease(*, assignment_id: int, reviewer, idempotency_key) -> Assignment:
+def _end_lease(*, assignment_id: int, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
     assignment = assignment_lock_own(assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key)
     if assignment.status != Assignment.Status.ACTIVE:
         raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")
@@ -68,7 +71,7 @@ def _end_lease(*, assignment_id: int, reviewer, idempotency_key) -> Assignment:
 
 def _quote(item: QAItem, quote_text: str, start: int | None, end: int | None) -> tuple[str, int | None, int | None]:
     """Resolve the quoted span against the excerpt: by offsets, or by finding the quoted text."""
-    text = item.passage.text if item.passage_id else ""
+    text = item.passage.text if item.passage is not None else ""
     if start is not None and end is not None:
         if not text or not 0 <= start < end <= len(text):
             raise DomainError("the quoted span lies outside the source excerpt", code="invalid_quote")
@@ -105,12 +108,12 @@ def quote_marked(text: str, quote: str, start: int | None = None, end: int | Non
 
 def dispute_file(
     *,
-    raised_by,
+    raised_by: User,
     category: str,
     text: str,
     item: QAItem | None = None,
     assignment_id: int | None = None,
-    idempotency_key=None,
+    idempotency_key: str | UUID | None = None,
     quote_text: str = "",
     quote_start: int | None = None,
     quote_end: int | None = None,
@@ -149,7 +152,7 @@ def dispute_file(
     return dispute
 
 
-def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeComment:
+def dispute_comment_add(*, dispute: Dispute, author: User, text: str) -> DisputeComment:
     """Add to a dispute's thread: its author, adjudicators and organizers take part."""
     if dispute.raised_by_id != author.pk:
         _resolver_check(
@@ -164,7 +167,7 @@ def dispute_comment_add(*, dispute: Dispute, author, text: str) -> DisputeCommen
     return comment
 
 
-def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -> Dispute:
+def dispute_close(*, dispute: Dispute, resolver: User, outcome: str, note: str = "") -> Dispute:
     """Mark one dispute upheld or rejected (no item move; callers release the hold)."""
     _resolver_check(resolver, dispute.item_id, "Only adjudicators and organizers resolve disputes.")
     if outcome not in (Dispute.Status.UPHELD, Dispute.Status.REJECTED):
@@ -187,7 +190,7 @@ def dispute_close(*, dispute: Dispute, resolver, outcome: str, note: str = "") -
     return locked
 
 
-def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
+def dispute_reject(*, dispute: Dispute, resolver: User, note: str = "") -> Dispute:
     """Reject a dispute without judging the item: the item goes back where it was once nothing else is open.
 
     Upholding a dispute means the item needs a final judgement, so that is done by adjudicating the item
@@ -199,7 +202,7 @@ def dispute_reject(*, dispute: Dispute, resolver, note: str = "") -> Dispute:
     return closed
 
 
-def item_issues_reject(*, item: QAItem, resolver, note: str = "") -> tuple[int, int]:
+def item_issues_reject(*, item: QAItem, resolver: User, note: str = "") -> tuple[int, int]:
     """Close every open issue of ``item`` without judging it: its open disputes rejected and its open feedback notes
     closed, with ``note`` as the resolution; the item goes back where it was. Returns (disputes, notes) closed.
 
@@ -210,7 +213,9 @@ def item_issues_reject(*, item: QAItem, resolver, note: str = "") -> tuple[int, 
     _resolver_check(resolver, item.pk, "Only adjudicators and organizers close disputes and feedback notes.")
     with transaction.atomic():
         _lock_item_first(item.pk)
-        disputes, notes = (list(issues.select_for_update().order_by("pk")) for issues in open_issues(item))
+        open_disputes, open_notes = open_issues(item)
+        disputes = list(open_disputes.select_for_update().order_by("pk"))
+        notes = list(open_notes.select_for_update().order_by("pk"))
         for dispute in disputes:
             dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)
         for feedback in notes:
@@ -227,7 +232,12 @@ def _lock_item_first(item_id: int) -> None:
 
 
 def feedback_file(
-    *, author, text: str, item: QAItem | None = None, assignment_id: int | None = None, idempotency_key=None
+    *,
+    author: User,
+    text: str,
+    item: QAItem | None = None,
+    assignment_id: int | None = None,
+    idempotency_key: str | UUID | None = None,
 ) -> FeedbackNote:
     """Leave a feedback note instead of a review (the lease ends); the item is held until it is closed."""
     if not (text or "").strip():
@@ -245,7 +255,7 @@ def feedback_file(
     return note
 
 
-def feedback_close(*, note: FeedbackNote, actor, response: str = "", release: bool = True) -> FeedbackNote:
+def feedback_close(*, note: FeedbackNote, actor: User, response: str = "", release: bool = True) -> FeedbackNote:
     """Close a feedback note with an optional response; releases the hold if nothing else is open."""
     _resolver_check(actor, note.item_id, "Only adjudicators and organizers close feedback notes.")
     with transaction.atomic():

@@ -12,10 +12,13 @@ from annotation.workflow import ItemStatus, Verdict
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
 from portal.importing import ImportProblem
+from portal.models import User
 from portal.uploads import upload_limits
 
 
-def gold_mark(*, item: QAItem, expected_verdict: str, by, planted_error: bool = False, note: str = "") -> GoldItem:
+def gold_mark(
+    *, item: QAItem, expected_verdict: str, by: User | None, planted_error: bool = False, note: str = ""
+) -> GoldItem:
     """Make ``item`` a gold item. Only an item nobody has reviewed may become gold: a gold item leaves the real
     workflow (it is never released) and answers on it are stored as gold answers, not reviews."""
     if expected_verdict not in Verdict.values:
@@ -46,7 +49,7 @@ def gold_mark(*, item: QAItem, expected_verdict: str, by, planted_error: bool = 
     return gold
 
 
-def gold_unmark(*, gold: GoldItem, by) -> GoldItem:
+def gold_unmark(*, gold: GoldItem, by: User) -> GoldItem:
     """Stop handing out a gold item (its answers are kept for the accuracy figures)."""
     gold.active = False
     gold.save(update_fields=["active"])
@@ -54,7 +57,7 @@ def gold_unmark(*, gold: GoldItem, by) -> GoldItem:
     return gold
 
 
-def gold_import(*, path: Path, by, display: str | None = None) -> dict:
+def gold_import(*, path: Path, by: User | None, display: str | None = None) -> dict:
     """Mark every item listed in a gold file (see :mod:`annotation.importers.gold`), all or nothing: an unknown uid
     or an item already in review refuses the whole file, naming the record. Re-importing the same file changes
     nothing but the audit trail; a changed verdict or note updates the gold item."""

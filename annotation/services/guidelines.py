@@ -15,6 +15,7 @@ from annotation.selectors.guidelines import (
 )
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
+from portal.models import User
 from portal.parsers import refused_character
 
 TEXT_MAX_CHARS = 50_000
@@ -22,7 +23,7 @@ BENCHMARK_MAX_CHARS = 40
 
 
 def guideline_version_create(
-    *, benchmark: str, qa_type: str, text: str, author, change_note: str = "", based_on: int | None = None
+    *, benchmark: str, qa_type: str, text: str, author: User, change_note: str = "", based_on: int | None = None
 ) -> GuidelineVersion:
     """Store a new version of the guideline of (``benchmark``, ``qa_type``) with the next number.
 
@@ -52,6 +53,13 @@ def guideline_version_create(
             current = guideline_current(benchmark=benchmark, qa_type=qa_type)
             number = current.number if current else 0
             if based_on is not None and based_on != number:
+                if current is None:
+                    # A form from another benchmark's page, or edited by hand: there is nothing it could be based on.
+                    raise Conflict(
+                        f"This guideline has no version {based_on} (it has none yet); nothing was stored. Your text is "
+                        "still in the form: save it again to make it version 1.",
+                        code="guideline_changed",
+                    )
                 raise Conflict(
                     f"Version {number} of this guideline was saved by {current.author_label} while you were writing; "
                     "nothing was stored. Your text is still in the form: compare it with the new version and save "
@@ -104,7 +112,7 @@ def guideline_defaults_ensure() -> int:
     return len(created)
 
 
-def guideline_set_acknowledge(*, reviewer, signature: str | None = None) -> GuidelineAcknowledgement | None:
+def guideline_set_acknowledge(*, reviewer: User, signature: str | None = None) -> GuidelineAcknowledgement | None:
     """Record that ``reviewer`` read the current set of guidelines.
 
     ``signature`` names the set the page showed them: if a version was saved since, nothing is recorded and the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from django.db import connection, transaction
 
@@ -19,7 +20,8 @@ from annotation.qa_types import CLINIQLINK_FILES
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
-from portal.jobs import job_start
+from portal.jobs import Progress, job_start
+from portal.models import Job, User
 from portal.uploads import upload_limits
 
 FORMATS = ("cliniqlink", "promptcblue")
@@ -94,7 +96,13 @@ def items_parse(
 
 
 def items_import(
-    *, paths: list[Path], fmt: str = "cliniqlink", user=None, batch_name: str = "", progress=None, displays=None
+    *,
+    paths: list[Path],
+    fmt: str = "cliniqlink",
+    user: User | None = None,
+    batch_name: str = "",
+    progress: Progress | None = None,
+    displays: dict[str, str] | None = None,
 ) -> ImportResult:
     """Validate then import items from ``paths`` (files or ClinIQLink folders) in one transaction."""
     require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
@@ -156,7 +164,7 @@ def _copy_insert(objects: list[QAItem]) -> None:
     """
     # Generated columns (the queue key) are computed by the database and cannot be written.
     fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key and not f.generated]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: has a column
     with connection.cursor() as cursor:
         with cursor.cursor.copy(f"COPY {QAItem._meta.db_table} ({columns}) FROM STDIN") as copy:
             for obj in objects:
@@ -210,7 +218,7 @@ def sources_parse(paths: list[Path], *, displays: dict | None = None) -> list[Pa
     return parsed
 
 
-def sources_import(*, paths: list[Path], user=None, displays: dict | None = None) -> dict:
+def sources_import(*, paths: list[Path], user: User | None = None, displays: dict | None = None) -> dict:
     """Create or update passages by ``paragraph_id`` from every file in ``paths`` (all files or none) and link
     every item that cites them."""
     if not paths:
@@ -258,8 +266,14 @@ def _link_items_to_passages() -> int:
 
 
 def import_request(
-    *, kind: str, paths: list[Path], displays: dict[str, str], fmt: str = "cliniqlink", batch_name: str = "", user=None
-):
+    *,
+    kind: str,
+    paths: list[Path],
+    displays: dict[str, str],
+    fmt: str = "cliniqlink",
+    batch_name: str = "",
+    user: User | None = None,
+) -> Job:
     """Queue the import of uploaded files (``kind`` "items" or "sources") as a job; returns the job.
 
     The upload page and the API both call this; the job runs :func:`items_import` / :func:`sources_import`.

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
 from annotation.workflow import Stage, Verdict
 from portal.audit import audit_export
+from portal.models import User
 
 JUDGEMENT_COLUMNS = [
     "item_uid",
@@ -45,7 +47,7 @@ DISPUTE_COLUMNS = [
 FORMATS = ("csv", "parquet", "shroom")
 
 
-def _who(user, identities: bool) -> str:
+def _who(user: User | None, identities: bool) -> str:
     if user is None:
         return ""
     return user.email if identities else user.pseudonym
@@ -64,7 +66,7 @@ def _earlier_versions(review: Review) -> str:
 def judgement_rows(*, identities: bool = False) -> list[dict]:
     """One row per judgement; a review changed by its author shows its newest version, with ``edited_at`` and the
     ``earlier_versions`` it replaced."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     reviews = (
         Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY])
         .select_related("item", "reviewer", "guideline")
@@ -164,7 +166,7 @@ def shroom_records(rows: list[dict]) -> list[dict]:
 EXPORT_AUDIT_OBJECT = ("annotation.judgements", "all")
 
 
-def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user=None) -> list[Path]:
+def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user: User | None = None) -> list[Path]:
     """Write the judgement (and dispute) tables, or the SHROOM JSON, to ``out_dir``; audited like every export of
     people's judgements (:func:`portal.audit.audit_export`), since it may carry identities."""
     out_dir.mkdir(parents=True, exist_ok=True)

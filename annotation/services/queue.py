@@ -13,8 +13,10 @@ Rules enforced here:
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -27,6 +29,7 @@ from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_record
 from portal.errors import NotAllowed
+from portal.models import User
 from portal.roles import can_review
 
 _MAX_TRIES = 20  # candidates to try when the freshly locked row turns out taken (see _slot_claim)
@@ -36,11 +39,11 @@ def _lease_seconds() -> int:
     return getattr(settings, "REVIEW_LEASE_SECONDS", 1800)
 
 
-def _live(now) -> Q:
+def _live(now: datetime) -> Q:
     return Q(status=Assignment.Status.ACTIVE, expires_at__gt=now)
 
 
-def assignment_current(*, reviewer, now=None) -> Assignment | None:
+def assignment_current(*, reviewer: User, now: datetime | None = None) -> Assignment | None:
     """The reviewer's unexpired lease, if any."""
     now = now or timezone.now()
     return (
@@ -52,7 +55,9 @@ def assignment_current(*, reviewer, now=None) -> Assignment | None:
     )
 
 
-def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float | None = None) -> Assignment | None:
+def assignment_next(
+    *, reviewer: User, qa_type: str = "", now: datetime | None = None, gold_draw: float | None = None
+) -> Assignment | None:
     """Give ``reviewer`` one item to review (or their current lease back); ``None`` when nothing is left."""
     if not can_review(reviewer):
         raise NotAllowed("Only reviewers take items from the review queue.")
@@ -98,7 +103,7 @@ def assignment_next(*, reviewer, qa_type: str = "", now=None, gold_draw: float |
     return None
 
 
-def _batches_by_priority(rows) -> list[list[int]]:
+def _batches_by_priority(rows: Sequence[Sequence[Any]]) -> list[list[int]]:
     """Ids of the unpaused batches (rows of the last statement of ``_sql()["own_leases"]``), by priority, highest first.
 
     The third and fourth columns of those rows are the gold rate and the seed, which ride along to save a round trip
@@ -184,7 +189,9 @@ def _sql() -> dict[str, str]:
     }
 
 
-def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list[int], start: int) -> QAItem | None:
+def _candidate(
+    *, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, tried: list[int], start: int
+) -> QAItem | None:
     """The first free item (row-locked) from the reviewer's point in the random cycle, with ``queue_stage`` set to
     the stage it is free for."""
     params = {
@@ -204,7 +211,7 @@ def _candidate(*, reviewer, batch_ids: list[int], qa_type: str, now, tried: list
     return item
 
 
-def _take(*, reviewer, batch_ids: list[int], qa_type: str, now, start: int) -> Assignment | None:
+def _take(*, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, start: int) -> Assignment | None:
     tried: list[int] = []
     for _ in range(_MAX_TRIES):
         # Race: 50 reviewers asking at once. FOR UPDATE SKIP LOCKED makes each request lock a different
@@ -230,7 +237,7 @@ def _take(*, reviewer, batch_ids: list[int], qa_type: str, now, start: int) -> A
     return None
 
 
-def _slot_claim(*, item: QAItem, stage: str, now) -> bool:
+def _slot_claim(*, item: QAItem, stage: str, now: datetime) -> bool:
     """Whether the freshly locked item's stage slot is free. Expired leases on the slot are ended on the way (the
     taker replaces them; if the slot turns out taken they are over anyway).
 
@@ -251,7 +258,7 @@ def _slot_claim(*, item: QAItem, stage: str, now) -> bool:
     return not taken
 
 
-def _take_gold(*, reviewer, qa_type: str, now) -> Assignment | None:
+def _take_gold(*, reviewer: User, qa_type: str, now: datetime) -> Assignment | None:
     mine = Assignment.objects.filter(item=OuterRef("item_id"), reviewer=reviewer)
     golds = GoldItem.objects.filter(active=True).exclude(Exists(mine))
     if qa_type:
@@ -267,7 +274,7 @@ def _take_gold(*, reviewer, qa_type: str, now) -> Assignment | None:
     return assignment
 
 
-def assignments_expire(*, now=None) -> int:
+def assignments_expire(*, now: datetime | None = None) -> int:
     """Sweep: end expired leases and put unreviewed primary items back to ``imported``. Safe to run any time."""
     now = now or timezone.now()
     count = 0

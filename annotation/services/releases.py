@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
@@ -24,6 +26,15 @@ from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage,
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
+from portal.models import User
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _ReviewCounted(TypedDict):
+    review_count: int
+
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -61,13 +72,13 @@ class RuleError(DomainError):
         self.reason = reason
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """A submitted value as the person wrote it (JSON), shortened for a message."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _choices_list(field: str, value, allowed: list[str]) -> list[str]:
+def _choices_list(field: str, value: object, allowed: list[str]) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise RuleError(field, f"must be a list of names, not {_shown(value)}")
     unknown = [v for v in value if v not in allowed]
@@ -76,17 +87,17 @@ def _choices_list(field: str, value, allowed: list[str]) -> list[str]:
     return list(value)
 
 
-def _check_statuses(value) -> list[str]:
+def _check_statuses(value: object) -> list[str]:
     return _choices_list("statuses", value, list(ItemStatus.values))
 
 
-def _check_final_verdict(value) -> str | None:
+def _check_final_verdict(value: object) -> str | None:
     if value is None or (isinstance(value, str) and value in Verdict.values):
         return value
     raise RuleError("final_verdict", f"must be null (any) or one of {', '.join(Verdict.values)}, not {_shown(value)}")
 
 
-def _check_min_relevance(value) -> float | None:
+def _check_min_relevance(value: object) -> float | None:
     if value is None:
         return None
     # bool is an int in Python: `true` must not silently mean a minimum relevance of 1.
@@ -98,17 +109,17 @@ def _check_min_relevance(value) -> float | None:
     return float(value)
 
 
-def _check_exclude_open_issues(value) -> bool:
+def _check_exclude_open_issues(value: object) -> bool:
     if not isinstance(value, bool):
         raise RuleError("exclude_open_issues", f"must be true or false, not {_shown(value)}")
     return value
 
 
-def _check_qa_types(value) -> list[str]:
+def _check_qa_types(value: object) -> list[str]:
     return _choices_list("qa_types", value, [t.value for t in QAType])
 
 
-def _check_benchmark(value) -> str | None:
+def _check_benchmark(value: object) -> str | None:
     if value is None or (isinstance(value, str) and 0 < len(value) <= 40):
         return value
     raise RuleError("benchmark", f"must be null (any) or a benchmark name (1 to 40 characters), not {_shown(value)}")
@@ -184,7 +195,8 @@ class SelectionRule:
         return items.order_by("id")
 
 
-_CHECKS = {
+# Each parameter's check: takes the stored JSON value, returns the checked one or raises RuleError.
+_CHECKS: dict[str, Callable[[object], Any]] = {
     "statuses": _check_statuses,
     "final_verdict": _check_final_verdict,
     "min_relevance": _check_min_relevance,
@@ -216,7 +228,7 @@ def release_get(label: str) -> Release:
     return release
 
 
-def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=None) -> Release:
+def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user: User | None = None) -> Release:
     """Freeze a new version of release ``name`` from the items the rule selects.
 
     Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
@@ -268,7 +280,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user=
     return release
 
 
-def _entry(position: int, item: QAItem) -> dict:
+def _entry(position: int, item: WithAnnotations[QAItem, _ReviewCounted]) -> dict:
     return {
         "position": position,
         "item_id": item.pk,
@@ -303,7 +315,7 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
     return _write(fmt, entries, out_dir, csv_cells=release.csv_cells)
 
 
-def _write(fmt: str, entries: list[dict], out_dir: Path, *, csv_cells: str) -> list[Path]:
+def _write(fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     if fmt == "cliniqlink":
         by_type: dict[str, list[dict]] = {}
@@ -318,7 +330,7 @@ def _write(fmt: str, entries: list[dict], out_dir: Path, *, csv_cells: str) -> l
     return [tables.WRITERS[fmt](rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
 
 
-def _table_row(entry: dict) -> dict:
+def _table_row(entry: Mapping[str, Any]) -> dict:
     record = entry["record"]
     source = record.get("source") or {}
     row = {column: record.get(column) for column in TABLE_COLUMNS}
@@ -355,12 +367,13 @@ def composition_report(*, included_ids: set[int] | None = None) -> dict:
     from annotation.models import Dispute, FeedbackNote
 
     vetted = QAItem.objects.filter(final_relevance__isnull=False, gold__isnull=True).annotate(n_reviews=_REVIEW_COUNT)
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
     for qa_type, relevance, n_reviews, pk in vetted.values_list("qa_type", "final_relevance", "n_reviews", "pk"):
         row = rows.setdefault(
             qa_type,
             dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0),
         )
+        assert relevance is not None  # vetted: filtered on final_relevance__isnull=False
         level = "high" if relevance >= 5 else "low"
         row[level] += 1
         row["total"] += 1
@@ -372,7 +385,9 @@ def composition_report(*, included_ids: set[int] | None = None) -> dict:
     ordered = {t.value: rows[t.value] for t in CLINIQLINK_TYPES if t.value in rows} | {
         k: v for k, v in rows.items() if k not in {t.value for t in CLINIQLINK_TYPES}
     }
-    totals = dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0)
+    totals: dict[str, Any] = dict.fromkeys(
+        ["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0
+    )
     for row in ordered.values():
         row["pct_double"] = round(100 * row["double_total"] / row["total"], 1) if row["total"] else None
         for key in totals:

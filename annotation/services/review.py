@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
+from typing import Any
+from uuid import UUID
 
 from django.db import OperationalError, transaction
 from django.db.models import Q
@@ -25,11 +28,15 @@ from annotation.workflow import (
 )
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
+from portal.models import User
 
-_STAGE_STATUS = {Stage.PRIMARY: ItemStatus.IN_REVIEW, Stage.SECONDARY: ItemStatus.IN_SECOND_REVIEW}
+_STAGE_STATUS: dict[str, ItemStatus] = {
+    Stage.PRIMARY: ItemStatus.IN_REVIEW,
+    Stage.SECONDARY: ItemStatus.IN_SECOND_REVIEW,
+}
 
 
-def review_validate(*, verdict: str, relevance) -> int:
+def review_validate(*, verdict: str, relevance: Any) -> int:
     """Check a verdict and a 1-5 relevance; returns the relevance as an int."""
     if verdict not in Verdict.values:
         raise DomainError(f"verdict must be one of {', '.join(Verdict.values)}", code="invalid_verdict")
@@ -42,7 +49,7 @@ def review_validate(*, verdict: str, relevance) -> int:
     return value
 
 
-def assignment_lock_own(*, assignment_id: int, reviewer, idempotency_key) -> Assignment:
+def assignment_lock_own(*, assignment_id: int, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
     """Lock the reviewer's own assignment; refuse someone else's and a form from another lease."""
     assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
     if assignment is None or assignment.reviewer_id != reviewer.pk:
@@ -59,13 +66,13 @@ def assignment_lock_own(*, assignment_id: int, reviewer, idempotency_key) -> Ass
 def review_submit(
     *,
     assignment_id: int,
-    reviewer,
-    idempotency_key,
+    reviewer: User,
+    idempotency_key: str | UUID | None,
     verdict: str,
-    relevance,
+    relevance: Any,
     comment: str = "",
     active_seconds: float | None = None,
-    now=None,
+    now: datetime | None = None,
 ) -> Review | GoldAnswer:
     """Store the reviewer's verdict for their lease, once: a repeated POST returns the stored review unchanged.
 
@@ -164,7 +171,7 @@ def _late_item_lock(assignment: Assignment) -> QAItem:
         raise _late_refusal(assignment, "the item is being handed to another reviewer at this moment") from None
 
 
-def _late_slot_check(*, assignment: Assignment, item: QAItem, now) -> None:
+def _late_slot_check(*, assignment: Assignment, item: QAItem, now: datetime) -> None:
     """Take the stage slot back for a late review, or refuse. The item row is locked: the queue skips locked items,
     so nobody can be handed the item while this runs."""
     others = Assignment.objects.filter(item=item, stage=assignment.stage).exclude(pk=assignment.pk)
@@ -181,7 +188,7 @@ def _late_slot_check(*, assignment: Assignment, item: QAItem, now) -> None:
         raise _late_refusal(assignment, f"the item has moved on (it is now {item.get_status_display().lower()})")
 
 
-def _route(*, item: QAItem, review: Review, actor) -> None:
+def _route(*, item: QAItem, review: Review, actor: User) -> None:
     config = VettingConfig.load()
     if review.stage == Stage.PRIMARY:
         selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)

@@ -9,20 +9,21 @@ from __future__ import annotations
 from annotation.models import Assignment, ReviewDraft
 from annotation.workflow import RELEVANCE_VALUES, VERDICTS_TEXT, Verdict
 from portal.errors import Conflict, DomainError, NotFound
+from portal.models import User
 
 # What the review page keeps (see review.js). Text fields are capped; anything else is refused.
 _TEXT_FIELDS = ("comment", "category", "disputeText", "quote", "feedback")
 _TEXT_LIMIT = 20_000
 
 
-def _own_assignment(*, reviewer, assignment_id: int) -> Assignment:
+def _own_assignment(*, reviewer: User, assignment_id: int) -> Assignment:
     assignment = Assignment.objects.filter(pk=assignment_id, reviewer=reviewer).first()
     if assignment is None:
         raise NotFound("No such lease of yours.")  # someone else's lease: not even its existence is told
     return assignment
 
 
-def review_draft_clean(data) -> dict:
+def review_draft_clean(data: object) -> dict:
     """Check a draft's shape; returns the cleaned dict or raises :class:`DomainError` naming the field."""
     if not isinstance(data, dict):
         raise DomainError("the draft must be a JSON object", code="invalid_draft")
@@ -51,14 +52,14 @@ def review_draft_clean(data) -> dict:
     return clean
 
 
-def review_draft_get(*, reviewer, assignment_id: int) -> dict | None:
+def review_draft_get(*, reviewer: User, assignment_id: int) -> dict | None:
     """The owner's draft for the lease's item, or ``None``."""
     assignment = _own_assignment(reviewer=reviewer, assignment_id=assignment_id)
     draft = ReviewDraft.objects.filter(reviewer=reviewer, item_id=assignment.item_id).first()
     return draft.data if draft else None
 
 
-def review_draft_save(*, reviewer, assignment_id: int, data) -> dict:
+def review_draft_save(*, reviewer: User, assignment_id: int, data: object) -> dict:
     """Store the owner's draft for the lease's item (replacing the previous one). Refused once the lease ended, so a
     save arriving after the review was sent cannot bring the draft back."""
     clean = review_draft_clean(data)
@@ -69,7 +70,7 @@ def review_draft_save(*, reviewer, assignment_id: int, data) -> dict:
     return clean
 
 
-def review_draft_clear(*, reviewer, assignment_id: int) -> None:
+def review_draft_clear(*, reviewer: User, assignment_id: int) -> None:
     """Drop the owner's draft for the lease's item (its review, dispute or feedback note was stored)."""
     item = Assignment.objects.filter(pk=assignment_id, reviewer=reviewer).values("item_id")
     ReviewDraft.objects.filter(reviewer=reviewer, item_id__in=item).delete()

@@ -6,6 +6,9 @@ only gathers its facts from the database (for one review under a row lock, or fo
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
@@ -26,11 +29,32 @@ from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import Action, Stage, edit_refusal_message, review_edit_refusal, route_after_primary
 from portal.audit import audit_record
 from portal.errors import Conflict, NotFound
+from portal.models import User
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 RECENT_LIMIT = 20
 
 
-def _with_edit_facts(reviews: QuerySet[Review]) -> QuerySet[Review]:
+class EditFacts(TypedDict):
+    """What ``_with_edit_facts`` annotates a review with."""
+
+    second_review_assigned: bool
+    issue_filed: bool
+    is_gold: bool
+    in_release: bool
+
+
+class RecentReviewFacts(EditFacts):
+    """A review in the reviewer's recent list: its edit facts, and what the list page shows."""
+
+    earlier: bool
+    editable: bool
+    refusal: str
+
+
+def _with_edit_facts(reviews: QuerySet[Review]) -> QuerySet[WithAnnotations[Review, EditFacts]]:
     """Annotate each review with what ``review_edit_refusal`` needs to know about its item."""
     item = OuterRef("item_id")
     return reviews.select_related("item").annotate(
@@ -45,7 +69,7 @@ def _with_edit_facts(reviews: QuerySet[Review]) -> QuerySet[Review]:
     )
 
 
-def review_edit_refusal_for(review: Review) -> str:
+def review_edit_refusal_for(review: WithAnnotations[Review, EditFacts]) -> str:
     """``""`` when ``review`` (annotated by ``_with_edit_facts``) may still be changed, else the refusal code."""
     return review_edit_refusal(
         stage=review.stage,
@@ -59,13 +83,17 @@ def review_edit_refusal_for(review: Review) -> str:
     )
 
 
-def reviews_recent_of(reviewer, *, limit: int = RECENT_LIMIT) -> list[Review]:
+def reviews_recent_of(reviewer: User, *, limit: int = RECENT_LIMIT) -> list[WithAnnotations[Review, RecentReviewFacts]]:
     """The reviewer's own latest reviews (never anyone else's: blinding), newest first, each with ``editable``,
     ``refusal`` (the sentence to show) and ``version`` (1 + the number of earlier versions)."""
-    reviews = list(
-        _with_edit_facts(Review.objects.filter(reviewer=reviewer))
-        .annotate(earlier=Exists(ReviewRevision.objects.filter(review=OuterRef("pk"))))
-        .order_by("-created_at", "-id")[:limit]
+    # ``editable`` and ``refusal`` are set below, on each instance: the type says they are there once returned.
+    reviews = cast(
+        "list[WithAnnotations[Review, RecentReviewFacts]]",
+        list(
+            _with_edit_facts(Review.objects.filter(reviewer=reviewer))
+            .annotate(earlier=Exists(ReviewRevision.objects.filter(review=OuterRef("pk"))))
+            .order_by("-created_at", "-id")[:limit]
+        ),
     )
     for review in reviews:
         code = review_edit_refusal_for(review)
@@ -74,7 +102,7 @@ def reviews_recent_of(reviewer, *, limit: int = RECENT_LIMIT) -> list[Review]:
     return reviews
 
 
-def review_own(*, reviewer, review_id: int) -> Review:
+def review_own(*, reviewer: User, review_id: int) -> WithAnnotations[Review, EditFacts]:
     """One of the reviewer's own reviews with its edit facts; 404 for anyone else's (blinding: not even a 403)."""
     review = _with_edit_facts(Review.objects.filter(reviewer=reviewer, pk=review_id)).first()
     if review is None:
@@ -82,12 +110,20 @@ def review_own(*, reviewer, review_id: int) -> Review:
     return review
 
 
-def review_last_of(reviewer) -> Review | None:
+def review_last_of(reviewer: User) -> Review | None:
     """The reviewer's most recent review (what the ``z`` key reopens)."""
     return Review.objects.filter(reviewer=reviewer).order_by("-created_at", "-id").first()
 
 
-def review_edit(*, reviewer, review_id: int, verdict: str, relevance, comment: str = "", now=None) -> Review:
+def review_edit(
+    *,
+    reviewer: User,
+    review_id: int,
+    verdict: str,
+    relevance: Any,
+    comment: str = "",
+    now: datetime | None = None,
+) -> Review:
     """Change the reviewer's own review while ``annotation.workflow.review_edit_refusal`` allows it.
 
     The earlier version is kept as a :class:`ReviewRevision` and the change is audited (before / after). The item is
@@ -136,7 +172,7 @@ def review_edit(*, reviewer, review_id: int, verdict: str, relevance, comment: s
     return review
 
 
-def _reroute(*, item: QAItem, review: Review, actor) -> None:
+def _reroute(*, item: QAItem, review: Review, actor: User) -> None:
     """Send the item back to "reviewed" (clearing a final judgement made from the old review) and route it again."""
     config = VettingConfig.load()
     item_transition(

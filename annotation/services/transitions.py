@@ -9,6 +9,7 @@ from annotation.models import QAItem
 from annotation.workflow import Action, IllegalTransition, ItemStatus, Route, next_status
 from portal.audit import audit_record
 from portal.errors import Conflict
+from portal.models import User
 
 _FINAL_FIELDS = ("final_verdict", "final_relevance", "final_source")
 
@@ -20,7 +21,7 @@ def item_transition(
     *,
     item: QAItem,
     action: str,
-    actor,
+    actor: User | None,
     note: str = "",
     route: Route | None = None,
     row_locked: bool = False,
@@ -60,7 +61,15 @@ def item_transition(
 
 
 def _write(
-    *, item: QAItem, locked: QAItem, target: str, action: str, actor, note: str, route: Route | None, fields: dict
+    *,
+    item: QAItem,
+    locked: QAItem,
+    target: str,
+    action: str,
+    actor: User | None,
+    note: str,
+    route: Route | None,
+    fields: dict,
 ) -> None:
     before = {"status": locked.status, **{f: getattr(locked, f) for f in _FINAL_FIELDS}}
     changes: dict = {**fields, "status": target}

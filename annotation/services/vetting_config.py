@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from annotation.models import ImportBatch, VettingConfig
 from portal.audit import audit_record
 from portal.errors import DomainError
+from portal.models import User
 
 _FIELDS = ("seed", "second_share", "relevance_gap", "gold_rate", "gold_min_accuracy", "gold_min_answers")
 
 
-def vetting_config_update(*, by, **changes) -> VettingConfig:
+def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
     """Change vetting settings. Items already drawn keep their draw: the seed only affects later primary reviews."""
     unknown = set(changes) - set(_FIELDS)
     if unknown:
@@ -41,7 +44,9 @@ def vetting_config_update(*, by, **changes) -> VettingConfig:
     return config
 
 
-def batch_update(*, batch: ImportBatch, by, paused: bool | None = None, priority: int | None = None) -> ImportBatch:
+def batch_update(
+    *, batch: ImportBatch, by: User, paused: bool | None = None, priority: int | None = None
+) -> ImportBatch:
     """Pause / resume a batch or set its priority (higher is reviewed first)."""
     before = {"paused": batch.paused, "priority": batch.priority}
     if paused is not None:

@@ -24,7 +24,7 @@ class BadDraft(DomainError):
     code = "bad_draft"
 
 
-def draft_clean(*, task: RankingTask, data) -> dict:
+def draft_clean(*, task: RankingTask, data: object) -> dict:
     """The draft as stored: known keys only, slots of this task only; anything else is refused with the reason."""
     if not isinstance(data, dict):
         raise BadDraft("the draft must be an object")
@@ -55,7 +55,7 @@ def draft_clean(*, task: RankingTask, data) -> dict:
     }
 
 
-def draft_save(*, task: RankingTask, data) -> RankingDraft:
+def draft_save(*, task: RankingTask, data: object) -> RankingDraft:
     """Store (replace) the draft of a task the ranker still holds."""
     if task.status != RankingTask.Status.LEASED:
         raise Conflict("This question is no longer open for you.", code="not_leased")

@@ -10,10 +10,12 @@ import json
 from collections import defaultdict
 
 import pandas as pd
+from django.db.models import QuerySet
 
 from portal import csv_cells
 from portal.audit import audit_export
 from portal.errors import DomainError
+from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
 
 FORMATS = ("csv", "parquet", "shroom")
@@ -37,7 +39,7 @@ COLUMNS = [
 ]
 
 
-def _judgements(study: Study):
+def _judgements(study: Study) -> QuerySet[AnswerJudgement]:
     return (
         AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
         .select_related("task__ranker", "answer__system", "answer__question__item")
@@ -45,7 +47,7 @@ def _judgements(study: Study):
     )
 
 
-def _ranker_label(user, identities: bool) -> str:
+def _ranker_label(user: User, identities: bool) -> str:
     return user.email if identities else user.pseudonym
 
 
@@ -124,7 +126,7 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     return records
 
 
-def rankings_export(*, study: Study, fmt: str, identities: bool = False, user=None) -> bytes:
+def rankings_export(*, study: Study, fmt: str, identities: bool = False, user: User | None = None) -> bytes:
     """The export as bytes (``fmt``: csv, parquet or shroom); audited, since it may carry identities."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.services.disputes import dispute_file
 from portal.audit import audit_record
+from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, ReferenceFlag, Study, StudyAnswer
 from ranking.rules import reference_judged_poorly
 
@@ -44,9 +45,9 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
             wanted[question_id] = reasons
     with transaction.atomic():
         existing = {f.question_id: f for f in ReferenceFlag.objects.select_for_update().filter(question__study=study)}
-        for question_id, flag in existing.items():
-            if question_id not in wanted and flag.sent_at is None:
-                flag.delete()
+        for question_id, stored in existing.items():
+            if question_id not in wanted and stored.sent_at is None:
+                stored.delete()
         for question_id, reasons in wanted.items():
             flag = existing.get(question_id)
             if flag is None:
@@ -60,7 +61,7 @@ def reference_flags_detect(*, study: Study) -> list[ReferenceFlag]:
     )
 
 
-def reference_flag_send(*, flag: ReferenceFlag, user) -> ReferenceFlag:
+def reference_flag_send(*, flag: ReferenceFlag, user: User) -> ReferenceFlag:
     """Send a flagged question to vetting as a dispute (once; a second call changes nothing).
 
     Records an audit entry and marks the flag sent, in one transaction with filing the vetting dispute

@@ -26,7 +26,8 @@ from metrics.gold import gold_text
 from metrics.normalise import to_text
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
-from portal.jobs import job_start
+from portal.jobs import Progress, job_start
+from portal.models import Job, User
 from portal.uploads import upload_limits
 from ranking.models import System, SystemOutput
 
@@ -121,7 +122,7 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
             raise ImportProblem(
                 display, "missing (and the file name does not say the type)", record=number, field="type"
             )
-        source = dataset.get("source") if isinstance(dataset.get("source"), dict) else {}
+        source = dataset["source"] if isinstance(dataset.get("source"), dict) else {}
         prompt = prompts[number - 1] if prompts is not None else record.get("prompt")
         parsed.append(
             ParsedOutput(
@@ -162,7 +163,7 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
     return parsed
 
 
-def _response(value, display: str, record: int, *, field: str):
+def _response(value: object, display: str, record: int, *, field: str) -> str | dict | list:
     """``value`` if it holds a response's text: a string, an object with the text in ``generated_text`` or
     ``text`` (what generation pipelines write), or a list of those. Anything else would be stored as "" or as
     Python's spelling of it ("None", "True"), a response the model never gave."""
@@ -183,7 +184,7 @@ def _response(value, display: str, record: int, *, field: str):
     )
 
 
-def _prompt(value, display: str, record: int, *, field: str) -> str:
+def _prompt(value: object, display: str, record: int, *, field: str) -> str:
     """The prompt's text ("" when not given). The harness writes the filled template as a string; anything else
     was stored as Python's spelling of it ("None") or as "" (an object), a prompt nobody sent."""
     if value is None:
@@ -263,8 +264,8 @@ def outputs_import(
     *,
     system_name: str,
     paths: list[Path],
-    user=None,
-    progress=None,
+    user: User | None = None,
+    progress: Progress | None = None,
     family: str = "",
     parameter_count: int | None = None,
     displays: dict | None = None,
@@ -288,6 +289,7 @@ def outputs_import(
     _match_items(parsed)
     seen: dict[int, ParsedOutput] = {}
     for p in parsed:
+        assert p.item_id is not None  # _match_items matched every record or raised
         first = seen.setdefault(p.item_id, p)
         if first is not p:
             raise ImportProblem(p.file, f"the same item as record {first.record} of {first.file}", record=p.record)
@@ -302,6 +304,7 @@ def outputs_import(
         qa_types = dict(QAItem.objects.filter(id__in=list(seen)).values_list("id", "qa_type"))
         new, changed = [], []
         for p in parsed:
+            assert p.item_id is not None  # matched above
             text, prompt = p.text, p.prompt
             result.by_type[qa_types[p.item_id]] = result.by_type.get(qa_types[p.item_id], 0) + 1
             current = existing.get(p.item_id)
@@ -343,8 +346,8 @@ def outputs_import_request(
     displays: dict[str, str],
     family: str = "",
     parameter_count: int | None = None,
-    user=None,
-):
+    user: User | None = None,
+) -> Job:
     """Queue :func:`outputs_import` of uploaded files as a job (the upload page); returns the job."""
     params = {
         "system": system,
@@ -356,14 +359,14 @@ def outputs_import_request(
     return job_start(kind="import_outputs", params=params, user=user)
 
 
-def _system_upsert(*, name: str, family: str, parameter_count: int | None, user) -> System:
+def _system_upsert(*, name: str, family: str, parameter_count: int | None, user: User | None) -> System:
     system, created = System.objects.select_for_update().get_or_create(
         name=name, defaults={"family": family, "parameter_count": parameter_count}
     )
     if created:
         audit_record(actor=user, obj=system, action="system_created", after={"name": name})
         return system
-    changes = {}
+    changes: dict[str, str | int] = {}
     if family and system.family != family:
         changes["family"] = family
     if parameter_count is not None and system.parameter_count != parameter_count:

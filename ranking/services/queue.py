@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from portal.errors import Conflict, NotAllowed
+from portal.models import User
 from portal.roles import can_rank
 from ranking.models import RankingTask, Study, StudyQuestion
 from ranking.shuffle import permutation, seeded_fraction, task_seed
@@ -29,18 +30,20 @@ from ranking.shuffle import permutation, seeded_fraction, task_seed
 _CANDIDATES = 8  # rows locked per round; small, so concurrent rankers leave each other plenty to take
 
 
-def _active_q(now) -> Q:
+def _active_q(now: datetime) -> Q:
     return Q(status=RankingTask.Status.SUBMITTED) | Q(status=RankingTask.Status.LEASED, lease_expires_at__gt=now)
 
 
-def question_active_count(question_id: int, now, *, exclude_task=None) -> int:
+def question_active_count(question_id: int, now: datetime, *, exclude_task: RankingTask | None = None) -> int:
     tasks = RankingTask.objects.filter(_active_q(now), question_id=question_id)
     if exclude_task is not None:
         tasks = tasks.exclude(pk=exclude_task.pk)
     return tasks.count()
 
 
-def task_next(*, study: Study, ranker, now=None, not_again=None) -> RankingTask | None:
+def task_next(
+    *, study: Study, ranker: User, now: datetime | None = None, not_again: RankingTask | None = None
+) -> RankingTask | None:
     """The ranker's current task in ``study``, or a newly leased one; None when nothing is left for them.
 
     Questions the ranker skipped come back once no unskipped one is left, the one skipped longest ago first
@@ -62,7 +65,7 @@ def task_next(*, study: Study, ranker, now=None, not_again=None) -> RankingTask 
         return _skipped_again(study=study, ranker=ranker, now=now, lease=lease, not_again=not_again)
 
 
-def _lease_new(*, study: Study, ranker, now, lease) -> RankingTask | None:
+def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -> RankingTask | None:
     for _ in range(200):  # each round assigns, or finds the candidates full / briefly locked and looks again
         taken_by_me = RankingTask.objects.filter(question=OuterRef("pk"), ranker=ranker)
         active = (
@@ -95,7 +98,9 @@ def _lease_new(*, study: Study, ranker, now, lease) -> RankingTask | None:
     return None
 
 
-def _skipped_again(*, study: Study, ranker, now, lease, not_again=None) -> RankingTask | None:
+def _skipped_again(
+    *, study: Study, ranker: User, now: datetime, lease: timedelta, not_again: RankingTask | None = None
+) -> RankingTask | None:
     """Lease again the ranker's oldest skipped task whose question still has a free slot (same shuffle as before)."""
     skipped = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SKIPPED)
     if not_again is not None:
@@ -114,7 +119,7 @@ def _skipped_again(*, study: Study, ranker, now, lease, not_again=None) -> Ranki
     return None
 
 
-def _resume(*, study: Study, ranker, now, lease) -> RankingTask | None:
+def _resume(*, study: Study, ranker: User, now: datetime, lease: timedelta) -> RankingTask | None:
     """Give back the ranker's open task (renewing its lease) unless it ran out and the slot was taken meanwhile."""
     mine = (
         RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.LEASED)
@@ -136,7 +141,9 @@ def _resume(*, study: Study, ranker, now, lease) -> RankingTask | None:
     return None
 
 
-def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -> RankingTask | None:
+def _task_create(
+    *, study: Study, question: StudyQuestion, ranker: User, now: datetime, lease: timedelta
+) -> RankingTask | None:
     answer_ids = list(question.answers.order_by("id").values_list("id", flat=True))
     seed = task_seed(secret=study.shuffle_secret, ranker_id=ranker.pk, item_id=question.item_id)
     order = [answer_ids[i] for i in permutation(len(answer_ids), seed)]
@@ -156,7 +163,7 @@ def _task_create(*, study: Study, question: StudyQuestion, ranker, now, lease) -
         return None
 
 
-def task_release(*, task: RankingTask, ranker, now=None) -> None:
+def task_release(*, task: RankingTask, ranker: User, now: datetime | None = None) -> None:
     """The ranker skips a leased question: its slot is free for others meanwhile, and it comes back to this ranker
     after every question they have not skipped (:func:`task_next`)."""
     if task.ranker_id != ranker.pk:
@@ -166,7 +173,7 @@ def task_release(*, task: RankingTask, ranker, now=None) -> None:
     )
 
 
-def skipped_count(*, study: Study, ranker=None) -> int:
+def skipped_count(*, study: Study, ranker: User | None = None) -> int:
     """Questions skipped and not yet ranked: the ranker's own, or (no ranker) everyone's in the study."""
     tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SKIPPED)
     return (tasks.filter(ranker=ranker) if ranker is not None else tasks).count()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -13,6 +14,7 @@ from metrics.normalise import clean_response
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
+from portal.models import User
 from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
 from ranking.services.outputs import reference_outputs_ensure, reference_system
 from ranking.shuffle import sample_items
@@ -35,7 +37,7 @@ class StudyCreateResult:
         }
 
 
-def _systems_resolve(systems) -> list[System]:
+def _systems_resolve(systems: Iterable[System | int | str]) -> list[System]:
     resolved = []
     for entry in systems:
         if isinstance(entry, System):
@@ -53,7 +55,16 @@ def _systems_resolve(systems) -> list[System]:
     return list({s.pk: s for s in resolved}.values())
 
 
-def _check_options(*, name, overlap, tag_scale, unblinding_rate, include_reference, n_answers, qa_types) -> None:
+def _check_options(
+    *,
+    name: str,
+    overlap: int,
+    tag_scale: list[str],
+    unblinding_rate: float,
+    include_reference: bool,
+    n_answers: int,
+    qa_types: list[str],
+) -> None:
     if not name.strip():
         raise DomainError("the study needs a name")
     if Study.objects.filter(name=name.strip()).exists():
@@ -76,7 +87,7 @@ def _check_options(*, name, overlap, tag_scale, unblinding_rate, include_referen
 def study_create(
     *,
     name: str,
-    systems: list,
+    systems: list[System | int | str],
     qa_types: list[str] | None = None,
     sample_size: int | None = None,
     seed: int = 0,
@@ -91,7 +102,7 @@ def study_create(
     unblinding_rate: float = 0.0,
     guidelines: str = "",
     lease_seconds: int = 30 * 60,
-    user=None,
+    user: User | None = None,
 ) -> StudyCreateResult:
     """Create a study over the items matching the filter that have an output from every chosen system.
 
@@ -204,7 +215,7 @@ def _questions_create(*, study: Study, item_ids: list[int], systems: list[System
         )
 
 
-def study_state_set(*, study: Study, state: str, user=None) -> Study:
+def study_state_set(*, study: Study, state: str, user: User | None = None) -> Study:
     """Open or close a study (closed studies hand out no tasks and accept no submissions)."""
     if state not in Study.State.values:
         raise DomainError(f"unknown state {state!r}")

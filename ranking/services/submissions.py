@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
 from django.db import transaction
 from django.utils import timezone
 
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
+from portal.models import User
 from ranking.models import AnswerJudgement, RankingDraft, RankingTask, StudyAnswer, StudyQuestion
 from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check
 from ranking.services.queue import question_active_count
@@ -59,14 +64,14 @@ def task_rules(task: RankingTask) -> FormRules:
 
 def task_submit(
     *,
-    task_id,
-    ranker,
+    task_id: UUID | str,
+    ranker: User,
     answers: dict,
     comment: str = "",
     time_spent_ms: int | None = None,
     idempotency_key: str = "",
     unblinding_guess: str = "",
-    now=None,
+    now: datetime | None = None,
 ) -> RankingTask:
     """Store the ranker's ranking of a leased task.
 
@@ -153,7 +158,7 @@ def task_submit(
     return task
 
 
-def _clamp_ms(value) -> int:
+def _clamp_ms(value: Any) -> int:  # what the client sent
     try:
         return max(0, min(int(value), MAX_TIME_MS))
     except (TypeError, ValueError):

@@ -94,6 +94,14 @@ def test_a_version_saved_meanwhile_is_not_overwritten(defaults, organizer, make_
     assert guideline_current(benchmark="cliniqlink", qa_type="true_false").text == "Version two text."
 
 
+def test_a_version_based_on_one_that_never_existed_is_refused(db, organizer):
+    # A guideline with no version yet (a new benchmark), and a form claiming to start from version 1: refused as a
+    # conflict (the page shows the form again), not a server error.
+    with pytest.raises(Conflict, match="has no version 1"):
+        _new_version(organizer, benchmark="newbench", based_on=1)
+    assert guideline_current(benchmark="newbench", qa_type="true_false") is None
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
