@@ -16,7 +16,7 @@ from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import User
 from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
-from ranking.services.outputs import reference_outputs_ensure, reference_system
+from ranking.services.reference import reference_outputs_ensure, reference_system
 from ranking.shuffle import sample_items
 
 _CHUNK = 2000

@@ -12,7 +12,8 @@ from annotation.qa_types import CLINIQLINK_FILES, HARNESS_OUTPUT_FILES
 from portal.importing import ImportProblem
 from portal.models import AuditEntry
 from ranking.models import System, SystemOutput
-from ranking.services.outputs import outputs_import, reference_text
+from ranking.services.outputs import outputs_import
+from ranking.services.reference import reference_text
 
 from .conftest import SAMPLE, write_jsonl
 

@@ -10,7 +10,8 @@ from django.core.management import CommandError, call_command
 from annotation.models import QAItem
 from portal.errors import DomainError
 from ranking.models import Study, StudyAnswer, StudyQuestion, System, SystemOutput
-from ranking.services.outputs import outputs_import, reference_text
+from ranking.services.outputs import outputs_import
+from ranking.services.reference import reference_text
 from ranking.services.studies import study_create, study_state_set
 
 from .conftest import SYSTEM_NAMES, write_jsonl
