@@ -6,11 +6,14 @@ on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypedDict
 
 import pandas as pd
+from django.db.models import Avg, Count
 from django.utils import timezone
 
 from analytics.models import Report, ScoringRun
@@ -24,8 +27,13 @@ from analytics.selectors import (
     study_scoring_runs,
     vetting_ratings,
 )
+from annotation.models import Review
+from annotation.selectors.vetting import reviewer_quality
+from metrics import PROFILES
+from portal.errors import DomainError
 from portal.jobs import Progress
 from portal.models import User
+from ranking.models import Study
 from ranking.rules import bottom_half, reference_judged_poorly
 from stats import agreement, correlation, leaderboard, rankings
 from stats.pairs import MIN_PAIR_ITEMS, rater_pairs
@@ -136,7 +144,6 @@ def report_study(
 ) -> dict:
     """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
     often the reference answer was ranked low."""
-    from ranking.models import Study
 
     study = Study.objects.get(pk=study_id)
     ranks = study_rankings(study)
@@ -282,10 +289,6 @@ def _reference_outcomes(ranks: pd.DataFrame, reference: list[str], tag_scale: li
 
 def report_reviewer_quality() -> dict:
     """Gold accuracy, adjudication overturn rate and pace per reviewer (organizers see who is who)."""
-    from django.db.models import Avg, Count
-
-    from annotation.models import Review
-    from annotation.selectors.vetting import reviewer_quality
 
     pace: dict[int, Mapping[str, Any]] = {
         row["reviewer_id"]: row
@@ -314,12 +317,6 @@ def report_params_check(*, kind: str, params: dict) -> dict:
     """The parameters of a ``kind`` report, checked against its function's keyword arguments before any job is
     queued: unknown names, missing ones, wrong types and out-of-range values are refused naming the field, so a
     report job never fails on its input."""
-    import inspect
-    import typing
-
-    from metrics import PROFILES
-    from portal.errors import DomainError
-    from ranking.models import Study
 
     function = REPORTS[kind]
     signature = inspect.signature(function)

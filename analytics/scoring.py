@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from analytics.embeddings import DatabaseTextStore
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
+from metrics import Encoder, TextMetrics, score_submission
+from metrics.free_text import score_free_text
+from metrics.scorer import embedding_texts
 from portal.errors import DomainError
 from portal.jobs import Progress, job_part_progress
-
-if TYPE_CHECKING:  # imported where used: loading the metric pulls in torch
-    from metrics import Encoder, TextMetrics
+from ranking.models import SystemOutput
 
 # Portal QA type → the metric's type (the harness output file stem).
 METRIC_TYPE = {
@@ -60,8 +62,6 @@ SCORE_FIELDS = [
 
 @functools.cache
 def settings_encoder() -> Encoder:
-    from analytics.embeddings import DatabaseTextStore
-    from metrics import Encoder
 
     store = DatabaseTextStore() if settings.METRIC_EMBEDDING_STORE else None
     return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR, text_store=store)
@@ -69,7 +69,6 @@ def settings_encoder() -> Encoder:
 
 @functools.cache
 def settings_text_metrics() -> TextMetrics:
-    from metrics import TextMetrics
 
     return TextMetrics(nltk_data_dir=settings.NLTK_DATA_DIR)
 
@@ -83,7 +82,6 @@ def scoring_inputs(
     import order) and the system's raw responses; plus (item id, output id) per position. Answers to other
     benchmarks' items (PromptCBLUE) come separately as (item id, output id, QA type, reference, response), the
     reference being the ``target`` of the frozen record when the run is for a release."""
-    from ranking.models import SystemOutput
 
     outputs = SystemOutput.objects.filter(system=run.system).select_related("item")
     if run.release is not None:
@@ -112,8 +110,6 @@ def scoring_inputs(
 
 def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) -> ScoringRun:
     """Score the run's submission and store per-answer scores and the summary (safe to run twice)."""
-    from metrics import score_submission
-    from metrics.free_text import score_free_text
 
     inputs, responses, keys, others = scoring_inputs(run)
     if not inputs and not others:
@@ -195,8 +191,6 @@ def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> lis
     size = settings.METRIC_CHUNK_TEXTS if chunk_texts is None else chunk_texts
     if size <= 0 or not settings.METRIC_EMBEDDING_STORE:
         return []
-    from analytics.embeddings import DatabaseTextStore
-    from metrics.scorer import embedding_texts
 
     inputs, responses, _, _ = scoring_inputs(run)
     texts = embedding_texts(
@@ -216,7 +210,6 @@ def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> lis
 def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
     """Encode the chunk's texts into the embedding store and mark it done; True when no chunk of its run is
     left (the caller then queues the final task; a redelivered last chunk says True again, which is harmless)."""
-    from analytics.embeddings import DatabaseTextStore
 
     ScoringChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
     encoder = settings_encoder()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analytics.models import AnswerScore, ScoringRun
 from annotation.models import Review
 from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
+from ranking.models import AnswerJudgement, RankingTask
 
 # The scales agreement is computed over, in their order (annotation.workflow owns them).
 RELEVANCE_SCALE = list(RELEVANCE_VALUES)
@@ -25,7 +27,6 @@ def vetting_ratings() -> pd.DataFrame:
 def study_rankings(study) -> pd.DataFrame:
     """One row per ranker × answer of a study's submitted tasks: item, annotator, answer, system, rank, tag,
     hallucination, harm, is_reference. ``answer`` is the system name (one answer per system per question)."""
-    from ranking.models import AnswerJudgement, RankingTask
 
     rows = AnswerJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED).values_list(
         "task__question__item__uid",
@@ -46,7 +47,6 @@ def study_rankings(study) -> pd.DataFrame:
 
 def study_scoring_runs(study, *, profile: str = "cliniqlink-2025") -> list:
     """Each study system's latest finished scoring run with ``profile``."""
-    from analytics.models import ScoringRun
 
     runs = {}
     for run in ScoringRun.objects.filter(
@@ -59,7 +59,6 @@ def study_scoring_runs(study, *, profile: str = "cliniqlink-2025") -> list:
 def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
     """Metric scores of the study's answers: item, system, and one column per metric, from each system's
     latest finished scoring run with ``profile``."""
-    from analytics.models import AnswerScore
 
     runs = [run.pk for run in study_scoring_runs(study, profile=profile)]
     items = study.questions.values_list("item_id", flat=True)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 
 from analytics.models import Report, ScoringRun
+from analytics.reports import report_params_check
+from metrics import PROFILES
 from portal.actors import acting_user
 from portal.errors import DomainError
 from portal.jobs import job_start
@@ -21,7 +23,6 @@ def report_request(*, kind: str, params: dict | None = None, user: User | None =
     """Create a report record and queue the job that computes it."""
     if kind not in Report.Kind.values:
         raise DomainError(f"unknown report kind {kind!r}")
-    from analytics.reports import report_params_check
 
     params = report_params_check(kind=kind, params=params or {})
 
@@ -41,7 +42,6 @@ def scoring_request(
     user: User | None = None,
 ) -> ScoringRun:
     """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
-    from metrics import PROFILES
 
     if profile not in PROFILES:
         raise DomainError(f"unknown metric profile {profile!r}; use one of {', '.join(PROFILES)}")

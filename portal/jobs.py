@@ -46,6 +46,7 @@ from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.job_kinds import job_kind, job_kind_or_none
 from portal.models import Job, User
+from portal.roles import can_organize
 
 #: A job's id as tasks receive it (a string in the message) or as the row holds it.
 JobId = str | UUID
@@ -93,7 +94,6 @@ class Progress:
 
 def job_list(*, user: User, status: str = "", kind: str = "") -> QuerySet[Job]:
     """Jobs newest first: every job for organizers, a person's own jobs for anyone else."""
-    from portal.roles import can_organize
 
     jobs = Job.objects.select_related("created_by")
     if not (can_organize(user) or user.is_superuser):

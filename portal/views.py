@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from portal.api_tokens import api_token_create, api_token_revoke
+from portal.audit import audit_history
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
 from portal.job_kinds import job_kinds
@@ -152,7 +153,6 @@ class PersonEditView(RoleRequiredMixin, View):
         return self._render(request, person, form, status=400)
 
     def _render(self, request, person, form, status=200):
-        from portal.audit import audit_history
 
         history = audit_history(person).order_by("-at")[:20]
         return render(request, "portal/person_edit.html", {"person": person, "form": form, "history": history},

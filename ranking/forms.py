@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.models import Release
 from annotation.qa_types import QA_TYPE_LABELS
 from portal.forms import MultipleFileField
 from portal.importing import ImportProblem
@@ -54,7 +55,6 @@ class StudyForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from annotation.models import Release
 
         self.fields["release_id"].choices = [("", "No release: every eligible item")] + [
             (r.pk, f"{r} ({r.item_count} items, frozen {r.created_at:%Y-%m-%d})")

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
-from annotation.models import QAItem, Release, ReleaseItem
+from annotation.models import Dispute, FeedbackNote, QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.selectors.disputes import open_issue_q
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage, Verdict
@@ -364,7 +364,6 @@ def release_verify(*, release: Release, folder: Path, fmt: str | None = None) ->
 def composition_report(*, included_ids: set[int] | None = None) -> dict:
     """The paper's Table 1 from live data: per QA type, vetted items rated high (GP relevance 5) and low (<5),
     the subset with two independent reviews, the share double reviewed; plus feedback, disputes, held items."""
-    from annotation.models import Dispute, FeedbackNote
 
     vetted = QAItem.objects.filter(final_relevance__isnull=False, gold__isnull=True).annotate(n_reviews=_REVIEW_COUNT)
     rows: dict[str, dict[str, Any]] = {}

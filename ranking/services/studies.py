@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.models import QAItem
+from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import QAType
 from metrics.normalise import clean_response
 from portal.actors import acting_user
@@ -128,8 +128,6 @@ def study_create(
     if qa_types:
         candidates = candidates.filter(qa_type__in=qa_types)
     if release_id is not None:
-        from annotation.models import Release, ReleaseItem
-
         if not Release.objects.filter(pk=release_id).exists():
             raise DomainError(f"no release with id {release_id}")
         candidates = candidates.filter(pk__in=ReleaseItem.objects.filter(release_id=release_id).values("item_id"))
