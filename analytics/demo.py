@@ -14,13 +14,29 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analytics.models import Report, ScoringRun
+from analytics.services import report_request, scoring_request
 from annotation.models import Dispute, GoldItem, QAItem, Release, Review
+from annotation.services.adjudication import item_adjudicate
+from annotation.services.disputes import dispute_file
+from annotation.services.gold import gold_mark
+from annotation.services.queue import assignment_next
+from annotation.services.releases import release_freeze
+from annotation.services.review import review_submit
+from annotation.services.vetting_config import vetting_config_update
 from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.errors import DomainError
+from ranking.models import RankingTask, Study, StudyAnswer, System
+from ranking.services.outputs import outputs_import
+from ranking.services.queue import task_next
+from ranking.services.studies import study_create
+from ranking.services.submissions import task_slots, task_submit
 
 SEED = "demo-2025"
 RELEASE_NAME = "ClinIQLink demo"
@@ -49,7 +65,6 @@ def demo_activity(*, users: dict, out=None) -> list[str]:
 
 
 def _vetting(users: dict) -> str:
-    from annotation.services.vetting_config import vetting_config_update
 
     reviewers = [users[f"reviewer{n}@demo.portal"] for n in (1, 2, 3)]
     if Review.objects.exists() or Dispute.objects.exists():
@@ -69,7 +84,6 @@ def _vetting(users: dict) -> str:
 
 def _gold_mark(organizer) -> None:
     """Two items of the public sample become gold items: one is correct, one carries a known error."""
-    from annotation.services.gold import gold_mark
 
     candidates = list(QAItem.objects.filter(qa_type="true_false").order_by("pk")[:2])
     for item, (verdict, planted) in zip(
@@ -81,9 +95,6 @@ def _gold_mark(organizer) -> None:
 
 
 def _reviews(reviewers: list) -> dict:
-    from annotation.services.disputes import dispute_file
-    from annotation.services.queue import assignment_next
-    from annotation.services.review import review_submit
 
     rng = random.Random(SEED)
     counts = {"reviews": 0, "second": 0, "gold": 0, "disputes": 0}
@@ -162,7 +173,6 @@ def _judgement(rng: random.Random, assignment) -> tuple[str, int, str]:
 def _adjudicate(adjudicator) -> int:
     """The adjudicator decides every waiting disagreement but the last one and the first dispute; the rest stays
     for the demo's adjudicator to try. The adjudicator reviewed nothing, so no conflict of interest arises."""
-    from annotation.services.adjudication import item_adjudicate
 
     waiting = list(QAItem.objects.filter(status=ItemStatus.IN_ADJUDICATION).order_by("pk"))
     held = list(QAItem.objects.filter(status=ItemStatus.HELD).order_by("pk"))
@@ -188,7 +198,6 @@ def _adjudicate(adjudicator) -> int:
 
 
 def _release(users: dict) -> str:
-    from annotation.services.releases import release_freeze
 
     if Release.objects.filter(name=RELEASE_NAME).exists():
         return ""
@@ -205,9 +214,6 @@ def _release(users: dict) -> str:
 
 def _study(users: dict) -> str:
     """Two demo systems (answers from the metric reference fixtures, over the public sample) and an open study."""
-    from ranking.models import Study
-    from ranking.services.outputs import outputs_import
-    from ranking.services.studies import study_create
 
     from_fixtures = _fixtures() / "metric-reference"
     for name, folder in SYSTEMS.items():
@@ -227,9 +233,6 @@ def _study(users: dict) -> str:
 
 
 def _rankings(users: dict) -> str:
-    from ranking.models import RankingTask, Study, StudyAnswer
-    from ranking.services.queue import task_next
-    from ranking.services.submissions import task_slots, task_submit
 
     study = Study.objects.filter(name=STUDY_NAME).first()
     if study is None or not study.is_open or RankingTask.objects.filter(study=study).exists():
@@ -271,9 +274,6 @@ def _rankings(users: dict) -> str:
 
 
 def _scoring(users: dict) -> str:
-    from analytics.models import ScoringRun
-    from analytics.services import scoring_request
-    from ranking.models import System
 
     release = Release.objects.filter(name=RELEASE_NAME).order_by("-version").first()
     lines = []
@@ -288,9 +288,6 @@ def _scoring(users: dict) -> str:
 
 
 def _reports(users: dict) -> str:
-    from analytics.models import Report
-    from analytics.services import report_request
-    from ranking.models import Study
 
     study = Study.objects.filter(name=STUDY_NAME).first()
     wanted = [("vetting_agreement", {}), ("reviewer_quality", {})]
@@ -306,8 +303,5 @@ def _reports(users: dict) -> str:
 
 
 def _fixtures():
-    from pathlib import Path
-
-    from django.conf import settings
 
     return Path(settings.BASE_DIR) / "fixtures"
