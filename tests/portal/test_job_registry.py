@@ -52,7 +52,7 @@ def test_the_web_process_has_every_kind_without_celery_autodiscovery():
     code = (
         "import django; django.setup()\nfrom portal.job_kinds import job_kinds\nprint(','.join(sorted(job_kinds())))\n"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "portal.settings"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip().split(",") == sorted(_kinds_started_in_the_product())
 
