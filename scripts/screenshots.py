@@ -77,6 +77,9 @@ def _open(page, base: str, target: str) -> bool:
         )
         if not control.count():
             return False
+        acknowledgement = page.locator("#guidelines-read")  # a reviewer confirms the guidelines before the first item
+        if acknowledgement.count() and acknowledgement.is_visible():
+            acknowledgement.check()
         with page.expect_navigation(wait_until="load"):
             control.first.click()
         return True
