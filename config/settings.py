@@ -251,7 +251,7 @@ STORAGES = {
 }
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Uploaded import files, one folder per upload (portal.uploads). A finished job's files are deleted this many
-# days after it ended (portal.jobs.uploads_prune, daily): long enough to inspect a refused file or run a failed
+# days after it ended (portal.uploads.uploads_prune, daily): long enough to inspect a refused file or run a failed
 # job again; the imported rows themselves are in the database.
 PORTAL_UPLOADS_DIR = MEDIA_ROOT / "uploads"
 PORTAL_UPLOAD_RETENTION_DAYS = env_int("PORTAL_UPLOAD_RETENTION_DAYS", 7)

@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, QuerySet
 from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch
 from django.utils import timezone
@@ -319,57 +317,6 @@ def job_retry(*, job: Job, by: User) -> Job:
         transaction.on_commit(lambda: task.delay(str(job.pk)))
     job.refresh_from_db()
     return job
-
-
-@dataclass
-class UploadsPruned:
-    """What :func:`uploads_prune` deleted: the jobs whose files went, and upload folders no job reads."""
-
-    jobs: list[str] = field(default_factory=list)
-    orphans: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {"jobs": self.jobs, "orphans": self.orphans}
-
-
-def uploads_prune(*, older_than_days: int, now: datetime | None = None) -> UploadsPruned:
-    """Delete the uploaded files of jobs that ended more than ``older_than_days`` ago, and upload folders no job
-    reads (a synchronous gold import's, an upload refused before its job was created) once that old.
-
-    What was imported is in the database; the raw file is kept for the retention window so that a refused file
-    can be inspected and a failed job run again. Each job is taken under its row lock, as :func:`job_retry`
-    takes it, so a job queued again is never left without its files. Files outside PORTAL_UPLOADS_DIR are never
-    touched.
-    """
-    now = now or timezone.now()
-    cutoff = now - timedelta(days=older_than_days)
-    report = UploadsPruned()
-    pending = Job.objects.filter(uploads_deleted_at__isnull=True).filter(
-        Q(params__has_key="paths") | Q(params__has_key="path")
-    )
-    read_by_jobs: set[Path] = set()
-    for job in pending:
-        folders = job.upload_folders()
-        read_by_jobs.update(folders)
-        if not folders or not job.finished or not job.finished_at or job.finished_at >= cutoff:
-            continue
-        with transaction.atomic():
-            locked = Job.objects.select_for_update(skip_locked=True).filter(pk=job.pk).first()
-            if locked is None or not locked.finished_at or locked.finished_at >= cutoff or locked.uploads_deleted_at:
-                continue  # being run again, or handled by another prune meanwhile
-            for folder in folders:
-                shutil.rmtree(folder, ignore_errors=True)
-            Job.objects.filter(pk=job.pk).update(uploads_deleted_at=now)
-            report.jobs.append(str(job.pk))
-    root = Path(settings.PORTAL_UPLOADS_DIR)
-    for folder in sorted(root.iterdir()) if root.is_dir() else []:
-        # A folder younger than the window may belong to a job about to be created: only old ones go.
-        if folder.is_dir() and folder.resolve() not in read_by_jobs and folder.stat().st_mtime < cutoff.timestamp():
-            shutil.rmtree(folder, ignore_errors=True)
-            report.orphans.append(folder.name)
-    if report.jobs or report.orphans:
-        logger.info("uploads pruned: files of %s job(s), %s orphan folder(s)", len(report.jobs), len(report.orphans))
-    return report
 
 
 def _registered_task(job: Job) -> Any:

@@ -3,7 +3,8 @@
 from celery import shared_task
 from django.conf import settings
 
-from portal.jobs import jobs_recover, uploads_prune
+from portal.jobs import jobs_recover
+from portal.uploads import uploads_prune
 
 
 @shared_task

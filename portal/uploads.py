@@ -3,38 +3,49 @@ pages and API of every app share these)."""
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from portal.importing import ImportProblem, Limits
+from portal.models import Job
+
+logger = logging.getLogger(__name__)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def save_uploads(files) -> tuple[list[Path], dict[str, str]]:
+def save_uploads(files: Iterable[UploadedFile]) -> tuple[list[Path], dict[str, str]]:
     """Store uploaded files under PORTAL_UPLOADS_DIR/<uuid>/ keeping their names (for error messages and the
     ClinIQLink file-name → type rule). Returns the paths and a path → original-name map. The folder is deleted
-    PORTAL_UPLOAD_RETENTION_DAYS after its job ends (``portal.jobs.uploads_prune``)."""
+    PORTAL_UPLOAD_RETENTION_DAYS after its job ends (:func:`uploads_prune`)."""
     if not files:
         raise ImportProblem("(upload)", "no file was uploaded")
     folder = Path(settings.PORTAL_UPLOADS_DIR) / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     paths, displays = [], {}
     for upload in files:
-        if upload.size > settings.PORTAL_UPLOAD_MAX_BYTES:
-            raise ImportProblem(
-                upload.name, f"file is {upload.size:,} bytes; the limit is {settings.PORTAL_UPLOAD_MAX_BYTES:,}"
-            )
-        name = _SAFE.sub("_", Path(upload.name).name) or "upload"
+        original, size = upload.name or "upload", upload.size or 0  # Django types both optional; a form's are set
+        if size > settings.PORTAL_UPLOAD_MAX_BYTES:
+            raise ImportProblem(original, f"file is {size:,} bytes; the limit is {settings.PORTAL_UPLOAD_MAX_BYTES:,}")
+        name = _SAFE.sub("_", Path(original).name) or "upload"
         path = folder / name
         with path.open("wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
         paths.append(path)
-        displays[str(path)] = upload.name
+        displays[str(path)] = original
     return paths, displays
 
 
@@ -46,3 +57,54 @@ def upload_limits() -> Limits:
         max_depth=settings.PORTAL_UPLOAD_MAX_DEPTH,
         max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS,
     )
+
+
+@dataclass
+class UploadsPruned:
+    """What :func:`uploads_prune` deleted: the jobs whose files went, and upload folders no job reads."""
+
+    jobs: list[str] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"jobs": self.jobs, "orphans": self.orphans}
+
+
+def uploads_prune(*, older_than_days: int, now: datetime | None = None) -> UploadsPruned:
+    """Delete the uploaded files of jobs that ended more than ``older_than_days`` ago, and upload folders no job
+    reads (a synchronous gold import's, an upload refused before its job was created) once that old.
+
+    What was imported is in the database; the raw file is kept for the retention window so that a refused file
+    can be inspected and a failed job run again. Each job is taken under its row lock, as :func:`job_retry`
+    takes it (:func:`portal.jobs.job_retry`), so a job queued again is never left without its files. Files outside PORTAL_UPLOADS_DIR are never
+    touched.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=older_than_days)
+    report = UploadsPruned()
+    pending = Job.objects.filter(uploads_deleted_at__isnull=True).filter(
+        Q(params__has_key="paths") | Q(params__has_key="path")
+    )
+    read_by_jobs: set[Path] = set()
+    for job in pending:
+        folders = job.upload_folders()
+        read_by_jobs.update(folders)
+        if not folders or not job.finished or not job.finished_at or job.finished_at >= cutoff:
+            continue
+        with transaction.atomic():
+            locked = Job.objects.select_for_update(skip_locked=True).filter(pk=job.pk).first()
+            if locked is None or not locked.finished_at or locked.finished_at >= cutoff or locked.uploads_deleted_at:
+                continue  # being run again, or handled by another prune meanwhile
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+            Job.objects.filter(pk=job.pk).update(uploads_deleted_at=now)
+            report.jobs.append(str(job.pk))
+    root = Path(settings.PORTAL_UPLOADS_DIR)
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        # A folder younger than the window may belong to a job about to be created: only old ones go.
+        if folder.is_dir() and folder.resolve() not in read_by_jobs and folder.stat().st_mtime < cutoff.timestamp():
+            shutil.rmtree(folder, ignore_errors=True)
+            report.orphans.append(folder.name)
+    if report.jobs or report.orphans:
+        logger.info("uploads pruned: files of %s job(s), %s orphan folder(s)", len(report.jobs), len(report.orphans))
+    return report

@@ -16,9 +16,9 @@ from django.utils import timezone
 from annotation.models import QAItem
 from annotation.tasks import import_items_task
 from portal.errors import DomainError
-from portal.jobs import job_create, job_retry, uploads_prune
+from portal.jobs import job_create, job_retry
 from portal.models import Job
-from portal.uploads import save_uploads
+from portal.uploads import save_uploads, uploads_prune
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.jobs import uploads_prune
+from portal.uploads import uploads_prune
 
 
 class Command(BaseCommand):
