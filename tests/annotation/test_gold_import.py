@@ -72,7 +72,8 @@ def test_an_item_already_in_review_cannot_become_gold_and_nothing_is_marked(
     sample_items, config, organizer, reviewer, tmp_path
 ):
     lease = assignment_next(reviewer=reviewer)
-    path = _csv(tmp_path, [f"{sample_items[5].uid},correct,,", f"{lease.item.uid},correct,,"])
+    untouched = next(item for item in sample_items if item.pk != lease.item_id)  # the seeded queue picks any item
+    path = _csv(tmp_path, [f"{untouched.uid},correct,,", f"{lease.item.uid},correct,,"])
     with pytest.raises(ImportProblem, match=r"gold.csv, record 2, field 'uid': item .* is already in review"):
         gold_import(path=path, by=organizer)
     assert not GoldItem.objects.exists()

@@ -142,9 +142,11 @@ def test_live_secondary_lease_is_not_taken_over(sample_items, config, make_user,
 
 
 def test_next_brings_the_source_excerpt_without_another_query(
-    sample_items, config, reviewer, django_assert_num_queries
+    sample_items, config, make_user, django_assert_num_queries
 ):
-    assignment = assignment_next(reviewer=reviewer)
+    assignment = assignment_next(reviewer=make_user("reviewer"))
+    while assignment.item.passage_id is None:  # the seeded queue may start at an item without an excerpt
+        assignment = assignment_next(reviewer=make_user("reviewer"))
     expected = QAItem.objects.select_related("passage").get(pk=assignment.item_id).passage
     assert expected is not None
     with django_assert_num_queries(0):
