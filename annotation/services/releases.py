@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
-from annotation.models import Dispute, FeedbackNote, QAItem, Release, ReleaseItem
+from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.selectors.disputes import open_issue_q
-from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Stage, Verdict
+from annotation.selectors.releases import REVIEW_COUNT, composition_report
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
@@ -38,7 +39,6 @@ class _ReviewCounted(TypedDict):
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
-_REVIEW_COUNT = Count("reviews", filter=Q(reviews__stage__in=[Stage.PRIMARY, Stage.SECONDARY]), distinct=True)
 TABLE_COLUMNS = [
     "position",
     "uid",
@@ -239,7 +239,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user:
         # One freeze per name at a time: the version number is read and used inside the lock.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"release:{name}"])
-        items = list(selection.queryset().annotate(review_count=_REVIEW_COUNT))
+        items = list(selection.queryset().annotate(review_count=REVIEW_COUNT))
         if not items:
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
@@ -359,63 +359,3 @@ def release_verify(*, release: Release, folder: Path, fmt: str | None = None) ->
     if not formats:
         return [f"{folder}: holds the files of no export format of {release.label}"]
     return manifest.verify(release.manifests[formats[0]], folder)
-
-
-def composition_report(*, included_ids: set[int] | None = None) -> dict:
-    """The paper's Table 1 from live data: per QA type, vetted items rated high (GP relevance 5) and low (<5),
-    the subset with two independent reviews, the share double reviewed; plus feedback, disputes, held items."""
-
-    vetted = QAItem.objects.filter(final_relevance__isnull=False, gold__isnull=True).annotate(n_reviews=_REVIEW_COUNT)
-    rows: dict[str, dict[str, Any]] = {}
-    for qa_type, relevance, n_reviews, pk in vetted.values_list("qa_type", "final_relevance", "n_reviews", "pk"):
-        row = rows.setdefault(
-            qa_type,
-            dict.fromkeys(["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0),
-        )
-        assert relevance is not None  # vetted: filtered on final_relevance__isnull=False
-        level = "high" if relevance >= 5 else "low"
-        row[level] += 1
-        row["total"] += 1
-        if n_reviews >= 2:
-            row[f"double_{level}"] += 1
-            row["double_total"] += 1
-        if included_ids is not None and pk in included_ids:
-            row["in_release"] += 1
-    ordered = {t.value: rows[t.value] for t in CLINIQLINK_TYPES if t.value in rows} | {
-        k: v for k, v in rows.items() if k not in {t.value for t in CLINIQLINK_TYPES}
-    }
-    totals: dict[str, Any] = dict.fromkeys(
-        ["high", "low", "total", "double_high", "double_low", "double_total", "in_release"], 0
-    )
-    for row in ordered.values():
-        row["pct_double"] = round(100 * row["double_total"] / row["total"], 1) if row["total"] else None
-        for key in totals:
-            totals[key] += row[key]
-    totals["pct_double"] = round(100 * totals["double_total"] / totals["total"], 1) if totals["total"] else None
-    return {
-        "by_type": ordered,
-        "totals": totals,
-        "feedback_notes": FeedbackNote.objects.count(),
-        "open_feedback_notes": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
-        "disputes": Dispute.objects.count(),
-        "open_disputes": Dispute.objects.filter(status=Dispute.Status.OPEN).count(),
-        "held_items": QAItem.objects.filter(status=ItemStatus.HELD).count(),
-    }
-
-
-REPORT_COLUMNS = [
-    "qa_type",
-    "high",
-    "low",
-    "total",
-    "double_high",
-    "double_low",
-    "double_total",
-    "pct_double",
-    "in_release",
-]
-
-
-def report_rows(report: dict) -> list[dict]:
-    rows = [{"qa_type": qa_type, **row} for qa_type, row in report["by_type"].items()]
-    return rows + [{"qa_type": "total", **report["totals"]}]

@@ -15,16 +15,14 @@ from django.views import View
 from annotation.forms.releases import FreezeForm
 from annotation.models import Release
 from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, qa_type_label
+from annotation.selectors.releases import REPORT_COLUMNS, composition_report, report_rows
 from annotation.services.release_contents import FORMAT_LABELS, export_readme, release_coverage, selection_preview
 from annotation.services.releases import (
     EXPORT_FORMATS,
-    REPORT_COLUMNS,
     SelectionRule,
-    composition_report,
     release_export,
     release_freeze,
     release_get,
-    report_rows,
     rule_description,
 )
 from portal.errors import DomainError

@@ -12,8 +12,9 @@ from django.db import IntegrityError, InternalError, connection, transaction
 
 from annotation.models import Dispute, FeedbackNote, QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_FILES
+from annotation.selectors.releases import composition_report
 from annotation.services.imports import items_import
-from annotation.services.releases import composition_report, release_export, release_freeze, release_verify
+from annotation.services.releases import release_export, release_freeze, release_verify
 from portal.errors import DomainError
 from tests.release_tables import release_tables_wipe
 from tests.reviews import done_review

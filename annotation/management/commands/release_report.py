@@ -3,7 +3,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.releases import REPORT_COLUMNS, release_get, report_rows
+from annotation.selectors.releases import REPORT_COLUMNS, report_rows
+from annotation.services.releases import release_get
 from portal import csv_cells
 from portal.errors import DomainError
 
