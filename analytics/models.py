@@ -141,3 +141,33 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class JudgeNuggetLabel(models.Model):
+    """An automatic labeller's label for one nugget against one study answer: the portal's matcher, or an external
+    judge whose labels were imported from a file. Physicians' labels are ``ranking.NuggetJudgement`` rows."""
+
+    class Source(models.TextChoices):
+        MATCHER = "matcher", "The portal's embedding matcher"
+        IMPORT = "import", "Imported from a file"
+
+    answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="judge_nugget_labels")
+    nugget = models.ForeignKey("annotation.Nugget", on_delete=models.PROTECT, related_name="+")
+    labeller = models.CharField(max_length=100, help_text='"matcher", or the judge\'s name as imported.')
+    source = models.CharField(max_length=10, choices=Source.choices)
+    label = models.CharField(max_length=12)
+    sentence_index = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Matched sentence (matcher).")
+    evidence = models.TextField(blank=True, help_text="The sentence the label rests on, where the labeller gave one.")
+    similarity = models.FloatField(null=True, blank=True)
+    job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answer_id", "nugget_id", "labeller"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "nugget", "labeller"], name="judge_nugget_label_unique")
+        ]
+        indexes = [models.Index(fields=["labeller"])]
+
+    def __str__(self) -> str:
+        return f"{self.labeller}: answer {self.answer_id} {self.nugget_id} {self.label}"

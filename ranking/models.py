@@ -89,6 +89,13 @@ class Study(models.Model):
     overlap = models.PositiveSmallIntegerField(default=3, help_text="Rankers per question.")
     ties_allowed = models.BooleanField(default=False)
     tag_scale = models.JSONField(default=default_tag_scale)
+    # What a ranker does with each question: rank the answers, check each answer against the item's validated
+    # nuggets (and mark its wrong or unsupported sentences), or both.
+    ask_ranking = models.BooleanField(default=True, help_text="Rankers order the answers from best to worst.")
+    ask_nuggets = models.BooleanField(
+        default=False,
+        help_text="Rankers mark, for each answer, which of the item's nuggets it supports, and its wrong sentences.",
+    )
     ask_hallucination = models.BooleanField(default=False)
     ask_harm = models.BooleanField(default=False)
     # Intrinsic hallucination (contradicting the source) cannot be judged without the source; the organizer decides
@@ -122,6 +129,14 @@ class StudyQuestion(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     item = models.ForeignKey("annotation.QAItem", on_delete=models.PROTECT, related_name="study_questions")
     position = models.PositiveIntegerField(help_text="Queue order (the sampled order).")
+    nugget_set = models.ForeignKey(
+        "annotation.NuggetSet",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,  # the version a study's nugget labels refer to is never deleted
+        related_name="+",
+        help_text="The item's validated nugget version when the study was created (nugget studies only).",
+    )
 
     class Meta:
         ordering = ["study_id", "position"]
@@ -139,6 +154,12 @@ class StudyAnswer(models.Model):
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
     output = models.ForeignKey(SystemOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     text = models.TextField()
+    sentences = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The text split into sentences when the study was created (metrics.nuggets.split_sentences): "
+        "sentence marks refer to these positions.",
+    )
 
     class Meta:
         ordering = ["question_id", "id"]
@@ -256,3 +277,49 @@ class ReferenceFlag(models.Model):
 
     def __str__(self) -> str:
         return f"reference flag on question {self.question_id}"
+
+
+class NuggetJudgement(models.Model):
+    """A ranker's label for one nugget of the question against one answer of a task."""
+
+    class Label(models.TextChoices):
+        SUPPORT = "support", "Supported"
+        PARTIAL = "partial", "Partly supported"
+        NOT_SUPPORT = "not_support", "Not supported"
+
+    task = models.ForeignKey(RankingTask, on_delete=models.CASCADE, related_name="nugget_judgements")
+    answer = models.ForeignKey(StudyAnswer, on_delete=models.CASCADE, related_name="nugget_judgements")
+    nugget = models.ForeignKey("annotation.Nugget", on_delete=models.PROTECT, related_name="+")
+    label = models.CharField(max_length=12, choices=Label.choices)
+
+    class Meta:
+        ordering = ["task_id", "answer_id", "nugget_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "answer", "nugget"], name="ranking_nugget_judgement_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} answer {self.answer_id} {self.nugget_id}: {self.label}"
+
+
+class SentenceFlag(models.Model):
+    """A sentence of an answer the ranker marked wrong or unsupported (for the answer's precision).
+
+    Sentences not flagged in a submitted nugget task were read and found fine.
+    """
+
+    class Kind(models.TextChoices):
+        WRONG = "wrong", "Wrong"
+        UNSUPPORTED = "unsupported", "Unsupported"
+
+    task = models.ForeignKey(RankingTask, on_delete=models.CASCADE, related_name="sentence_flags")
+    answer = models.ForeignKey(StudyAnswer, on_delete=models.CASCADE, related_name="sentence_flags")
+    index = models.PositiveSmallIntegerField(help_text="0-based position in StudyAnswer.sentences.")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+
+    class Meta:
+        ordering = ["task_id", "answer_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["task", "answer", "index"], name="ranking_sentence_flag_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} answer {self.answer_id} sentence {self.index}: {self.kind}"

@@ -4,6 +4,7 @@ from annotation.models.adjudication import Adjudication
 from annotation.models.disputes import Dispute, DisputeComment, FeedbackNote
 from annotation.models.guidelines import GuidelineAcknowledgement, GuidelineVersion
 from annotation.models.items import ImportBatch, QAItem, SourcePassage
+from annotation.models.nuggets import Nugget, NuggetSet, NuggetTask
 from annotation.models.releases import Release, ReleaseItem
 from annotation.models.review import Assignment, Review, ReviewDraft, ReviewRevision
 from annotation.models.vetting import GoldAnswer, GoldItem, VettingConfig
@@ -27,4 +28,7 @@ __all__ = [
     "ReleaseItem",
     "GuidelineVersion",
     "GuidelineAcknowledgement",
+    "NuggetSet",
+    "Nugget",
+    "NuggetTask",
 ]

@@ -36,6 +36,9 @@ class Release(models.Model):
     # it. The database refuses items for a frozen release, any other change of this flag, and a commit that
     # leaves a release unfrozen.
     frozen = models.BooleanField(default=False, editable=False)
+    with_nuggets = models.BooleanField(
+        db_default=False, help_text="The items' validated nuggets were frozen with them (manifest and exports)."
+    )
 
     class Meta:
         ordering = ["name", "-version"]
@@ -62,6 +65,12 @@ class ReleaseItem(models.Model):
     final_relevance = models.FloatField(null=True, blank=True)
     final_source = models.CharField(max_length=20, blank=True)
     review_count = models.PositiveSmallIntegerField(default=0)
+    nuggets = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The item's validated nuggets at freeze time ({version, nuggets: [{id, text, importance}]}); "
+        "empty when the release was frozen without nuggets or the item had none.",
+    )
 
     class Meta:
         ordering = ["release", "position"]
