@@ -71,7 +71,7 @@ class NuggetMatch:
 
 # A list bullet at the start of a line: "-", "*", "•" and kin, "1." / "1)" / "(1)", or "a)" / "(a)", followed by a
 # space ("2.5 mg" has no space after the dot and stays; "A. Smith" is not taken for a bullet).
-_BULLET = re.compile(r"^(?:[-*+\u2022\u00b7\u2023\u25aa\u25cf\u2013\u2014]|\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+")
+_BULLET = re.compile(r"^(?:[-*+\u2022\u00b7\u2023\u25aa\u25cf\u2013\u2014]|\(?\d{1,3}[.)]|\(?[a-zA-Z]\))(?:\s+|$)")
 # A Chinese sentence ends at 。！？； (full-width), with any closing quotes or brackets after it.
 _CHINESE_END = re.compile(
     "[^\u3002\uff01\uff1f\uff1b]+(?:[\u3002\uff01\uff1f\uff1b]+[\u201d\u2019\u300d\u300f\uff09)]*)?"

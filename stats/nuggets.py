@@ -92,8 +92,11 @@ def system_scores(
                 )
                 low, high = finite_or_none(outcome.ci_low[0]), finite_or_none(outcome.ci_high[0])
             rows.append((system, labeller, score, mean, low, high, n))
-    out = pd.DataFrame(rows, columns=["system", "labeller", "score", "mean", "ci_low", "ci_high", "n_answers"])
-    return out.astype({"mean": object, "ci_low": object, "ci_high": object})
+    columns = ["system", "labeller", "score", "mean", "ci_low", "ci_high", "n_answers"]
+    # Built column by column as objects: a DataFrame built from rows would turn the None of an undefined mean
+    # or interval into NaN.
+    data = {name: pd.Series([r[i] for r in rows], dtype=object) for i, name in enumerate(columns)}
+    return pd.DataFrame(data).astype({"n_answers": int})
 
 
 def _check_labels(labels: pd.DataFrame) -> None:
@@ -140,12 +143,11 @@ def _consensus(labels: pd.DataFrame, min_labels: int = 1) -> pd.Series:
 
 def _versus(predicted: pd.DataFrame, reference: pd.Series, name: str, *, n_resamples: int, seed: int) -> dict:
     """Cohen's kappa, macro-F1 and F1 per label of ``predicted`` labels (one labeller) against ``reference``."""
-    joined = (
-        predicted.set_index(list(UNIT))["label"]
-        .rename("predicted")
-        .to_frame()
-        .join(reference.rename("reference"), how="inner")
-    )
+    if reference.empty or predicted.empty:
+        joined = pd.DataFrame(columns=["predicted", "reference"])
+    else:
+        mine = predicted[[*UNIT, "label"]].rename(columns={"label": "predicted"})
+        joined = mine.merge(reference.rename("reference").reset_index(), on=list(UNIT), how="inner")
     n = len(joined)
     out: dict = {"kappa": None, "kappa_ci_low": None, "kappa_ci_high": None, "macro_f1": None, "n": n}
     out["f1"] = dict.fromkeys(reversed(ORDINAL_SCALE))
