@@ -305,12 +305,15 @@ def format_text(report: dict) -> str:
             ]  # fmt: skip
         header = ["Labeller", "", "Kappa", "Macro-F1", "F1 support", "F1 partial", "F1 not support", "Nuggets"]
         out += ["    " + line for line in _table(header, rows)]
-    for judge, by_score in agreement["system_rank_correlation"].items():
-        parts = [
-            f"{SCORE_LABELS[score]} rho {_fmt(c['spearman'])} tau-b {_fmt(c['kendall_tau_b'])}"
-            for score, c in by_score.items()
+    correlations = agreement["system_rank_correlation"]
+    if correlations:
+        shown = list(CORRELATED_SCORES)
+        n = max((c["n"] for by in correlations.values() for c in by.values()), default=0)
+        out.append(f"  System ranking against the physicians ({n} systems; Spearman rho / Kendall tau-b):")
+        rows = [
+            [judge, "", *(f"{_fmt(by[s]['spearman'])} / {_fmt(by[s]['kendall_tau_b'])}" for s in shown)]
+            for judge, by in correlations.items()
         ]
-        n = next(iter(by_score.values()))["n"] if by_score else 0
-        out.append(f"  System ranking, {judge} vs physicians ({n} systems): " + "; ".join(parts))
+        out += ["    " + line for line in _table(["Labeller", "", *(SCORE_LABELS[s] for s in shown)], rows)]
     out += [f"  Note: {note}" for note in [*agreement["notes"], *report["notes"]]]
     return "\n".join(out) + "\n"
