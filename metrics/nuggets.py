@@ -232,14 +232,23 @@ class EmbeddingMatcher:
         """One :class:`NuggetMatch` per nugget, in the nuggets' order."""
         return self.match_many([(nuggets, answer)])[0]
 
-    def match_many(self, pairs: Sequence[tuple[Sequence[Nugget], str]]) -> list[list[NuggetMatch]]:
-        """:meth:`match` for many (nuggets, answer) pairs, encoding all their distinct texts in one call (the
-        encoder batches them): the nuggets of an item shared by many systems' answers are encoded once."""
+    def match_many(
+        self, pairs: Sequence[tuple[Sequence[Nugget], str]], *, chunk_size: int = 2_000
+    ) -> list[list[NuggetMatch]]:
+        """:meth:`match` for many (nuggets, answer) pairs, encoding the distinct texts of ``chunk_size`` answers
+        in one call (the encoder batches them): the nuggets of an item shared by many systems' answers are
+        encoded once, and memory stays bounded on a whole release."""
+        out: list[list[NuggetMatch]] = []
+        for start in range(0, len(pairs), max(1, chunk_size)):
+            out += self._match_chunk(pairs[start : start + max(1, chunk_size)])
+        return out
+
+    def _match_chunk(self, pairs: Sequence[tuple[Sequence[Nugget], str]]) -> list[list[NuggetMatch]]:
         split = [split_sentences(answer) for _, answer in pairs]
         texts = list(dict.fromkeys(t for (nuggets, _), sentences in zip(pairs, split, strict=True)
                                    for t in [*(n.text for n in nuggets), *sentences]))  # fmt: skip
         row = {text: i for i, text in enumerate(texts)}
-        vectors = np.asarray(self.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
+        vectors = np.asarray(self.encode(texts), dtype=np.float32) if texts else np.zeros((0, 1), np.float32)
         if vectors.shape[0] != len(texts):
             raise ValueError(f"the encoder returned {vectors.shape[0]} vectors for {len(texts)} texts")
         return [
@@ -256,7 +265,7 @@ class EmbeddingMatcher:
 
         matched: dict[int, tuple[int, float]] = {}
         if nuggets and sentences:
-            similarity = np.clip(nugget_vecs @ sentence_vecs.T, -1.0, 1.0)
+            similarity = np.clip(nugget_vecs.astype(np.float64) @ sentence_vecs.T.astype(np.float64), -1.0, 1.0)
             rows, cols = linear_sum_assignment(similarity, maximize=True)
             matched = {int(r): (int(c), float(similarity[r, c])) for r, c in zip(rows, cols, strict=True)}
         out = []

@@ -221,6 +221,9 @@ def test_match_many_encodes_once_and_equals_match():
     many = matcher.match_many([(nuggets, "S1. S2."), (nuggets, "S2."), (nuggets, "")])
     assert len(calls) == 1 and sorted(calls[0]) == ["N1", "N2", "S1.", "S2."]  # each distinct text once
     assert many == [matcher.match(nuggets, a) for a in ("S1. S2.", "S2.", "")]
+    calls.clear()
+    assert matcher.match_many([(nuggets, "S1. S2."), (nuggets, "S2."), (nuggets, "")], chunk_size=2) == many
+    assert len(calls) == 2  # one encoder call per chunk of answers
 
 
 @pytest.mark.parametrize(
