@@ -4,18 +4,76 @@ It joins the pure nugget metric (:mod:`metrics.nuggets`, :mod:`metrics.nugget_io
 (:mod:`stats.nuggets`), which may not import each other, so it lives here, one layer up; it imports nothing from
 Django and opens no database connection.
 
-Who is human: every labeller in the ``--labels`` files, except those named with ``--judge`` and the matcher
-(``matcher``, the labeller name of ``--auto``). Automatic labellers are compared with the humans' consensus.
+Labellers: every labeller in the ``--labels`` files is a physician (human) except those named with ``--judge``
+and ``matcher`` (the matcher's name, whether run here with ``--auto`` or brought in a file). With two or more
+humans a ``consensus`` labeller is added: per nugget, :func:`stats.nuggets.consensus_label` of the humans who
+labelled it. A labeller's answers are those it labelled at least one nugget of; its unlabelled nuggets there
+count as not_support. The label files carry no sentence marks, so ``precision`` is left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 
-from metrics.nuggets import DEFAULT_PARTIAL_THRESHOLD, DEFAULT_SUPPORT_THRESHOLD
+import numpy as np
+import pandas as pd
+
+from metrics.nugget_io import Label, NuggetInputError, read_answers_jsonl, read_labels_jsonl, read_nuggets_jsonl
+from metrics.nuggets import (
+    DEFAULT_PARTIAL_THRESHOLD,
+    DEFAULT_SUPPORT_THRESHOLD,
+    SCORE_LABELS,
+    SCORE_NAMES,
+    EmbeddingMatcher,
+    answer_scores,
+    sentence_encoder,
+)
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from stats.nuggets import consensus_label, judge_agreement, label_agreement, system_rank_correlation, system_scores
 
 MATCHER = "matcher"
+CONSENSUS = "consensus"
+DIGITS = 4
+#: The scores compared at system level between each automatic labeller and the humans.
+CORRELATED_SCORES = ("all", "vital", "all_strict", "vital_strict", "completeness")
+
+
+def _lazy_model_encode() -> Callable:
+    """The packaged model's encode, loaded on first use (threshold errors come before a model load)."""
+    loaded: list[Callable] = []
+
+    def encode(texts):
+        if not loaded:
+            loaded.append(sentence_encoder(None))
+        return loaded[0](texts)
+
+    return encode
+
+
+def _read_labels(paths: Sequence[str], nuggets, answers, reserved: set[str]) -> list[Label]:
+    labels: list[Label] = []
+    where: dict[tuple, str] = {}
+    for path in paths:
+        for line, label in read_labels_jsonl(path, nuggets=nuggets, answers=answers, with_lines=True):
+            if label.labeller in reserved:
+                raise NuggetInputError(
+                    path, f"the labeller name {label.labeller!r} is reserved", line=line, field="labeller"
+                )
+            key = (label.item_uid, label.system, label.nugget_id, label.labeller)
+            if key in where:
+                raise NuggetInputError(
+                    path,
+                    f"{label.labeller!r} already labelled nugget {label.nugget_id!r} of {label.system!r} on item "
+                    f"{label.item_uid!r} in {where[key]}",
+                    line=line,
+                    field="labeller",
+                )
+            where[key] = f"{path}, line {line}"
+            labels.append(label)
+    return labels
 
 
 def nugget_eval_report(
@@ -31,19 +89,231 @@ def nugget_eval_report(
     seed: int = DEFAULT_SEED,
     encode=None,
 ) -> dict:
-    """``{"systems": {system: {labeller: {score: value, ..., "n_answers": n}}}, "agreement": {...}, "notes": [...]}``.
+    """``{"systems": {system: {labeller: {score: value, ..., "n_answers": n, "ci": {score: [low, high]}}}},
+    "agreement": {...}, "notes": [...]}``.
 
-    Raises :class:`metrics.nugget_io.NuggetInputError` on bad input. ``encode``: the matcher's encoder (tests pass
-    a fake one); default, the packaged model loaded offline.
+    Raises :class:`metrics.nugget_io.NuggetInputError` on bad input, ValueError on bad thresholds. ``encode``:
+    the matcher's encoder (tests pass a fake one); default, the packaged model loaded offline on first use.
     """
-    raise NotImplementedError
+    matcher = None
+    if auto:
+        matcher = EmbeddingMatcher(
+            encode or _lazy_model_encode(),
+            support_threshold=support_threshold,
+            partial_threshold=partial_threshold,
+            name=MATCHER,
+        )
+    nuggets = read_nuggets_jsonl(nuggets_path)
+    answers = read_answers_jsonl(answers_path, nuggets=nuggets)
+    if not answers:
+        raise NuggetInputError(answers_path, "has no answers")
+    reserved = {CONSENSUS} | ({MATCHER} if auto else set())
+    labels = _read_labels(label_paths, nuggets, answers, reserved)
+    if matcher is not None:
+        matches = matcher.match_many([(nuggets[a.item_uid], a.response) for a in answers])
+        labels += [
+            Label(a.item_uid, a.system, m.nugget_id, m.label, MATCHER)
+            for a, found in zip(answers, matches, strict=True)
+            for m in found
+        ]
+    notes: list[str] = []
+    if not labels:
+        notes.append("no labels: give --labels files or --auto")
+    frame = pd.DataFrame(labels, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
+    named = set(frame["labeller"])
+    unknown_judges = sorted(set(judges) - named)
+    if unknown_judges:
+        notes.append(f"--judge names no labeller in the label files: {', '.join(unknown_judges)}")
+    automatic = sorted((named & set(judges)) | (named & {MATCHER}))
+    humans = sorted(named - set(automatic))
+    if len(humans) >= 2:
+        frame = pd.concat([frame, _consensus_frame(frame[frame["labeller"].isin(humans)])], ignore_index=True)
+    per_answer = _per_answer(frame, nuggets)
+    table = system_scores(per_answer, n_resamples=n_resamples, seed=seed)
+    systems = _systems(table)
+    agreement = _agreement(frame, systems, humans, automatic, n_resamples=n_resamples, seed=seed)
+    settings = {"support_threshold": support_threshold, "partial_threshold": partial_threshold} if auto else None
+    return {
+        "systems": systems,
+        "agreement": agreement,
+        "labellers": {"humans": humans, "automatic": automatic},
+        "matcher": settings,
+        "n_items": len({a.item_uid for a in answers}),
+        "n_answers": len(answers),
+        "notes": notes,
+    }
+
+
+def _consensus_frame(human: pd.DataFrame) -> pd.DataFrame:
+    grouped = human.groupby(["item_uid", "system", "nugget_id"], sort=True)["label"]
+    out = grouped.agg(lambda s: consensus_label(list(s))).reset_index()
+    out["labeller"] = CONSENSUS
+    return out
+
+
+def _per_answer(frame: pd.DataFrame, nuggets) -> pd.DataFrame:
+    by_answer: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+    for item_uid, system, nugget_id, label, labeller in frame[
+        ["item_uid", "system", "nugget_id", "label", "labeller"]
+    ].itertuples(index=False):
+        by_answer[system, labeller, item_uid][nugget_id] = label
+    rows = []
+    for (system, labeller, item_uid), given in by_answer.items():
+        scores = answer_scores(nuggets[item_uid], given)
+        rows.append({"system": system, "labeller": labeller, "item_uid": item_uid, **scores})
+    columns = ["system", "labeller", "item_uid", *SCORE_NAMES]
+    return pd.DataFrame(rows, columns=columns).astype({name: float for name in SCORE_NAMES})
+
+
+def _round(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return round(value, DIGITS) if math.isfinite(value) else None
+
+
+def _systems(table: pd.DataFrame) -> dict:
+    systems: dict[str, dict[str, dict]] = {}
+    for (system, labeller), group in table.groupby(["system", "labeller"], sort=True):
+        entry: dict = {}
+        intervals: dict = {}
+        n_answers = 0
+        for row in group.itertuples(index=False):
+            n_answers = max(n_answers, int(row.n_answers))
+            if row.score == "precision" and row.n_answers == 0:
+                continue  # no sentence marks in these files: precision is not reported rather than null
+            entry[row.score] = _round(row.mean)
+            if row.ci_low is not None and row.ci_high is not None:
+                intervals[row.score] = [_round(row.ci_low), _round(row.ci_high)]
+        entry["n_answers"] = n_answers
+        entry["ci"] = intervals
+        systems.setdefault(str(system), {})[str(labeller)] = entry
+    return systems
+
+
+def _rounded_figures(figures: dict) -> dict:
+    out = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            out[key] = _rounded_figures(value)
+        elif isinstance(value, float | np.floating):
+            out[key] = _round(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _agreement(frame, systems, humans, automatic, *, n_resamples, seed) -> dict:
+    notes = []
+    if len(humans) >= 2:
+        alpha = label_agreement(frame, labellers=humans, n_resamples=n_resamples, seed=seed)
+        human_alpha = {
+            "value": _round(alpha.value),
+            "ci_low": _round(alpha.ci_low),
+            "ci_high": _round(alpha.ci_high),
+            "n_units": alpha.n_items,
+            "n_labellers": alpha.n_raters,
+            "note": alpha.undefined_reason,
+        }
+    else:
+        human_alpha = None
+        notes.append(f"{len(humans)} human labeller(s): agreement between humans needs two")
+    versus = {}
+    if humans and automatic:
+        versus = judge_agreement(frame, automatic, humans, n_resamples=n_resamples, seed=seed)
+        versus = _rounded_figures(versus)
+    elif automatic:
+        notes.append("no human labels: the automatic labellers cannot be compared with physicians")
+    reference = CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
+    correlation = {}
+    if reference is not None:
+        for judge in automatic:
+            correlation[judge] = {}
+            for score in CORRELATED_SCORES:
+                auto = {s: by[judge].get(score) for s, by in systems.items() if judge in by}
+                human = {s: by[reference].get(score) for s, by in systems.items() if reference in by}
+                auto = {s: v for s, v in auto.items() if v is not None}
+                human = {s: v for s, v in human.items() if v is not None}
+                correlation[judge][score] = _rounded_figures(system_rank_correlation(auto, human))
+    return {
+        "human_alpha": human_alpha,
+        "judges": versus.get("judges", {}),
+        "human_ceiling": versus.get("human_ceiling"),
+        "system_rank_correlation": correlation,
+        "reference": reference,
+        "notes": notes,
+    }
 
 
 def to_json(report: dict) -> str:
-    """The report as one JSON line (NaN never appears: undefined figures are null)."""
-    raise NotImplementedError
+    """The report as one JSON document (NaN never appears: undefined figures are null)."""
+    return json.dumps(report, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns padded to their widest cell; the first two (names) left-aligned, the figures right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        padded = (c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def format_text(report: dict) -> str:
     """The report as readable tables."""
-    raise NotImplementedError
+    scores = [s for s in SCORE_NAMES if any(s in e for by in report["systems"].values() for e in by.values())]
+    header = ["System", "Labeller", *(SCORE_LABELS[s] for s in scores), "Answers"]
+    rows = [
+        [system, labeller, *(_fmt(entry.get(s)) for s in scores), str(entry["n_answers"])]
+        for system, by in report["systems"].items()
+        for labeller, entry in by.items()
+    ]
+    out = [f"Nugget scores ({report['n_answers']} answers to {report['n_items']} items; means over answers)", ""]
+    out += _table(header, rows) if rows else ["(no labels)"]
+    agreement = report["agreement"]
+    out += ["", "Agreement"]
+    alpha = agreement["human_alpha"]
+    if alpha is not None:
+        ci = f" [{_fmt(alpha['ci_low'])}, {_fmt(alpha['ci_high'])}]" if alpha["ci_low"] is not None else ""
+        why = f" ({alpha['note']})" if alpha["note"] else ""
+        out.append(
+            f"  Physicians, Krippendorff's alpha (ordinal): {_fmt(alpha['value'])}{ci}{why}, "
+            f"over {alpha['n_units']} nuggets labelled by two or more of {alpha['n_labellers']} physicians"
+        )
+    ceiling = agreement["human_ceiling"]
+    if agreement["judges"]:
+        out.append(f"  Against the physicians' {'consensus' if agreement['reference'] == CONSENSUS else 'labels'}:")
+        rows = [
+            [name, "", _fmt(f["kappa"]), _fmt(f["macro_f1"]), *(_fmt(f["f1"][label]) for label in f["f1"]), str(f["n"])]
+            for name, f in agreement["judges"].items()
+        ]
+        if ceiling and ceiling["per_human"]:
+            rows += [
+                [name, "(physician, vs the others)", _fmt(f["kappa"]), _fmt(f["macro_f1"]),
+                 *(_fmt(f["f1"][label]) for label in f["f1"]), str(f["n"])]
+                for name, f in ceiling["per_human"].items()
+            ]  # fmt: skip
+        header = ["Labeller", "", "Kappa", "Macro-F1", "F1 support", "F1 partial", "F1 not support", "Nuggets"]
+        out += ["    " + line for line in _table(header, rows)]
+    correlations = agreement["system_rank_correlation"]
+    if correlations:
+        shown = list(CORRELATED_SCORES)
+        n = max((c["n"] for by in correlations.values() for c in by.values()), default=0)
+        out.append(f"  System ranking against the physicians ({n} systems; Spearman rho / Kendall tau-b):")
+        rows = [
+            [judge, "", *(f"{_fmt(by[s]['spearman'])} / {_fmt(by[s]['kendall_tau_b'])}" for s in shown)]
+            for judge, by in correlations.items()
+        ]
+        out += ["    " + line for line in _table(["Labeller", "", *(SCORE_LABELS[s] for s in shown)], rows)]
+    out += [f"  Note: {note}" for note in [*agreement["notes"], *report["notes"]]]
+    return "\n".join(out) + "\n"
