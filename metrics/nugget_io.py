@@ -213,13 +213,16 @@ def _choice(record: dict, key: str, choices: tuple[str, ...], display: str, numb
 # ------------------------------------------------------------------------------------------ the readers
 
 
-def read_nuggets_jsonl(source: Source, *, name: str | None = None) -> dict[str, list[Nugget]]:
+def read_nuggets_jsonl(
+    source: Source, *, name: str | None = None, line_numbers: dict[str, int] | None = None
+) -> dict[str, list[Nugget]]:
     """item_uid → its nuggets in file order. ``source``: a path, or an iterable of lines (str or bytes, e.g. an
     uploaded file). ``name``: how the file is called in messages (default: the path). Keys other than those of
-    the format are ignored (tools that draft nuggets may add their own)."""
+    the format are ignored (tools that draft nuggets may add their own). ``line_numbers``: a dict to fill with
+    item_uid → its line (for callers whose own checks name the line)."""
     display = _display(source, name)
     items: dict[str, list[Nugget]] = {}
-    first_line: dict[str, int] = {}
+    first_line: dict[str, int] = {} if line_numbers is None else line_numbers
     for number, text in _lines(source, display):
         record = _parse_line(text, display, number)
         uid = _text(record, "item_uid", display, number, limit=MAX_UID)

@@ -1,0 +1,85 @@
+"""Read side of nuggets: the validated lists studies and releases use, an item's versions, the overview counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.utils import timezone
+
+from annotation.models import Nugget, NuggetSet, NuggetTask, QAItem
+from annotation.nugget_workflow import NUGGET_QA_TYPES, OPEN_STATES
+from metrics.nuggets import Nugget as NuggetFact
+
+
+def _with_nuggets(sets: QuerySet[NuggetSet]) -> QuerySet[NuggetSet]:
+    return sets.prefetch_related(Prefetch("nuggets", queryset=Nugget.objects.order_by("position")))
+
+
+def validated_nuggets(item_ids: Iterable[int]) -> dict[int, NuggetSet]:
+    """``{item_id: its validated NuggetSet}`` for the items that have one (``set.nuggets.all()`` is prefetched, in
+    order). The version studies, the matcher and releases use; items without a validated list are left out."""
+    sets = _with_nuggets(NuggetSet.objects.filter(item_id__in=list(item_ids), status=NuggetSet.Status.VALIDATED))
+    return {nugget_set.item_id: nugget_set for nugget_set in sets}
+
+
+def nugget_facts(nugget_set: NuggetSet) -> list[NuggetFact]:
+    """A version's nuggets as the pure ``metrics.nuggets.Nugget`` the scores and the matcher take."""
+    return [NuggetFact(n.key, n.text, n.importance) for n in nugget_set.nuggets.all()]
+
+
+def validated_nugget_facts(item_ids: Iterable[int]) -> dict[int, list[NuggetFact]]:
+    """``{item_id: [Nugget, …]}``: :func:`validated_nuggets` as plain facts."""
+    return {item_id: nugget_facts(s) for item_id, s in validated_nuggets(item_ids).items()}
+
+
+def nugget_set_as_json(nugget_set: NuggetSet) -> list[dict[str, str]]:
+    """The list as the files write it: ``[{"id", "text", "importance"}]``."""
+    return [{"id": n.key, "text": n.text, "importance": n.importance} for n in nugget_set.nuggets.all()]
+
+
+def item_nugget_versions(item: QAItem) -> list[NuggetSet]:
+    """Every version of the item's nuggets, newest first, with their nuggets and people."""
+    return list(
+        _with_nuggets(NuggetSet.objects.filter(item=item))
+        .select_related("created_by", "validated_by", "based_on")
+        .order_by("-version")
+    )
+
+
+def open_versions(item: QAItem) -> list[NuggetSet]:
+    """The versions of the item's current round (a draft, or the two disputed ones), oldest first."""
+    return list(
+        _with_nuggets(NuggetSet.objects.filter(item=item, status__in=OPEN_STATES))
+        .select_related("created_by", "item")
+        .order_by("version")
+    )
+
+
+def disputed_items() -> QuerySet[QAItem]:
+    """Items whose nuggets wait for an adjudicator, oldest disagreement first."""
+    disputed = NuggetSet.objects.filter(item=OuterRef("pk"), status=NuggetSet.Status.DISPUTED)
+    return QAItem.objects.filter(Exists(disputed)).order_by("pk")
+
+
+def items_needing_nuggets() -> QuerySet[QAItem]:
+    """Verified items of the free-text types that have no nugget version at all."""
+    return QAItem.objects.filter(status="verified", qa_type__in=NUGGET_QA_TYPES).exclude(
+        Exists(NuggetSet.objects.filter(item=OuterRef("pk")))
+    )
+
+
+def nugget_overview() -> dict:
+    """Counts for the organizers' overview: versions per status, items needing work, live leases."""
+    by_status = dict(NuggetSet.objects.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    now = timezone.now()
+    live = NuggetTask.objects.filter(status=NuggetTask.Status.ACTIVE, expires_at__gt=now)
+    return {
+        "statuses": [(label, by_status.get(value, 0)) for value, label in NuggetSet.Status.choices],
+        "items_validated": by_status.get(NuggetSet.Status.VALIDATED, 0),
+        "items_to_write": items_needing_nuggets().count(),
+        "items_to_validate": NuggetSet.objects.filter(status=NuggetSet.Status.DRAFT).count(),
+        "items_to_adjudicate": disputed_items().count(),
+        "leases_writing": live.filter(stage=NuggetTask.Stage.WRITE).count(),
+        "leases_validating": live.filter(stage=NuggetTask.Stage.VALIDATE).count(),
+    }
