@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analytics.demo_nuggets import demo_nuggets
 from analytics.models import Report, ScoringRun
 from analytics.services import report_request, scoring_request
 from annotation.models import Dispute, GoldItem, QAItem, Release, Review
@@ -51,7 +52,7 @@ QUESTIONS_RANKED = {"ranker1@demo.portal": 10, "ranker2@demo.portal": 8}
 def demo_activity(*, users: dict, out=None) -> list[str]:
     """Run every step that has not run yet; returns what was done, one line per step."""
     done: list[str] = []
-    steps = (_vetting, _release, _study, _rankings, _scoring, _reports)
+    steps = (_vetting, _release, _nuggets, _study, _rankings, _scoring, _reports)
     for step in steps:
         line = step(users)
         if line:
@@ -210,6 +211,11 @@ def _release(users: dict) -> str:
     except DomainError as refusal:  # people vetted this database themselves and nothing qualifies yet
         return f"No demo release: {refusal}"
     return f"Release {release.label} frozen with {release.item_count} items."
+
+
+def _nuggets(users: dict) -> str:
+    """Nuggets for a dozen items of the study's types, most validated (analytics.demo_nuggets)."""
+    return demo_nuggets(users)
 
 
 def _study(users: dict) -> str:

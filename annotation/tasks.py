@@ -6,6 +6,7 @@ from celery import shared_task
 from django.urls import reverse
 
 from annotation.services.imports import items_import, sources_import
+from annotation.services.nuggets import nugget_tasks_expire
 from annotation.services.queue import assignments_expire
 from portal.job_kinds import job_task
 from portal.jobs import job_run
@@ -59,3 +60,9 @@ def import_sources_task(job_id: str) -> None:
 def assignments_expire_task() -> int:
     """End expired review leases (safe to run any time; the queue also treats expired leases as free)."""
     return assignments_expire()
+
+
+@shared_task(acks_late=True)
+def nugget_tasks_expire_task() -> int:
+    """End nugget leases that ran out (safe to run any time; the nugget queue also treats them as free)."""
+    return nugget_tasks_expire()

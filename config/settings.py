@@ -222,6 +222,7 @@ CELERY_RESULT_BACKEND = None
 # whose task the broker lost are queued again.
 CELERY_BEAT_SCHEDULE = {
     "expire-review-leases": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
+    "expire-nugget-leases": {"task": "annotation.tasks.nugget_tasks_expire_task", "schedule": 300.0},
     "recover-stalled-jobs": {"task": "portal.tasks.jobs_recover_task", "schedule": 300.0},
     "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
     "prune-uploads": {"task": "portal.tasks.uploads_prune_task", "schedule": 24 * 3600.0},
@@ -278,6 +279,8 @@ METRIC_CHUNK_TEXTS = env_int("METRIC_CHUNK_TEXTS", 400)
 # --- Workflow settings ------------------------------------------------------------------------------------
 REVIEW_SECOND_SHARE = env_float("REVIEW_SECOND_SHARE", 0.45)
 REVIEW_LEASE_SECONDS = env_int("REVIEW_LEASE_SECONDS", 30 * 60)
+# Writing an item's nuggets takes longer than a review: an hour before the item goes back to the queue.
+NUGGET_LEASE_SECONDS = env_int("NUGGET_LEASE_SECONDS", 60 * 60)
 
 # --- i18n ---------------------------------------------------------------------------------------------------
 LANGUAGE_CODE = "en"
