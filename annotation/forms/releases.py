@@ -31,6 +31,11 @@ class FreezeForm(forms.Form):
         help_text="None ticked: all types.",
         label="QA types",
     )
+    with_nuggets = forms.BooleanField(
+        required=False,
+        label="Freeze the validated nuggets with the items",
+        help_text="Each item's validated nugget list is frozen with it; every download then holds nuggets.jsonl.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -23,6 +23,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "checksum",
             "manifests",
             "csv_cells",
+            "with_nuggets",
             "report",
             "created_at",
         ]
@@ -33,6 +34,7 @@ class FreezeRequestSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
     note = serializers.CharField(required=False, allow_blank=True, default="")
     rule = serializers.DictField(required=False, default=dict)
+    with_nuggets = serializers.BooleanField(required=False, default=False)
 
     def validate_rule(self, value: dict) -> dict:
         # The rule's own class validates it, as for the releases page and the command line.

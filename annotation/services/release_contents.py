@@ -125,6 +125,11 @@ def export_readme(release: Release, fmt: str) -> str:
         f"Release {release.label}: {release.item_count} items, frozen {release.created_at:%Y-%m-%d %H:%M %Z}.",
         f"Rule: {rule_description(release.rule)}.",
         coverage.sentence(),
+        *(
+            ["nuggets.jsonl: the items' validated nuggets at freeze time, one line per item that has them."]
+            if release.with_nuggets
+            else []
+        ),
         "SHA256SUMS lists the data files with their SHA-256 (check with: sha256sum -c SHA256SUMS).",
     ]
     return "\n".join(lines) + "\n"

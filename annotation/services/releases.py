@@ -23,6 +23,12 @@ from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.selectors.disputes import open_issue_q
 from annotation.selectors.releases import REVIEW_COUNT, composition_report
+from annotation.services.release_nuggets import (
+    NUGGETS_FILE,
+    NUGGETS_FORMAT,
+    nuggets_jsonl_write,
+    release_nugget_snapshot,
+)
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record
@@ -228,8 +234,13 @@ def release_get(label: str) -> Release:
     return release
 
 
-def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user: User | None = None) -> Release:
+def release_freeze(
+    *, name: str, rule: dict | None = None, note: str = "", user: User | None = None, with_nuggets: bool = False
+) -> Release:
     """Freeze a new version of release ``name`` from the items the rule selects.
+
+    ``with_nuggets``: the items' validated nuggets are frozen with them (``ReleaseItem.nuggets``, None for an item
+    without) and every export carries ``nuggets.jsonl``, hashed in each format's manifest.
 
     Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
     selection = SelectionRule.from_dict(rule)
@@ -243,8 +254,12 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user:
         if not items:
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
+        if with_nuggets:
+            snapshot = release_nugget_snapshot(item.pk for item in items)
+            for entry in entries:
+                entry["nuggets"] = snapshot.get(entry["item_id"])
         csv_cells = Release.CsvCells.GUARDED
-        manifests = _manifests(entries, csv_cells=csv_cells)
+        manifests = _manifests(entries, csv_cells=csv_cells, with_nuggets=with_nuggets)
         latest = Release.objects.filter(name=name).order_by("-version").first()
         # A version identical to the one before it (same rule, same items with the same content) would only
         # be a confusing duplicate: refused, naming the release that already holds exactly this.
@@ -263,6 +278,7 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user:
             item_count=len(entries),
             manifests=manifests,
             csv_cells=csv_cells,
+            with_nuggets=with_nuggets,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
             report=composition_report(included_ids={item.pk for item in items}),
             created_by=acting_user(user),
@@ -275,7 +291,12 @@ def release_freeze(*, name: str, rule: dict | None = None, note: str = "", user:
             actor=user,
             obj=release,
             action="release_frozen",
-            after={"items": len(entries), "rule": release.rule, "checksum": release.checksum},
+            after={
+                "items": len(entries),
+                "rule": release.rule,
+                "checksum": release.checksum,
+                "with_nuggets": with_nuggets,
+            },
         )
     return release
 
@@ -291,32 +312,56 @@ def _entry(position: int, item: WithAnnotations[QAItem, _ReviewCounted]) -> dict
         "final_relevance": item.final_relevance,
         "final_source": item.final_source,
         "review_count": item.review_count,
+        "nuggets": None,
     }
 
 
-def _manifests(entries: list[dict], *, csv_cells: str) -> dict[str, dict[str, str]]:
+def _manifests(entries: list[dict], *, csv_cells: str, with_nuggets: bool) -> dict[str, dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         result = {}
         for fmt in EXPORT_FORMATS:
             folder = Path(tmp) / fmt
-            result[fmt] = manifest.build(_write(fmt, entries, folder, csv_cells=csv_cells), folder)
+            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets)
+            result[fmt] = manifest.build(paths, folder)
         return result
 
 
 def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
-    """Write the release in ``fmt`` to ``out_dir``; the bytes always match the manifest recorded at freeze."""
-    if fmt not in EXPORT_FORMATS:
-        raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+    """Write the release in ``fmt`` to ``out_dir``; the bytes always match the manifest recorded at freeze.
+
+    ``fmt`` ``nuggets``: only ``nuggets.jsonl`` of a release frozen with nuggets."""
+    if fmt not in (*EXPORT_FORMATS, NUGGETS_FORMAT):
+        raise DomainError(f"unknown format {fmt!r}; use one of {', '.join((*EXPORT_FORMATS, NUGGETS_FORMAT))}")
+    if fmt == NUGGETS_FORMAT and not release.with_nuggets:
+        raise DomainError(f"{release.label} was frozen without nuggets", code="no_nuggets")
     entries = list(
         release.items.order_by("position").values(
-            "position", "uid", "qa_type", "record", "final_verdict", "final_relevance", "final_source", "review_count"
+            "position",
+            "uid",
+            "qa_type",
+            "record",
+            "final_verdict",
+            "final_relevance",
+            "final_source",
+            "review_count",
+            "nuggets",
         )
     )
-    return _write(fmt, entries, out_dir, csv_cells=release.csv_cells)
+    if fmt == NUGGETS_FORMAT:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return [nuggets_jsonl_write(entries, out_dir)]
+    return _write(fmt, entries, out_dir, csv_cells=release.csv_cells, with_nuggets=release.with_nuggets)
 
 
-def _write(fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str) -> list[Path]:
+def _write(
+    fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str, with_nuggets: bool = False
+) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
+    nuggets = [nuggets_jsonl_write(entries, out_dir)] if with_nuggets else []
+    return _write_items(fmt, entries, out_dir, csv_cells=csv_cells) + nuggets
+
+
+def _write_items(fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str) -> list[Path]:
     if fmt == "cliniqlink":
         by_type: dict[str, list[dict]] = {}
         for entry in entries:
@@ -353,6 +398,11 @@ def _table_row(entry: Mapping[str, Any]) -> dict:
 
 def release_verify(*, release: Release, folder: Path, fmt: str | None = None) -> list[str]:
     """Problems found comparing ``folder`` with the release's manifest (the format is guessed from the files)."""
+    if fmt == NUGGETS_FORMAT:
+        recorded = release.manifests.get("jsonl", {}).get(NUGGETS_FILE)
+        if recorded is None:
+            return [f"{release.label} was frozen without nuggets"]
+        return manifest.verify({NUGGETS_FILE: recorded}, folder)
     formats = (
         [fmt] if fmt else [f for f, files in release.manifests.items() if all((folder / n).exists() for n in files)]
     )

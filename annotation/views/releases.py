@@ -17,6 +17,7 @@ from annotation.models import Release
 from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, qa_type_label
 from annotation.selectors.releases import REPORT_COLUMNS, composition_report, report_rows
 from annotation.services.release_contents import FORMAT_LABELS, export_readme, release_coverage, selection_preview
+from annotation.services.release_nuggets import NUGGETS_FORMAT
 from annotation.services.releases import (
     EXPORT_FORMATS,
     SelectionRule,
@@ -48,7 +49,11 @@ class ReleaseListView(RoleRequiredMixin, View):
         if form.is_valid():
             try:
                 release = release_freeze(
-                    name=form.cleaned_data["name"], rule=form.rule(), note=form.cleaned_data["note"], user=request.user
+                    name=form.cleaned_data["name"],
+                    rule=form.rule(),
+                    note=form.cleaned_data["note"],
+                    user=request.user,
+                    with_nuggets=form.cleaned_data["with_nuggets"],
                 )
             except DomainError as exc:
                 messages.error(request, str(exc))
@@ -95,6 +100,7 @@ class ReleaseDetailView(RoleRequiredMixin, View):
                 "coverage": release_coverage(release),
                 "format_labels": FORMAT_LABELS,
                 "in_release_label": "In this release",
+                "items_with_nuggets": release.items.filter(nuggets__isnull=False).count(),
             },
         )
 
@@ -106,6 +112,12 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
 
     def get(self, request, label, fmt):
         release = _release_or_404(label)
+        if fmt == NUGGETS_FORMAT and release.with_nuggets:
+            with tempfile.TemporaryDirectory() as tmp:
+                (path,) = release_export(release=release, fmt=fmt, out_dir=Path(tmp))
+                response = HttpResponse(path.read_bytes(), content_type="application/x-ndjson; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="{release.name}-v{release.version}-nuggets.jsonl"'
+            return response
         if fmt not in EXPORT_FORMATS:
             raise Http404("unknown export format")  # never echo the URL text into an HTML page
         buffer = io.BytesIO()

@@ -16,6 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("name")
         parser.add_argument("--note", default="")
         parser.add_argument("--rule", default="{}", help='e.g. \'{"min_relevance": 4, "qa_types": ["list"]}\'')
+        parser.add_argument(
+            "--with-nuggets", action="store_true", help="Freeze the items' validated nuggets with them (nuggets.jsonl)."
+        )
 
     def handle(self, *args, **options):
         try:
@@ -23,7 +26,9 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"--rule is not valid JSON: {exc}") from exc
         try:
-            release = release_freeze(name=options["name"], rule=rule, note=options["note"])
+            release = release_freeze(
+                name=options["name"], rule=rule, note=options["note"], with_nuggets=options["with_nuggets"]
+            )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.services.release_nuggets import NUGGETS_FORMAT
 from annotation.services.releases import EXPORT_FORMATS, release_get, release_verify
 from portal.errors import DomainError
 
@@ -12,7 +13,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("folder", type=Path)
-        parser.add_argument("--format", choices=EXPORT_FORMATS)
+        parser.add_argument("--format", choices=(*EXPORT_FORMATS, NUGGETS_FORMAT))
 
     def handle(self, *args, **options):
         try:
