@@ -6,7 +6,18 @@ from annotation.api import items as items_api
 from annotation.api import releases as releases_api
 from annotation.api import review as review_api
 from annotation.api import vetting as vetting_api
-from annotation.views import adjudication, disputes, guidelines, items, releases, review, review_edit, vetting
+from annotation.views import (
+    adjudication,
+    disputes,
+    guidelines,
+    items,
+    nugget_admin,
+    nuggets,
+    releases,
+    review,
+    review_edit,
+    vetting,
+)
 
 urlpatterns = [
     path("items/", items.ItemListView.as_view(), name="item_list"),
@@ -23,6 +34,15 @@ urlpatterns = [
     path("review/<int:pk>/feedback/", review.ReviewFeedbackView.as_view(), name="review_feedback"),
     path("disputes/", disputes.DisputeListView.as_view(), name="dispute_list"),
     path("disputes/<int:pk>/", disputes.DisputeDetailView.as_view(), name="dispute_detail"),
+    # nuggets: experts, adjudicators, organizers
+    path("nuggets/", nuggets.NuggetStartView.as_view(), name="nugget_start"),
+    path("nuggets/next/", nuggets.NuggetNextView.as_view(), name="nugget_next"),
+    path("nuggets/task/<int:pk>/", nuggets.NuggetTaskView.as_view(), name="nugget_task"),
+    path("nuggets/task/<int:pk>/release/", nuggets.NuggetTaskReleaseView.as_view(), name="nugget_task_release"),
+    path("nuggets/adjudicate/", nugget_admin.NuggetAdjudicationListView.as_view(), name="nugget_adjudication_list"),
+    path("nuggets/adjudicate/<str:uid>/", nugget_admin.NuggetAdjudicationView.as_view(), name="nugget_adjudication"),
+    path("organize/nuggets/", nugget_admin.NuggetOverviewView.as_view(), name="nugget_overview"),
+    path("organize/nuggets/export/", nugget_admin.NuggetExportView.as_view(), name="nugget_export"),
     # vetting: adjudicators
     path("adjudicate/", adjudication.AdjudicationQueueView.as_view(), name="adjudication_queue"),
     path("adjudicate/<str:uid>/", adjudication.AdjudicationItemView.as_view(), name="adjudication_item"),

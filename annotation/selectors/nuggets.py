@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
@@ -83,3 +84,37 @@ def nugget_overview() -> dict:
         "leases_writing": live.filter(stage=NuggetTask.Stage.WRITE).count(),
         "leases_validating": live.filter(stage=NuggetTask.Stage.VALIDATE).count(),
     }
+
+
+@dataclass(frozen=True)
+class NuggetComparison:
+    """One row of two versions side by side, matched by nugget id."""
+
+    key: str
+    left: Nugget | None
+    right: Nugget | None
+
+    @property
+    def change(self) -> str:
+        """What differs, in words ("" when nothing)."""
+        if self.left is None:
+            return "added"
+        if self.right is None:
+            return "dropped"
+        changes = []
+        if self.left.text != self.right.text:
+            changes.append("text changed")
+        if self.left.importance != self.right.importance:
+            changes.append("importance changed")
+        if self.left.position != self.right.position:
+            changes.append("moved")
+        return ", ".join(changes)
+
+
+def nuggets_compared(left: NuggetSet, right: NuggetSet) -> list[NuggetComparison]:
+    """The two versions' nuggets matched by id, in the left version's order, then the right's additions."""
+    left_nuggets = list(left.nuggets.all())
+    right_by_key = {n.key: n for n in right.nuggets.all()}
+    rows = [NuggetComparison(n.key, n, right_by_key.pop(n.key, None)) for n in left_nuggets]
+    rows += [NuggetComparison(key, None, n) for key, n in right_by_key.items()]
+    return rows

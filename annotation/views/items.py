@@ -10,6 +10,7 @@ from django.views import View
 from annotation.forms.items import ItemFilterForm, ItemImportForm
 from annotation.selectors.adjudication import item_story
 from annotation.selectors.items import batch_list, item_list
+from annotation.selectors.nuggets import item_nugget_versions
 from annotation.selectors.review import item_unblinded_for
 from annotation.services.imports import import_request
 from annotation.views.review import RefusalPageMixin
@@ -56,7 +57,11 @@ class ItemDetailView(RefusalPageMixin, RoleRequiredMixin, View):
     def get(self, request, uid):
         item = item_unblinded_for(request.user, uid)
         story = item_story(request.user, item, with_gold=True)
-        return render(request, "annotation/item_detail.html", {"item": item, "story": story})
+        return render(
+            request,
+            "annotation/item_detail.html",
+            {"item": item, "story": story, "nugget_versions": item_nugget_versions(item)},
+        )
 
 
 class ImportView(RoleRequiredMixin, View):
