@@ -3,6 +3,7 @@ from django.urls import path
 from annotation.api import adjudication as adjudication_api
 from annotation.api import disputes as disputes_api
 from annotation.api import items as items_api
+from annotation.api import nuggets as nuggets_api
 from annotation.api import releases as releases_api
 from annotation.api import review as review_api
 from annotation.api import vetting as vetting_api
@@ -96,6 +97,15 @@ api_urlpatterns = [
     path("vetting/config/", vetting_api.VettingConfigApi.as_view(), name="api_vetting_config"),
     path("batches/<int:pk>/", vetting_api.BatchUpdateApi.as_view(), name="api_batch_update"),
     path("gold/", vetting_api.GoldListApi.as_view(), name="api_gold"),
+    # nuggets
+    path("nuggets/next/", nuggets_api.NuggetNextApi.as_view(), name="api_nugget_next"),
+    path("nuggets/tasks/<int:pk>/draft/", nuggets_api.NuggetDraftApi.as_view(), name="api_nugget_draft"),
+    path("nuggets/tasks/<int:pk>/validate/", nuggets_api.NuggetValidateApi.as_view(), name="api_nugget_validate"),
+    path("nuggets/tasks/<int:pk>/release/", nuggets_api.NuggetTaskReleaseApi.as_view(), name="api_nugget_release"),
+    path("nuggets/disputes/", nuggets_api.NuggetDisputeListApi.as_view(), name="api_nugget_disputes"),
+    path("nuggets/disputes/<str:uid>/", nuggets_api.NuggetAdjudicateApi.as_view(), name="api_nugget_adjudicate"),
+    path("nuggets/import/", nuggets_api.NuggetImportApi.as_view(), name="api_nugget_import"),
+    path("nuggets/export/", nuggets_api.NuggetExportApi.as_view(), name="api_nugget_export"),
     # releases
     path("releases/", releases_api.ReleaseListApi.as_view(), name="api_release_list"),
     path("releases/<str:label>/", releases_api.ReleaseDetailApi.as_view(), name="api_release_detail"),
