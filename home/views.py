@@ -7,15 +7,17 @@ from datetime import timedelta
 from django.utils import timezone
 from django.views.generic import TemplateView
 
+from annotation.nugget_workflow import may_write_nuggets
 from annotation.selectors.adjudication import adjudication_queue
 from annotation.selectors.items import item_counts_by_status
+from annotation.selectors.nuggets import nugget_work_waiting
 from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_current
 from home.next_steps import organizer_next_steps
 from portal.jobs import job_counts
 from portal.models import Job
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
-from portal.roles import ROLE_DESCRIPTIONS, can_adjudicate, can_organize, can_rank, can_review
+from portal.roles import ROLE_DESCRIPTIONS, can_adjudicate, can_organize, can_rank, can_review, user_roles
 from ranking.selectors import studies_for_ranker
 
 
@@ -43,6 +45,8 @@ def _own_work(user) -> dict:
         work["review_current"] = assignment_current(reviewer=user)
     if can_adjudicate(user):
         work["adjudication_waiting"] = adjudication_queue(user=user).count()
+    if may_write_nuggets(user_roles(user)):
+        work["nugget_work"] = nugget_work_waiting(user)
     if can_rank(user):
         work["ranking_studies"] = studies_for_ranker(ranker=user)
     return work

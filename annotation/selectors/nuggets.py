@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotation.models import Nugget, NuggetSet, NuggetTask, QAItem
 from annotation.nugget_workflow import NUGGET_QA_TYPES, OPEN_STATES
 from metrics.nuggets import Nugget as NuggetFact
+from portal.roles import can_adjudicate
 
 
 def _with_nuggets(sets: QuerySet[NuggetSet]) -> QuerySet[NuggetSet]:
@@ -118,3 +119,15 @@ def nuggets_compared(left: NuggetSet, right: NuggetSet) -> list[NuggetComparison
     rows = [NuggetComparison(n.key, n, right_by_key.pop(n.key, None)) for n in left_nuggets]
     rows += [NuggetComparison(key, None, n) for key, n in right_by_key.items()]
     return rows
+
+
+def nugget_work_waiting(user) -> dict[str, int]:
+    """The nugget work waiting for one expert (the home page's next step): drafts by others to validate, items
+    without nuggets to write, and for adjudicators the disagreements."""
+    waiting = {
+        "to_validate": NuggetSet.objects.filter(status=NuggetSet.Status.DRAFT).exclude(created_by=user).count(),
+        "to_write": items_needing_nuggets().count(),
+    }
+    if can_adjudicate(user):
+        waiting["to_settle"] = disputed_items().count()
+    return waiting

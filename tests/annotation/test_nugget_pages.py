@@ -155,3 +155,9 @@ def test_overview_import_errors_table_and_success(verified, client, organizer):
     assert json.loads(exported)["item_uid"] == verified[0].uid
     detail = client.get(f"/items/{verified[0].uid}/").content.decode()
     assert "Version 1" in detail and "good.jsonl" in detail
+
+
+def test_home_page_offers_nugget_work_to_experts_only(verified, client, make_user):
+    page = login(client, make_user("reviewer")).get("/").content.decode()
+    assert 'id="my-nugget-work"' in page and "items without nuggets" in page
+    assert 'id="my-nugget-work"' not in login(client, make_user("organizer")).get("/").content.decode()
