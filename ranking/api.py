@@ -123,7 +123,12 @@ class StudyListCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         result = study_create(**serializer.validated_data, user=request.user)
         study = study_list().get(pk=result.study.pk)
-        body = {"study": study, "included": result.included, "excluded": result.excluded}
+        body = {
+            "study": study,
+            "included": result.included,
+            "excluded": result.excluded,
+            "excluded_without_nuggets": result.excluded_without_nuggets,
+        }
         return Response(StudyCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
 
 

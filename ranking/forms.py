@@ -34,6 +34,15 @@ class StudyForm(forms.Form):
         label="Release",
         help_text="Optional: only the items of this frozen release are used.",
     )
+    ask_ranking = forms.BooleanField(
+        initial=True, required=False, label="Rank the answers", help_text="Rankers order the answers, best first."
+    )
+    ask_nuggets = forms.BooleanField(
+        required=False,
+        label="Check each answer against the item's nuggets",
+        help_text="Rankers mark every validated nugget as supported, partly supported or not supported by each "
+        "answer, and mark its wrong or unsupported sentences. Only items with validated nuggets take part.",
+    )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
     ties_allowed = forms.BooleanField(required=False)
@@ -60,6 +69,14 @@ class StudyForm(forms.Form):
             (r.pk, f"{r} ({r.item_count} items, frozen {r.created_at:%Y-%m-%d})")
             for r in Release.objects.order_by("name", "-version")
         ]
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("ask_ranking") or data.get("ask_nuggets")):
+            raise forms.ValidationError(
+                "Choose what rankers do: rank the answers, check them against the item's nuggets, or both."
+            )
+        return data
 
     def clean_tag_scale(self):
         return [t.strip() for t in self.cleaned_data["tag_scale"].split(",") if t.strip()]

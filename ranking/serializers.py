@@ -114,6 +114,8 @@ class StudySerializer(serializers.ModelSerializer):
             "overlap",
             "ties_allowed",
             "tag_scale",
+            "ask_ranking",
+            "ask_nuggets",
             "ask_hallucination",
             "ask_harm",
             "show_passage",
@@ -121,6 +123,7 @@ class StudySerializer(serializers.ModelSerializer):
             "guidelines",
             "lease_seconds",
             "excluded_items",
+            "excluded_without_nuggets",
             "n_questions",
             "created_at",
         ]
@@ -146,12 +149,17 @@ class StudyCreateSerializer(serializers.Serializer):
     unblinding_rate = serializers.FloatField(required=False, default=0.0, min_value=0.0, max_value=1.0)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     lease_seconds = WholeNumberSerializerField(required=False, default=1800, min_value=60)
+    ask_ranking = serializers.BooleanField(required=False, default=True)
+    ask_nuggets = serializers.BooleanField(
+        required=False, default=False, help_text="Rankers check each answer against the item's validated nuggets."
+    )
 
 
 class StudyCreatedSerializer(serializers.Serializer):
     study = StudySerializer()
     included = serializers.IntegerField()
     excluded = serializers.IntegerField()
+    excluded_without_nuggets = serializers.IntegerField()
 
 
 class StudyStateSerializer(serializers.Serializer):

@@ -224,11 +224,7 @@ class StudyCreateView(RoleRequiredMixin, View):
         except DomainError as exc:
             form.add_error(None, str(exc))
             return render(request, "ranking/study_form.html", {"form": form}, status=400)
-        messages.success(
-            request,
-            f"Study created with {result.included} question(s); {result.excluded} item(s) left out "
-            "because a chosen system had no output for them.",
-        )
+        messages.success(request, f"Study created with {result.summary()}")
         return redirect("study_detail", study_id=result.study.pk)
 
 
