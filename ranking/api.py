@@ -91,6 +91,8 @@ class RankingTaskSubmitApi(APIView):
                 time_spent_ms=data.get("time_spent_ms"),
                 idempotency_key=request.headers.get("Idempotency-Key") or data["idempotency_key"],
                 unblinding_guess=data["unblinding_guess"],
+                nugget_labels=data["nugget_labels"],
+                sentence_marks=data["sentence_marks"],
             )
         except IncompleteRanking as exc:
             return Response({"detail": str(exc), "code": exc.code, "problems": exc.problems}, status=400)

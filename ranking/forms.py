@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from annotation.models import Release
@@ -10,6 +12,10 @@ from portal.numbers import WholeNumberField
 from ranking.models import DEFAULT_TAG_SCALE, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
+
+# The nugget assessment's page fields: nug_<slot>_<nugget position> and mark_<slot>_<sentence index>.
+NUGGET_FIELD = re.compile(r"^nug_([A-Z]{1,2})_(\d{1,4})$")
+MARK_FIELD = re.compile(r"^mark_([A-Z]{1,2})_(\d{1,5})$")
 
 
 class StudyForm(forms.Form):
@@ -111,3 +117,19 @@ def answers_from_post(post, slots: list[str]) -> dict:
             "harm": post.get(f"harm_{slot}") == "on",
         }
     return answers
+
+
+def assessment_from_post(post, nuggets: list[dict]) -> tuple[dict, dict]:
+    """The nugget page's fields as the service's ``nugget_labels`` ({slot: {nugget id: label}}) and
+    ``sentence_marks`` ({slot: {index: kind}}); every posted mark is passed on, so the service refuses bad ones."""
+    key_at = {str(n["position"]): n["id"] for n in nuggets}
+    labels: dict[str, dict] = {}
+    marks: dict[str, dict] = {}
+    for name, value in post.items():
+        if match := NUGGET_FIELD.match(name):
+            slot, position = match.groups()
+            labels.setdefault(slot, {})[key_at.get(position, f"#{position}")] = value
+        elif (match := MARK_FIELD.match(name)) and value:
+            slot, index = match.groups()
+            marks.setdefault(slot, {})[index] = value
+    return labels, marks

@@ -121,6 +121,12 @@ def task_blinded(*, task: RankingTask) -> dict:
     """A task as the ranker sees it: slot letters and answer texts in the stored order, nothing more."""
     texts = task_texts(task)
     study = task.study
+    answers = [{"slot": slot, "text": text} for slot, text in texts.items()]
+    if study.ask_nuggets:
+        # The sentences frozen at study creation: sentence marks refer to their positions.
+        sentences = dict(StudyAnswer.objects.filter(pk__in=task.order).values_list("pk", "sentences"))
+        for answer, pk in zip(answers, task.order, strict=True):
+            answer["sentences"] = list(sentences[pk])
     return {
         "task": str(task.pk),
         "status": task.status,
@@ -133,9 +139,13 @@ def task_blinded(*, task: RankingTask) -> dict:
             "ask_hallucination": study.ask_hallucination,
             "ask_harm": study.ask_harm,
             "show_passage": study.show_passage,
+            "ask_ranking": study.ask_ranking,
+            "ask_nuggets": study.ask_nuggets,
         },
         "question": _question_blinded(task.question.item, show_passage=study.show_passage),
-        "answers": [{"slot": slot, "text": text} for slot, text in texts.items()],
+        "answers": answers,
+        # The item's facts (its validated nuggets), not the reference answer; empty outside nugget studies.
+        "nuggets": question_nuggets(question=task.question),
         # Identical answers may share a rank even where ties are not allowed; only letters, nothing about authors.
         "identical": identical_groups(texts),
         "hallucination_kinds": [{"kind": k, "meaning": m} for k, m in HALLUCINATION_KIND_MEANINGS.items()],

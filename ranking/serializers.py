@@ -26,6 +26,20 @@ class BlindedQuestionSerializer(serializers.Serializer):
 class BlindedAnswerSerializer(serializers.Serializer):
     slot = serializers.CharField()
     text = serializers.CharField()
+    sentences = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Nugget studies: the answer's sentences; sentence marks refer to their positions (from 0).",
+    )
+
+
+class BlindedNuggetSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The nugget's id: the key of nugget_labels.")
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+    importance = serializers.ChoiceField(
+        choices=["vital", "okay", "avoid"], help_text="avoid: a claim the answer must NOT make."
+    )
 
 
 class RankerStudyFormSerializer(serializers.Serializer):
@@ -36,6 +50,8 @@ class RankerStudyFormSerializer(serializers.Serializer):
     ask_hallucination = serializers.BooleanField()
     ask_harm = serializers.BooleanField()
     show_passage = serializers.BooleanField()
+    ask_ranking = serializers.BooleanField()
+    ask_nuggets = serializers.BooleanField()
 
 
 class BlindedTaskSerializer(serializers.Serializer):
@@ -45,6 +61,7 @@ class BlindedTaskSerializer(serializers.Serializer):
     study = RankerStudyFormSerializer()
     question = BlindedQuestionSerializer()
     answers = BlindedAnswerSerializer(many=True)
+    nuggets = BlindedNuggetSerializer(many=True, help_text="The item's facts to check each answer against.")
     identical = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Groups of answer letters whose texts are word for word the same: they may share a rank.",
@@ -70,7 +87,26 @@ class AnswerJudgementInSerializer(serializers.Serializer):
 
 
 class SubmitSerializer(serializers.Serializer):
-    answers = serializers.DictField(child=AnswerJudgementInSerializer(), help_text="Keyed by slot letter: A, B, …")
+    answers = serializers.DictField(
+        child=AnswerJudgementInSerializer(),
+        required=False,
+        default=dict,
+        help_text="Keyed by slot letter: A, B, … (studies that ask for a ranking).",
+    )
+    nugget_labels = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+        default=dict,
+        help_text='Nugget studies: {slot letter: {nugget id: "support" | "partial" | "not_support"}}, every nugget '
+        "for every answer.",
+    )
+    sentence_marks = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+        default=dict,
+        help_text='Nugget studies: {slot letter: {sentence position (from 0): "wrong" | "unsupported"}}; '
+        "unmarked sentences are fine.",
+    )
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     time_spent_ms = WholeNumberSerializerField(required=False, allow_null=True, min_value=0)
     idempotency_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)

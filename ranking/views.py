@@ -17,9 +17,10 @@ from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
-from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
+from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
+    question_nuggets,
     ranker_progress,
     studies_for_ranker,
     study_list,
@@ -102,6 +103,7 @@ class RankingTaskView(RoleRequiredMixin, View):
 
     def post(self, request, task_id):
         task = self._task(request, task_id)
+        labels, marks = assessment_from_post(request.POST, question_nuggets(question=task.question))
         try:
             task_submit(
                 task_id=task.pk,
@@ -111,6 +113,8 @@ class RankingTaskView(RoleRequiredMixin, View):
                 time_spent_ms=whole_number(request.POST.get("time_spent_ms")),
                 idempotency_key=request.POST.get("idempotency_key", ""),
                 unblinding_guess=request.POST.get("unblinding_guess", ""),
+                nugget_labels=labels,
+                sentence_marks=marks,
             )
         except IncompleteRanking as exc:
             return render(
@@ -119,7 +123,7 @@ class RankingTaskView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
             return redirect("ranking_next", study_id=task.study_id)
-        messages.success(request, "Ranking saved.")
+        messages.success(request, "Ranking saved." if task.study.ask_ranking else "Saved.")
         return _go_next(request, task.study)
 
     @staticmethod
