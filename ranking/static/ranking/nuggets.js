@@ -151,4 +151,5 @@
   }
   form.addEventListener("draft:applied", () => resume(false));
   resume(!rankingToo && document.activeElement === document.body);
+  panel.dataset.ready = "1";
 })();
