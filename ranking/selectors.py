@@ -186,7 +186,7 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
     """Every nugget label of the study's submitted tasks, one row per (ranker, answer, nugget).
 
     Rows: ``item_uid``, ``system`` (name), ``is_reference``, ``nugget_id`` (the nugget's key), ``importance``,
-    ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the exports; the
+    ``nugget_text``, ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the exports; the
     e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``. For organizers
     and reports only: rows name systems.
     """
@@ -205,6 +205,7 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
             "answer__system__is_reference",
             "nugget__key",
             "nugget__importance",
+            "nugget__text",
             "label",
         )
     )
@@ -216,6 +217,7 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
             "is_reference": r["answer__system__is_reference"],
             "nugget_id": r["nugget__key"],
             "importance": r["nugget__importance"],
+            "nugget_text": r["nugget__text"],
             "label": r["label"],
             "labeller": labellers[r["task__ranker_id"]],
             "slot": slot_letter(r["task__order"].index(r["answer_id"])),

@@ -30,7 +30,7 @@ from ranking.selectors import (
     task_for_ranker,
 )
 from ranking.services.drafts import draft_get, draft_save
-from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
+from ranking.services.exports import CONTENT_TYPES, EXTENSIONS, FORMATS, rankings_export, study_formats
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
 from ranking.services.queue import task_next, task_release
@@ -245,7 +245,7 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "progress": study_progress(study=study),
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
-                "formats": FORMATS,
+                "formats": study_formats(study),
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
             },
@@ -278,7 +278,7 @@ class StudyExportView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
             return redirect("study_detail", study_id=study.pk)
-        extension = {"csv": "csv", "parquet": "parquet", "shroom": "json"}[fmt]
+        extension = EXTENSIONS[fmt]
         response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-rankings-{fmt}.{extension}"'
         return response
