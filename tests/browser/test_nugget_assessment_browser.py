@@ -125,3 +125,33 @@ def test_assessment_by_keyboard_only_and_submit(page, login, make_user, nugget_s
     }
     flag = SentenceFlag.objects.get(task=task)
     assert (flag.answer_id, flag.index, flag.kind) == (task.order[1], 1, "wrong")
+
+
+def test_ranking_and_nuggets_together_by_keyboard(page, login, make_user, nugget_study):
+    """Both on one page: the ranking's keys outside the facts, N into them, 1 / 2 / 3 there, Esc back out."""
+    nugget_study.ask_ranking = True
+    nugget_study.save(update_fields=["ask_ranking"])
+    ranker = make_user("ranker")
+    login(ranker)
+    page.goto(f"/rank/studies/{nugget_study.pk}/next/")
+    page.locator("button:has-text('Start ranking')").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#ranking-form[data-draft-ready] #nugget-assessment[data-ready]")
+    task = RankingTask.objects.get(ranker=ranker)
+    page.locator("body").focus()
+    for key in ("b", "1", "Shift+Digit1", "a", "Shift+Digit3"):  # B first, tagged good; A tagged bad
+        page.keyboard.press(key)
+    order = page.eval_on_selector_all("#ranked .answer-card", "cards => cards.map(c => c.dataset.slot)")
+    assert order == ["B", "A"]
+    page.keyboard.press("n")  # into the facts: the digits label them now, they do not move answers
+    assert page.evaluate("document.activeElement.id") == "nugget-A-1"
+    for key in "123" + "111":
+        page.keyboard.press(key)
+    assert page.evaluate("document.activeElement.id") == "submit-ranking"  # every fact labelled
+    assert order == page.eval_on_selector_all("#ranked .answer-card", "cards => cards.map(c => c.dataset.slot)")
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: str(task.pk) not in url)
+    task.refresh_from_db()
+    assert task.status == RankingTask.Status.SUBMITTED
+    assert {j.slot: (j.rank, j.tag) for j in task.judgements.all()} == {"B": (1, "good"), "A": (2, "bad")}
+    assert NuggetJudgement.objects.filter(task=task).count() == 6

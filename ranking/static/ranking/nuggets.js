@@ -91,7 +91,12 @@
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
     const inside = panel.contains(t);
-    // With a ranking on the same page its keys win outside this panel; alone, the page's keys are these.
+    // With a ranking on the same page its keys win outside this panel (N comes here); alone, the keys are these.
+    if (!inside && rankingToo && e.key.toLowerCase() === "n" && !e.shiftKey && nuggets.length) {
+      show(current, true);
+      e.preventDefault();
+      return;
+    }
     if (!inside && (rankingToo || (t !== document.body && t.tagName !== "BUTTON"))) return;
     const sentence = t.closest && t.closest(".sentence");
     const key = e.key.toLowerCase();
@@ -123,6 +128,11 @@
       return;
     }
     if (sentence || t.tagName === "BUTTON") return;
+    if (e.key === "Escape" && rankingToo) {  // back to the ranking
+      const card = document.querySelector("#ranked .answer-card");
+      if (card) { card.focus(); e.preventDefault(); }
+      return;
+    }
     if (e.key === "ArrowLeft" || e.key === "ArrowUp" || e.key === "Backspace") {
       show(current - 1, true);
       e.preventDefault();
