@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.qa_types import QAType
+from metrics.nuggets import IMPORTANCES
 from portal.numbers import WholeNumberSerializerField
 from ranking.models import DEFAULT_TAG_SCALE, ReferenceFlag, Study, System
 
@@ -38,7 +39,7 @@ class BlindedNuggetSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     text = serializers.CharField()
     importance = serializers.ChoiceField(
-        choices=["vital", "okay", "avoid"], help_text="avoid: a claim the answer must NOT make."
+        choices=list(IMPORTANCES), help_text="avoid: a claim the answer must NOT make."
     )
 
 

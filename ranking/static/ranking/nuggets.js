@@ -98,6 +98,11 @@
       return;
     }
     if (!inside && (rankingToo || (t !== document.body && t.tagName !== "BUTTON"))) return;
+    // On a button outside (Submit, once every fact is labelled) only Backspace acts: back to the last fact.
+    if (!inside && t.tagName === "BUTTON") {
+      if (e.key === "Backspace" && nuggets.length) { show(current, true); e.preventDefault(); }
+      return;
+    }
     const sentence = t.closest && t.closest(".sentence");
     const key = e.key.toLowerCase();
     if (sentence && KINDS[key] && !e.shiftKey) {
