@@ -79,6 +79,8 @@ def _check_options(
     qa_types: list[str],
     ask_ranking: bool,
     ask_nuggets: bool,
+    ask_hallucination: bool = False,
+    ask_harm: bool = False,
 ) -> None:
     if not (ask_ranking or ask_nuggets):
         raise DomainError(
@@ -97,6 +99,11 @@ def _check_options(
         raise DomainError("the unblinding check rate must lie between 0 and 1")
     if unblinding_rate > 0 and not include_reference:
         raise DomainError("the unblinding check needs the reference answer in the study")
+    if not ask_ranking and (ask_hallucination or ask_harm):
+        raise DomainError(
+            "the hallucination and harm questions are part of the ranking form: also ask rankers to rank the answers",
+            code="questions_need_ranking",
+        )
     if ask_ranking and n_answers < 2:
         raise DomainError("a question needs at least two answers to rank: add a system or the reference")
     unknown = sorted(set(qa_types) - {t.value for t in QAType})
@@ -150,6 +157,8 @@ def study_create(
         qa_types=qa_types,
         ask_ranking=ask_ranking,
         ask_nuggets=ask_nuggets,
+        ask_hallucination=ask_hallucination,
+        ask_harm=ask_harm,
     )
     if sample_size is not None and sample_size < 1:
         raise DomainError("the sample size must be at least 1 (or left empty for every item)")

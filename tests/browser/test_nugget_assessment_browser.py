@@ -63,7 +63,7 @@ def test_assessment_by_keyboard_only_and_submit(page, login, make_user, nugget_s
     ranker = make_user("ranker")
     login(ranker)
     page.goto(f"/rank/studies/{nugget_study.pk}/next/")
-    page.locator("button:has-text('Start ranking')").focus()  # it has the focus (autofocus) once the page is ready
+    page.locator("form button:has-text('Start')").focus()  # it has the focus (autofocus) once the page is ready
     page.keyboard.press("Enter")
     page.wait_for_selector("#ranking-form[data-draft-ready] #nugget-assessment[data-ready]")
     task = RankingTask.objects.get(ranker=ranker)
@@ -134,7 +134,7 @@ def test_ranking_and_nuggets_together_by_keyboard(page, login, make_user, nugget
     ranker = make_user("ranker")
     login(ranker)
     page.goto(f"/rank/studies/{nugget_study.pk}/next/")
-    page.locator("button:has-text('Start ranking')").focus()
+    page.locator("form button:has-text('Start')").focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("#ranking-form[data-draft-ready] #nugget-assessment[data-ready]")
     task = RankingTask.objects.get(ranker=ranker)

@@ -130,3 +130,28 @@ def test_selectors_return_every_submitted_label_and_every_answer_s_marks(nugget_
     assert mark_a["n_sentences"] == len(answer_a.sentences) and mark_a["system"] == answer_a.system.name
     assert all(m["marked"] == [] for m in marks if m["slot"] != "A")
     assert study_nugget_labels(study, identities=True)[0]["labeller"] == first.email
+
+
+def test_hallucination_and_harm_questions_need_the_ranking(nugget_items, organizer):
+    with pytest.raises(DomainError, match="part of the ranking form"):
+        study_create(name="h", systems=SYSTEM_NAMES, ask_ranking=False, ask_nuggets=True, ask_harm=True)
+
+
+def test_api_creates_a_nugget_study_and_reports_the_exclusions(nugget_items, organizer_client):
+    response = organizer_client.post(
+        "/api/studies/",
+        {"name": "API nuggets", "systems": SYSTEM_NAMES, "ask_nuggets": True, "ask_ranking": False},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["included"], body["excluded_without_nuggets"]) == (4, 31)
+    assert body["study"]["ask_nuggets"] and not body["study"]["ask_ranking"]
+    refused = organizer_client.post(
+        "/api/studies/",
+        {"name": "API nothing", "systems": SYSTEM_NAMES, "ask_ranking": False},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "choose what rankers do" in refused.content.decode()
+    page = organizer_client.get(f"/organize/studies/{body['study']['id']}/").content.decode()
+    assert "31 items left out: no validated nuggets" in page and "Assessments submitted" in page
