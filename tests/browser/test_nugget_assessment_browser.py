@@ -72,8 +72,9 @@ def test_assessment_by_keyboard_only_and_submit(page, login, make_user, nugget_s
     assert _progress(page).startswith("Answer A · nugget 1 of 3")
     assert "Must NOT say:" in page.inner_text("#nugget-A-3")
     if viewport["width"] == 390:
-        box = page.locator("#nugget-A-1 .label-choice").first.bounding_box()
-        assert box["height"] >= 44 and box["x"] + box["width"] <= 390
+        for selector in ("#nugget-A-1 .label-choice", "#nuggets-A .sentence .mark"):
+            for box in [element.bounding_box() for element in page.locator(selector).all()]:
+                assert box["height"] >= 44 and box["x"] + box["width"] <= 390, (selector, box)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
     page.keyboard.press("1")  # A, fact 1: supported
