@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analytics.demo_nugget_study import demo_nugget_study
 from analytics.demo_nuggets import demo_nuggets
 from analytics.models import Report, ScoringRun
 from analytics.services import report_request, scoring_request
@@ -52,7 +53,7 @@ QUESTIONS_RANKED = {"ranker1@demo.portal": 10, "ranker2@demo.portal": 8}
 def demo_activity(*, users: dict, out=None) -> list[str]:
     """Run every step that has not run yet; returns what was done, one line per step."""
     done: list[str] = []
-    steps = (_vetting, _release, _nuggets, _study, _rankings, _scoring, _reports)
+    steps = (_vetting, _release, _nuggets, _study, _rankings, _nugget_study, _scoring, _reports)
     for step in steps:
         line = step(users)
         if line:
@@ -274,6 +275,11 @@ def _rankings(users: dict) -> str:
                 )
                 submitted += 1
     return f"Rankings: {submitted} submitted by the two demo rankers."
+
+
+def _nugget_study(users: dict) -> str:
+    """A study that also checks answers against the items' nuggets, assessed by both rankers (demo_nugget_study)."""
+    return demo_nugget_study(users, list(SYSTEMS))
 
 
 # -- scoring and reports ------------------------------------------------------------------------------------------

@@ -91,6 +91,8 @@ class RankingTaskSubmitApi(APIView):
                 time_spent_ms=data.get("time_spent_ms"),
                 idempotency_key=request.headers.get("Idempotency-Key") or data["idempotency_key"],
                 unblinding_guess=data["unblinding_guess"],
+                nugget_labels=data["nugget_labels"],
+                sentence_marks=data["sentence_marks"],
             )
         except IncompleteRanking as exc:
             return Response({"detail": str(exc), "code": exc.code, "problems": exc.problems}, status=400)
@@ -123,7 +125,12 @@ class StudyListCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         result = study_create(**serializer.validated_data, user=request.user)
         study = study_list().get(pk=result.study.pk)
-        body = {"study": study, "included": result.included, "excluded": result.excluded}
+        body = {
+            "study": study,
+            "included": result.included,
+            "excluded": result.excluded,
+            "excluded_without_nuggets": result.excluded_without_nuggets,
+        }
         return Response(StudyCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from annotation.models import Release
@@ -10,6 +12,10 @@ from portal.numbers import WholeNumberField
 from ranking.models import DEFAULT_TAG_SCALE, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
+
+# The nugget assessment's page fields: nug_<slot>_<nugget position> and mark_<slot>_<sentence index>.
+NUGGET_FIELD = re.compile(r"^nug_([A-Z]{1,2})_(\d{1,4})$")
+MARK_FIELD = re.compile(r"^mark_([A-Z]{1,2})_(\d{1,5})$")
 
 
 class StudyForm(forms.Form):
@@ -33,6 +39,15 @@ class StudyForm(forms.Form):
         required=False,
         label="Release",
         help_text="Optional: only the items of this frozen release are used.",
+    )
+    ask_ranking = forms.BooleanField(
+        initial=True, required=False, label="Rank the answers", help_text="Rankers order the answers, best first."
+    )
+    ask_nuggets = forms.BooleanField(
+        required=False,
+        label="Check each answer against the item's nuggets",
+        help_text="Rankers mark every validated nugget as supported, partly supported or not supported by each "
+        "answer, and mark its wrong or unsupported sentences. Only items with validated nuggets take part.",
     )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
@@ -60,6 +75,14 @@ class StudyForm(forms.Form):
             (r.pk, f"{r} ({r.item_count} items, frozen {r.created_at:%Y-%m-%d})")
             for r in Release.objects.order_by("name", "-version")
         ]
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("ask_ranking") or data.get("ask_nuggets")):
+            raise forms.ValidationError(
+                "Choose what rankers do: rank the answers, check them against the item's nuggets, or both."
+            )
+        return data
 
     def clean_tag_scale(self):
         return [t.strip() for t in self.cleaned_data["tag_scale"].split(",") if t.strip()]
@@ -94,3 +117,19 @@ def answers_from_post(post, slots: list[str]) -> dict:
             "harm": post.get(f"harm_{slot}") == "on",
         }
     return answers
+
+
+def assessment_from_post(post, nuggets: list[dict]) -> tuple[dict, dict]:
+    """The nugget page's fields as the service's ``nugget_labels`` ({slot: {nugget id: label}}) and
+    ``sentence_marks`` ({slot: {index: kind}}); every posted mark is passed on, so the service refuses bad ones."""
+    key_at = {str(n["position"]): n["id"] for n in nuggets}
+    labels: dict[str, dict] = {}
+    marks: dict[str, dict] = {}
+    for name, value in post.items():
+        if match := NUGGET_FIELD.match(name):
+            slot, position = match.groups()
+            labels.setdefault(slot, {})[key_at.get(position, f"#{position}")] = value
+        elif (match := MARK_FIELD.match(name)) and value:
+            slot, index = match.groups()
+            marks.setdefault(slot, {})[index] = value
+    return labels, marks

@@ -108,6 +108,9 @@ class Study(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN, db_index=True)
     lease_seconds = models.PositiveIntegerField(default=30 * 60)
     excluded_items = models.PositiveIntegerField(default=0, help_text="Items left out: an output was missing.")
+    excluded_without_nuggets = models.PositiveIntegerField(
+        default=0, help_text="Items left out of a nugget study: no validated nugget list (counted apart)."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -117,9 +117,15 @@ def ranking_check(
         parsed.append(SlotJudgement(slot, rank, tag, hallucination, kind, harm))
     if len(parsed) == n and not problems:
         problems.extend(_order_problems(parsed, ties_allowed=rules.ties_allowed, identical=rules.identical))
-    if rules.ask_unblinding and unblinding_guess not in (*slots, UNBLINDING_NO_IDEA):
-        problems.append("say which answer you think is the reference (or that you cannot tell)")
+    problems.extend(unblinding_problems(slots=slots, asked=rules.ask_unblinding, guess=unblinding_guess))
     return parsed, problems
+
+
+def unblinding_problems(*, slots: Sequence[str], asked: bool, guess: str) -> list[str]:
+    """The unblinding check's answer, when the task asks it: a letter of the task, or "cannot tell"."""
+    if asked and guess not in (*slots, UNBLINDING_NO_IDEA):
+        return ["say which answer you think is the reference (or that you cannot tell)"]
+    return []
 
 
 def _order_problems(

@@ -10,11 +10,22 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from annotation.models import Nugget
 from annotation.qa_types import QA_TYPE_LABELS, QAType
-from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion, System
+from portal.models import User
+from ranking.models import (
+    NuggetJudgement,
+    RankingTask,
+    SentenceFlag,
+    Study,
+    StudyAnswer,
+    StudyQuestion,
+    System,
+)
 from ranking.rules import HALLUCINATION_KIND_MEANINGS, identical_groups
 from ranking.services.queue import skipped_count
 from ranking.services.submissions import TaskNotFound, task_texts
+from ranking.shuffle import slot_letter
 
 
 def study_list() -> QuerySet[Study]:
@@ -110,6 +121,12 @@ def task_blinded(*, task: RankingTask) -> dict:
     """A task as the ranker sees it: slot letters and answer texts in the stored order, nothing more."""
     texts = task_texts(task)
     study = task.study
+    answers = [{"slot": slot, "text": text} for slot, text in texts.items()]
+    if study.ask_nuggets:
+        # The sentences frozen at study creation: sentence marks refer to their positions.
+        sentences = dict(StudyAnswer.objects.filter(pk__in=task.order).values_list("pk", "sentences"))
+        for answer, pk in zip(answers, task.order, strict=True):
+            answer["sentences"] = list(sentences[pk])
     return {
         "task": str(task.pk),
         "status": task.status,
@@ -122,9 +139,13 @@ def task_blinded(*, task: RankingTask) -> dict:
             "ask_hallucination": study.ask_hallucination,
             "ask_harm": study.ask_harm,
             "show_passage": study.show_passage,
+            "ask_ranking": study.ask_ranking,
+            "ask_nuggets": study.ask_nuggets,
         },
         "question": _question_blinded(task.question.item, show_passage=study.show_passage),
-        "answers": [{"slot": slot, "text": text} for slot, text in texts.items()],
+        "answers": answers,
+        # The item's facts (its validated nuggets), not the reference answer; empty outside nugget studies.
+        "nuggets": question_nuggets(question=task.question),
         # Identical answers may share a rank even where ties are not allowed; only letters, nothing about authors.
         "identical": identical_groups(texts),
         "hallucination_kinds": [{"kind": k, "meaning": m} for k, m in HALLUCINATION_KIND_MEANINGS.items()],
@@ -139,3 +160,116 @@ def ranker_progress(*, study: Study, ranker) -> dict:
         "questions": StudyQuestion.objects.filter(study=study).count(),
         "skipped": skipped_count(study=study, ranker=ranker),
     }
+
+
+# --- nugget assessment ---------------------------------------------------------------------------------------------
+
+
+def question_nuggets(*, question: StudyQuestion) -> list[dict]:
+    """The nuggets a ranker checks each answer against: the item's validated version frozen with the study, in its
+    order, as ``{id, position, text, importance}`` (``id`` is the nugget's key, as in nugget files). Empty outside
+    nugget studies."""
+    if question.nugget_set_id is None:
+        return []
+    return [
+        {"id": n.key, "position": n.position, "text": n.text, "importance": n.importance}
+        for n in Nugget.objects.filter(nugget_set_id=question.nugget_set_id).order_by("position")
+    ]
+
+
+def _labellers(ranker_ids, *, identities: bool) -> dict[int, str]:
+    people = User.objects.in_bulk(set(ranker_ids))
+    return {pk: (person.email if identities else person.pseudonym) for pk, person in people.items()}
+
+
+def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]:
+    """Every nugget label of the study's submitted tasks, one row per (ranker, answer, nugget).
+
+    Rows: ``item_uid``, ``system`` (name), ``is_reference``, ``nugget_id`` (the nugget's key), ``importance``,
+    ``nugget_text``, ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the exports; the
+    e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``. For organizers
+    and reports only: rows name systems.
+    """
+    rows = list(
+        NuggetJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
+        .order_by(
+            "answer__question__position", "task__submitted_at", "task_id", "answer__system__name", "nugget__position"
+        )
+        .values(
+            "task__ranker_id",
+            "task__order",
+            "task__submitted_at",
+            "answer_id",
+            "answer__question__item__uid",
+            "answer__system__name",
+            "answer__system__is_reference",
+            "nugget__key",
+            "nugget__importance",
+            "nugget__text",
+            "label",
+        )
+    )
+    labellers = _labellers((r["task__ranker_id"] for r in rows), identities=identities)
+    return [
+        {
+            "item_uid": r["answer__question__item__uid"],
+            "system": r["answer__system__name"],
+            "is_reference": r["answer__system__is_reference"],
+            "nugget_id": r["nugget__key"],
+            "importance": r["nugget__importance"],
+            "nugget_text": r["nugget__text"],
+            "label": r["label"],
+            "labeller": labellers[r["task__ranker_id"]],
+            "slot": slot_letter(r["task__order"].index(r["answer_id"])),
+            "submitted_at": r["task__submitted_at"],
+        }
+        for r in rows
+    ]
+
+
+def study_sentence_marks(study: Study, *, identities: bool = False) -> list[dict]:
+    """One row per (submitted task, answer) of a nugget study: which of the answer's sentences the ranker marked.
+
+    Rows: ``item_uid``, ``system``, ``is_reference``, ``labeller``, ``slot``, ``n_sentences`` (the answer's
+    sentences as frozen at study creation), ``marked`` (sorted 0-based indices marked wrong or unsupported),
+    ``wrong`` and ``unsupported`` (the same split by kind). Unmarked sentences were read and found fine, so an
+    answer's precision is ``1 - len(marked) / n_sentences``.
+    """
+    if not study.ask_nuggets:
+        return []
+    tasks = list(
+        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+        .order_by("question__position", "submitted_at", "pk")
+        .values("pk", "ranker_id", "order")
+    )
+    answers = {
+        a["pk"]: a
+        for a in StudyAnswer.objects.filter(question__study=study).values(
+            "pk", "question__item__uid", "system__name", "system__is_reference", "sentences"
+        )
+    }
+    flags: dict[tuple, dict[str, list[int]]] = {}
+    for task_id, answer_id, index, kind in SentenceFlag.objects.filter(
+        task__study=study, task__status=RankingTask.Status.SUBMITTED
+    ).values_list("task_id", "answer_id", "index", "kind"):
+        flags.setdefault((task_id, answer_id), {"wrong": [], "unsupported": []})[kind].append(index)
+    labellers = _labellers((t["ranker_id"] for t in tasks), identities=identities)
+    rows = []
+    for task in tasks:
+        for position, answer_id in enumerate(task["order"]):
+            answer = answers[answer_id]
+            kinds = flags.get((task["pk"], answer_id), {"wrong": [], "unsupported": []})
+            rows.append(
+                {
+                    "item_uid": answer["question__item__uid"],
+                    "system": answer["system__name"],
+                    "is_reference": answer["system__is_reference"],
+                    "labeller": labellers[task["ranker_id"]],
+                    "slot": slot_letter(position),
+                    "n_sentences": len(answer["sentences"]),
+                    "marked": sorted(kinds["wrong"] + kinds["unsupported"]),
+                    "wrong": sorted(kinds["wrong"]),
+                    "unsupported": sorted(kinds["unsupported"]),
+                }
+            )
+    return rows

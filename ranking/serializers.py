@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.qa_types import QAType
+from metrics.nuggets import IMPORTANCES
 from portal.numbers import WholeNumberSerializerField
 from ranking.models import DEFAULT_TAG_SCALE, ReferenceFlag, Study, System
 
@@ -26,6 +27,20 @@ class BlindedQuestionSerializer(serializers.Serializer):
 class BlindedAnswerSerializer(serializers.Serializer):
     slot = serializers.CharField()
     text = serializers.CharField()
+    sentences = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Nugget studies: the answer's sentences; sentence marks refer to their positions (from 0).",
+    )
+
+
+class BlindedNuggetSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The nugget's id: the key of nugget_labels.")
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+    importance = serializers.ChoiceField(
+        choices=list(IMPORTANCES), help_text="avoid: a claim the answer must NOT make."
+    )
 
 
 class RankerStudyFormSerializer(serializers.Serializer):
@@ -36,6 +51,8 @@ class RankerStudyFormSerializer(serializers.Serializer):
     ask_hallucination = serializers.BooleanField()
     ask_harm = serializers.BooleanField()
     show_passage = serializers.BooleanField()
+    ask_ranking = serializers.BooleanField()
+    ask_nuggets = serializers.BooleanField()
 
 
 class BlindedTaskSerializer(serializers.Serializer):
@@ -45,6 +62,7 @@ class BlindedTaskSerializer(serializers.Serializer):
     study = RankerStudyFormSerializer()
     question = BlindedQuestionSerializer()
     answers = BlindedAnswerSerializer(many=True)
+    nuggets = BlindedNuggetSerializer(many=True, help_text="The item's facts to check each answer against.")
     identical = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Groups of answer letters whose texts are word for word the same: they may share a rank.",
@@ -70,7 +88,26 @@ class AnswerJudgementInSerializer(serializers.Serializer):
 
 
 class SubmitSerializer(serializers.Serializer):
-    answers = serializers.DictField(child=AnswerJudgementInSerializer(), help_text="Keyed by slot letter: A, B, …")
+    answers = serializers.DictField(
+        child=AnswerJudgementInSerializer(),
+        required=False,
+        default=dict,
+        help_text="Keyed by slot letter: A, B, … (studies that ask for a ranking).",
+    )
+    nugget_labels = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+        default=dict,
+        help_text='Nugget studies: {slot letter: {nugget id: "support" | "partial" | "not_support"}}, every nugget '
+        "for every answer.",
+    )
+    sentence_marks = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+        default=dict,
+        help_text='Nugget studies: {slot letter: {sentence position (from 0): "wrong" | "unsupported"}}; '
+        "unmarked sentences are fine.",
+    )
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     time_spent_ms = WholeNumberSerializerField(required=False, allow_null=True, min_value=0)
     idempotency_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
@@ -114,6 +151,8 @@ class StudySerializer(serializers.ModelSerializer):
             "overlap",
             "ties_allowed",
             "tag_scale",
+            "ask_ranking",
+            "ask_nuggets",
             "ask_hallucination",
             "ask_harm",
             "show_passage",
@@ -121,6 +160,7 @@ class StudySerializer(serializers.ModelSerializer):
             "guidelines",
             "lease_seconds",
             "excluded_items",
+            "excluded_without_nuggets",
             "n_questions",
             "created_at",
         ]
@@ -146,12 +186,17 @@ class StudyCreateSerializer(serializers.Serializer):
     unblinding_rate = serializers.FloatField(required=False, default=0.0, min_value=0.0, max_value=1.0)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     lease_seconds = WholeNumberSerializerField(required=False, default=1800, min_value=60)
+    ask_ranking = serializers.BooleanField(required=False, default=True)
+    ask_nuggets = serializers.BooleanField(
+        required=False, default=False, help_text="Rankers check each answer against the item's validated nuggets."
+    )
 
 
 class StudyCreatedSerializer(serializers.Serializer):
     study = StudySerializer()
     included = serializers.IntegerField()
     excluded = serializers.IntegerField()
+    excluded_without_nuggets = serializers.IntegerField()
 
 
 class StudyStateSerializer(serializers.Serializer):

@@ -17,9 +17,10 @@ from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
-from ranking.forms import OutputsImportForm, StudyForm, answers_from_post
+from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
+    question_nuggets,
     ranker_progress,
     studies_for_ranker,
     study_list,
@@ -29,7 +30,7 @@ from ranking.selectors import (
     task_for_ranker,
 )
 from ranking.services.drafts import draft_get, draft_save
-from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
+from ranking.services.exports import CONTENT_TYPES, EXTENSIONS, FORMATS, rankings_export, study_formats
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
 from ranking.services.queue import task_next, task_release
@@ -102,6 +103,7 @@ class RankingTaskView(RoleRequiredMixin, View):
 
     def post(self, request, task_id):
         task = self._task(request, task_id)
+        labels, marks = assessment_from_post(request.POST, question_nuggets(question=task.question))
         try:
             task_submit(
                 task_id=task.pk,
@@ -111,6 +113,8 @@ class RankingTaskView(RoleRequiredMixin, View):
                 time_spent_ms=whole_number(request.POST.get("time_spent_ms")),
                 idempotency_key=request.POST.get("idempotency_key", ""),
                 unblinding_guess=request.POST.get("unblinding_guess", ""),
+                nugget_labels=labels,
+                sentence_marks=marks,
             )
         except IncompleteRanking as exc:
             return render(
@@ -119,7 +123,7 @@ class RankingTaskView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
             return redirect("ranking_next", study_id=task.study_id)
-        messages.success(request, "Ranking saved.")
+        messages.success(request, "Ranking saved." if task.study.ask_ranking else "Saved.")
         return _go_next(request, task.study)
 
     @staticmethod
@@ -224,11 +228,7 @@ class StudyCreateView(RoleRequiredMixin, View):
         except DomainError as exc:
             form.add_error(None, str(exc))
             return render(request, "ranking/study_form.html", {"form": form}, status=400)
-        messages.success(
-            request,
-            f"Study created with {result.included} question(s); {result.excluded} item(s) left out "
-            "because a chosen system had no output for them.",
-        )
+        messages.success(request, f"Study created with {result.summary()}")
         return redirect("study_detail", study_id=result.study.pk)
 
 
@@ -245,7 +245,7 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "progress": study_progress(study=study),
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
-                "formats": FORMATS,
+                "formats": study_formats(study),
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
             },
@@ -278,7 +278,7 @@ class StudyExportView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
             return redirect("study_detail", study_id=study.pk)
-        extension = {"csv": "csv", "parquet": "parquet", "shroom": "json"}[fmt]
+        extension = EXTENSIONS[fmt]
         response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-rankings-{fmt}.{extension}"'
         return response

@@ -2,7 +2,8 @@
 
 A draft belongs to one task, and a task to one ranker: only that ranker reads or writes it (callers pass the task
 found by ``selectors.task_for_ranker``). It holds slot letters and the ranker's own choices, nothing that names a
-system; it is deleted when the ranking is submitted (``submissions.task_submit``).
+system; it is deleted when the ranking is submitted (``submissions.task_submit``). Nugget studies keep the nugget
+labels (``nug_<slot>_<position>``) and sentence marks (``mark_<slot>_<index>``) in the same draft.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ import re
 
 from django.db import IntegrityError, transaction
 
+from metrics.nuggets import LABELS
 from portal.errors import Conflict, DomainError
 from ranking.models import RankingDraft, RankingTask
+from ranking.nugget_rules import SENTENCE_KINDS
 from ranking.services.submissions import task_slots
 
 MAX_TEXT = 5000
 # The ranking page's own field names (see ranking/forms.py answers_from_post), and nothing else.
-_FIELD = re.compile(r"^(?:(?:tag|hall|hallkind|harm|tie)_[A-Z]{1,2}|unblinding_guess|comment)$")
+_FIELD = re.compile(
+    r"^(?:(?:tag|hall|hallkind|harm|tie)_[A-Z]{1,2}|unblinding_guess|comment|nug_[A-Z]{1,2}_\d{1,4}|mark_[A-Z]{1,2}_\d{1,5})$"
+)
+# Nugget labels and sentence marks keep only the values the assessment accepts.
+_CHOICES = {"nug_": LABELS, "mark_": SENTENCE_KINDS}
 
 
 class BadDraft(DomainError):
@@ -43,6 +50,9 @@ def draft_clean(*, task: RankingTask, data: object) -> dict:
             raise BadDraft(f"fields: unknown field {str(name)[:40]!r}")
         if not isinstance(value, (str, bool)):
             raise BadDraft(f"fields: {name} must be text or yes/no")
+        choices = next((c for prefix, c in _CHOICES.items() if name.startswith(prefix)), None)
+        if choices is not None and value not in choices:
+            raise BadDraft(f"fields: {name} must be one of {', '.join(choices)}")
         clean_fields[name] = value[:MAX_TEXT] if isinstance(value, str) else value
     elapsed = data.get("elapsed", 0)
     if not isinstance(elapsed, (int, float)) or elapsed < 0:

@@ -1,4 +1,5 @@
-"""Exporting a study's judgements: CSV / Parquet (one row per ranker × answer) and SHROOM-style JSON.
+"""Exporting a study's judgements: CSV / Parquet (one row per ranker × answer) and SHROOM-style JSON; nugget
+studies' labels and sentence marks through :mod:`ranking.services.nugget_exports`.
 
 Rankers appear under their pseudonym unless ``identities`` is asked for (organizers only, and audited).
 """
@@ -17,9 +18,34 @@ from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
+from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export
 
-FORMATS = ("csv", "parquet", "shroom")
-CONTENT_TYPES = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet", "shroom": "application/json"}
+RANKING_FORMATS = ("csv", "parquet", "shroom")
+FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS)
+CONTENT_TYPES = {
+    "csv": "text/csv",
+    "parquet": "application/vnd.apache.parquet",
+    "shroom": "application/json",
+    "nugget-labels": "application/x-ndjson",
+    "nugget-csv": "text/csv",
+    "sentence-marks": "text/csv",
+}
+EXTENSIONS = {
+    "csv": "csv",
+    "parquet": "parquet",
+    "shroom": "json",
+    "nugget-labels": "jsonl",
+    "nugget-csv": "csv",
+    "sentence-marks": "csv",
+}
+FORMAT_LABELS = {
+    "csv": "CSV",
+    "parquet": "Parquet",
+    "shroom": "SHROOM",
+    "nugget-labels": "nugget labels (JSONL)",
+    "nugget-csv": "nugget labels (CSV)",
+    "sentence-marks": "sentence marks (CSV)",
+}
 COLUMNS = [
     "study",
     "item_uid",
@@ -126,11 +152,20 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     return records
 
 
+def study_formats(study: Study) -> list[tuple[str, str]]:
+    """(format, label) of the downloads that fit what the study asked."""
+    wanted = (RANKING_FORMATS if study.ask_ranking else ()) + (NUGGET_FORMATS if study.ask_nuggets else ())
+    return [(fmt, FORMAT_LABELS[fmt]) for fmt in wanted]
+
+
 def rankings_export(*, study: Study, fmt: str, identities: bool = False, user: User | None = None) -> bytes:
-    """The export as bytes (``fmt``: csv, parquet or shroom); audited, since it may carry identities."""
+    """The export as bytes (``fmt``: csv, parquet, shroom, or for nugget studies nugget-labels, nugget-csv,
+    sentence-marks); audited, since it may carry identities."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if fmt == "shroom":
+    if fmt in NUGGET_FORMATS:
+        data = nugget_export(study=study, fmt=fmt, identities=identities)
+    elif fmt == "shroom":
         data = json.dumps(shroom_records(study=study, identities=identities), ensure_ascii=False, indent=1).encode()
     else:
         frame = rankings_frame(study=study, identities=identities)

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.models import QAItem, Release, ReleaseItem
+from annotation.models import NuggetSet, QAItem, Release, ReleaseItem
 from annotation.qa_types import QAType
 from metrics.normalise import clean_response
+from metrics.nuggets import split_sentences
 from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
@@ -27,6 +28,7 @@ class StudyCreateResult:
     study: Study
     included: int
     excluded: int
+    excluded_without_nuggets: int = 0
 
     def as_dict(self) -> dict:
         return {
@@ -34,7 +36,18 @@ class StudyCreateResult:
             "name": self.study.name,
             "included": self.included,
             "excluded": self.excluded,
+            "excluded_without_nuggets": self.excluded_without_nuggets,
         }
+
+    def summary(self) -> str:
+        """What the organizer is told after creating the study (page message, command output)."""
+        text = (
+            f"{self.included} question(s); {self.excluded} item(s) left out because a chosen system had no output "
+            "for them"
+        )
+        if self.study.ask_nuggets:
+            text += f"; {self.excluded_without_nuggets} item(s) left out because they have no validated nuggets"
+        return text + "."
 
 
 def _systems_resolve(systems: Iterable[System | int | str]) -> list[System]:
@@ -64,7 +77,16 @@ def _check_options(
     include_reference: bool,
     n_answers: int,
     qa_types: list[str],
+    ask_ranking: bool,
+    ask_nuggets: bool,
+    ask_hallucination: bool = False,
+    ask_harm: bool = False,
 ) -> None:
+    if not (ask_ranking or ask_nuggets):
+        raise DomainError(
+            "choose what rankers do: rank the answers, check them against the item's nuggets, or both",
+            code="nothing_asked",
+        )
     if not name.strip():
         raise DomainError("the study needs a name")
     if Study.objects.filter(name=name.strip()).exists():
@@ -77,7 +99,12 @@ def _check_options(
         raise DomainError("the unblinding check rate must lie between 0 and 1")
     if unblinding_rate > 0 and not include_reference:
         raise DomainError("the unblinding check needs the reference answer in the study")
-    if n_answers < 2:
+    if not ask_ranking and (ask_hallucination or ask_harm):
+        raise DomainError(
+            "the hallucination and harm questions are part of the ranking form: also ask rankers to rank the answers",
+            code="questions_need_ranking",
+        )
+    if ask_ranking and n_answers < 2:
         raise DomainError("a question needs at least two answers to rank: add a system or the reference")
     unknown = sorted(set(qa_types) - {t.value for t in QAType})
     if unknown:
@@ -102,9 +129,16 @@ def study_create(
     unblinding_rate: float = 0.0,
     guidelines: str = "",
     lease_seconds: int = 30 * 60,
+    ask_ranking: bool = True,
+    ask_nuggets: bool = False,
     user: User | None = None,
 ) -> StudyCreateResult:
     """Create a study over the items matching the filter that have an output from every chosen system.
+
+    ``ask_ranking``: rankers order the answers; ``ask_nuggets``: they label each answer against the item's
+    validated nuggets and mark its wrong or unsupported sentences (at least one of the two). A nugget study takes
+    only items with a validated nugget list (the rest are counted in ``excluded_without_nuggets``), freezes that
+    version on each question and each answer's sentences (:func:`metrics.nuggets.split_sentences`).
 
     Items are sampled with ``seed`` (``sample_size`` None: all). The answers' texts are frozen into
     :class:`StudyAnswer` rows (``<think>`` blocks removed, as the scorer does), so later re-imports of outputs do
@@ -121,6 +155,10 @@ def study_create(
         include_reference=include_reference,
         n_answers=len(chosen) + int(include_reference),
         qa_types=qa_types,
+        ask_ranking=ask_ranking,
+        ask_nuggets=ask_nuggets,
+        ask_hallucination=ask_hallucination,
+        ask_harm=ask_harm,
     )
     if sample_size is not None and sample_size < 1:
         raise DomainError("the sample size must be at least 1 (or left empty for every item)")
@@ -138,8 +176,20 @@ def study_create(
         .values_list("id", flat=True)
     )
     excluded = candidates.count() - len(eligible)
+    nugget_sets: dict[int, int] = {}
+    without_nuggets = 0
+    if ask_nuggets:
+        nugget_sets = _validated_nugget_sets(eligible)
+        without_nuggets = len(eligible) - len(nugget_sets)
+        eligible = [item_id for item_id in eligible if item_id in nugget_sets]
     picked = sample_items(eligible, size=sample_size, seed=seed)
     if not picked:
+        if ask_nuggets:
+            raise DomainError(
+                "no item has both validated nuggets and an output from every chosen system "
+                f"({excluded} item(s) lack an output, {without_nuggets} lack validated nuggets)",
+                code="no_items",
+            )
         raise DomainError(
             f"no item has an output from every chosen system ({excluded} item(s) matched the filter but lack one)",
             code="no_items",
@@ -160,7 +210,10 @@ def study_create(
             unblinding_rate=unblinding_rate,
             guidelines=guidelines,
             lease_seconds=lease_seconds,
+            ask_ranking=ask_ranking,
+            ask_nuggets=ask_nuggets,
             excluded_items=excluded,
+            excluded_without_nuggets=without_nuggets,
             created_by=acting_user(user),
         )
         study.systems.set(chosen)
@@ -171,7 +224,7 @@ def study_create(
         # Answers are stored (and enter the keyed shuffle) in system-name order, so the reference is not always the
         # last one: the order before shuffling says nothing either.
         answer_systems.sort(key=lambda system: system.name)
-        _questions_create(study=study, item_ids=picked, systems=answer_systems)
+        _questions_create(study=study, item_ids=picked, systems=answer_systems, nugget_sets=nugget_sets)
         audit_record(
             actor=user,
             obj=study,
@@ -179,19 +232,43 @@ def study_create(
             after={
                 "included": len(picked),
                 "excluded": excluded,
+                "excluded_without_nuggets": without_nuggets,
+                "ask_ranking": ask_ranking,
+                "ask_nuggets": ask_nuggets,
                 "systems": [s.name for s in chosen],
                 "include_reference": include_reference,
                 "overlap": overlap,
             },
         )
-    return StudyCreateResult(study=study, included=len(picked), excluded=excluded)
+    return StudyCreateResult(
+        study=study, included=len(picked), excluded=excluded, excluded_without_nuggets=without_nuggets
+    )
 
 
-def _questions_create(*, study: Study, item_ids: list[int], systems: list[System]) -> None:
+def _validated_nugget_sets(item_ids: list[int]) -> dict[int, int]:
+    """{item id: id of its validated nugget set} for the items whose validated list has at least one nugget."""
+    # TODO(lead): use the annotation selector validated_nuggets(item_ids) once it lands (annotation/selectors).
+    found: dict[int, int] = {}
+    for start in range(0, len(item_ids), _CHUNK):
+        rows = (
+            NuggetSet.objects.filter(item_id__in=item_ids[start : start + _CHUNK], status=NuggetSet.Status.VALIDATED)
+            .annotate(n=Count("nuggets"))
+            .filter(n__gt=0)
+            .values_list("item_id", "pk")
+        )
+        found.update(rows)
+    return found
+
+
+def _questions_create(*, study: Study, item_ids: list[int], systems: list[System], nugget_sets: dict[int, int]) -> None:
+    """Questions and their frozen answers; in a nugget study also the nugget version and each answer's sentences."""
     for start in range(0, len(item_ids), _CHUNK):
         chunk = item_ids[start : start + _CHUNK]
         questions = StudyQuestion.objects.bulk_create(
-            [StudyQuestion(study=study, item_id=item_id, position=start + i) for i, item_id in enumerate(chunk)]
+            [
+                StudyQuestion(study=study, item_id=item_id, position=start + i, nugget_set_id=nugget_sets.get(item_id))
+                for i, item_id in enumerate(chunk)
+            ]
         )
         outputs = {
             (o.system_id, o.item_id): o
@@ -199,18 +276,20 @@ def _questions_create(*, study: Study, item_ids: list[int], systems: list[System
                 "id", "system_id", "item_id", "response"
             )
         }
-        StudyAnswer.objects.bulk_create(
-            [
-                StudyAnswer(
-                    question=q,
-                    system=s,
-                    output=outputs[(s.pk, q.item_id)],
-                    text=clean_response(outputs[(s.pk, q.item_id)].response),
-                )
-                for q in questions
-                for s in systems
-            ]
-        )
+        answers = [
+            StudyAnswer(
+                question=q,
+                system=s,
+                output=outputs[(s.pk, q.item_id)],
+                text=clean_response(outputs[(s.pk, q.item_id)].response),
+            )
+            for q in questions
+            for s in systems
+        ]
+        if study.ask_nuggets:
+            for answer in answers:
+                answer.sentences = split_sentences(answer.text)
+        StudyAnswer.objects.bulk_create(answers)
 
 
 def study_state_set(*, study: Study, state: str, user: User | None = None) -> Study:

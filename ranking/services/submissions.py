@@ -9,11 +9,21 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.models import Nugget
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError
 from portal.models import User
-from ranking.models import AnswerJudgement, RankingDraft, RankingTask, StudyAnswer, StudyQuestion
-from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check
+from ranking.models import (
+    AnswerJudgement,
+    NuggetJudgement,
+    RankingDraft,
+    RankingTask,
+    SentenceFlag,
+    StudyAnswer,
+    StudyQuestion,
+)
+from ranking.nugget_rules import Assessment, assessment_check
+from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check, unblinding_problems
 from ranking.services.queue import question_active_count
 from ranking.shuffle import slot_letter
 
@@ -32,7 +42,7 @@ class IncompleteRanking(DomainError):
 
     def __init__(self, problems: list[str]):
         self.problems = problems
-        super().__init__("The ranking cannot be stored: " + "; ".join(problems) + ".")
+        super().__init__("Not saved yet: " + "; ".join(problems) + ".")
 
 
 def task_slots(task: RankingTask) -> list[str]:
@@ -71,13 +81,18 @@ def task_submit(
     time_spent_ms: int | None = None,
     idempotency_key: str = "",
     unblinding_guess: str = "",
+    nugget_labels: dict | None = None,
+    sentence_marks: dict | None = None,
     now: datetime | None = None,
 ) -> RankingTask:
-    """Store the ranker's ranking of a leased task.
+    """Store the ranker's ranking and / or nugget assessment of a leased task (what the study asks).
 
-    ``answers`` maps slot letters to ``{rank, tag, hallucination?, hallucination_kind?, harm?}``. Incomplete or
-    inconsistent rankings raise :class:`IncompleteRanking` listing every problem. Sending the same idempotency key
-    again returns the stored task unchanged; a second, different submission is refused.
+    ``answers`` maps slot letters to ``{rank, tag, hallucination?, hallucination_kind?, harm?}`` (ignored when the
+    study asks no ranking). In a nugget study ``nugget_labels`` maps slot letters to ``{nugget id: label}`` for
+    every nugget of the question, and ``sentence_marks`` slot letters to ``{sentence index: "wrong" |
+    "unsupported"}`` (:mod:`ranking.nugget_rules`). Incomplete or inconsistent input raises
+    :class:`IncompleteRanking` listing every problem and stores nothing. Sending the same idempotency key again
+    returns the stored task unchanged; a second, different submission is refused.
     """
     now = now or timezone.now()
     probe = RankingTask.objects.filter(pk=task_id).values("question_id", "ranker_id").first()
@@ -97,9 +112,14 @@ def task_submit(
         if not task.study.is_open:
             raise Conflict("This study is closed.", code="study_closed")
         slots = task_slots(task)
-        parsed, problems = ranking_check(
-            slots=slots, answers=answers, rules=task_rules(task), unblinding_guess=unblinding_guess
-        )
+        if task.study.ask_ranking:
+            parsed, problems = ranking_check(
+                slots=slots, answers=answers, rules=task_rules(task), unblinding_guess=unblinding_guess
+            )
+        else:
+            parsed, problems = [], unblinding_problems(slots=slots, asked=task.ask_unblinding, guess=unblinding_guess)
+        assessment, nugget_ids, nugget_problems = _assessment_parse(task, slots, nugget_labels, sentence_marks)
+        problems += nugget_problems
         if problems:
             raise IncompleteRanking(problems)
         if (
@@ -126,6 +146,7 @@ def task_submit(
                 for j in parsed
             ]
         )
+        _assessment_store(task, dict(zip(slots, task.order, strict=True)), assessment, nugget_ids)
         task.status = RankingTask.Status.SUBMITTED
         task.submitted_at = now
         task.comment = (comment or "").strip()[:5000]
@@ -153,9 +174,59 @@ def task_submit(
             actor=ranker,
             obj=task,
             action="ranking_submitted",
-            after={"ranks": {j.slot: j.rank for j in parsed}, "tags": {j.slot: j.tag for j in parsed}},
+            after={
+                "ranks": {j.slot: j.rank for j in parsed},
+                "tags": {j.slot: j.tag for j in parsed},
+                **(
+                    {"nugget_labels": assessment.labels, "sentence_marks": assessment.marks}
+                    if task.study.ask_nuggets
+                    else {}
+                ),
+            },
         )
     return task
+
+
+def _assessment_parse(
+    task: RankingTask, slots: list[str], labels: object, marks: object
+) -> tuple[Assessment, dict[str, int], list[str]]:
+    """The checked nugget assessment, the question's {nugget key: Nugget id}, and the problems found."""
+    if not task.study.ask_nuggets:
+        if labels or marks:
+            return Assessment(), {}, ["this study does not ask for nugget labels or sentence marks"]
+        return Assessment(), {}, []
+    nuggets = list(
+        Nugget.objects.filter(nugget_set_id=task.question.nugget_set_id).order_by("position").values_list("key", "pk")
+    )
+    sentences = dict(StudyAnswer.objects.filter(pk__in=task.order).values_list("pk", "sentences"))
+    n_sentences = {slot: len(sentences[pk]) for slot, pk in zip(slots, task.order, strict=True)}
+    assessment, problems = assessment_check(
+        slots=slots,
+        nugget_keys=[key for key, _ in nuggets],
+        n_sentences=n_sentences,
+        labels=labels,
+        marks=marks,
+    )
+    return assessment, dict(nuggets), problems
+
+
+def _assessment_store(
+    task: RankingTask, slot_answer: dict[str, int], assessment: Assessment, nugget_ids: dict[str, int]
+) -> None:
+    NuggetJudgement.objects.bulk_create(
+        [
+            NuggetJudgement(task=task, answer_id=slot_answer[slot], nugget_id=nugget_ids[key], label=label)
+            for slot, labels in assessment.labels.items()
+            for key, label in labels.items()
+        ]
+    )
+    SentenceFlag.objects.bulk_create(
+        [
+            SentenceFlag(task=task, answer_id=slot_answer[slot], index=index, kind=kind)
+            for slot, marks in assessment.marks.items()
+            for index, kind in sorted(marks.items())
+        ]
+    )
 
 
 def _clamp_ms(value: Any) -> int:  # what the client sent

@@ -41,7 +41,7 @@ def test_load_demo_is_idempotent_and_covers_every_role(demo, capsys, django_capt
     again = capsys.readouterr().out
     assert _counts() == counts
     assert sorted(QAItem.objects.values_list("uid", "status")) == statuses
-    assert counts["QAItem"] == 38 and counts["Study"] == 1
+    assert counts["QAItem"] == 38 and counts["Study"] == 2  # the demo study and the demo nugget study
     for role in Role:
         assert User.objects.filter(groups__name=role.value).exists(), role
     assert "freeze-and-export-25" in demo and "freeze-and-export-25" in again
@@ -106,3 +106,23 @@ def test_the_demo_leaves_a_database_that_people_already_vet_alone(monkeypatch, c
     out = capsys.readouterr().out
     assert "Vetting:" not in out and "No demo release: the selection rule selects no items" in out
     assert Review.objects.count() == 1 and not Release.objects.exists()
+
+
+def test_nugget_study_has_assessments_from_both_rankers_and_work_left(demo):
+    from ranking.models import NuggetJudgement, SentenceFlag
+    from ranking.selectors import study_nugget_labels
+
+    study = Study.objects.get(name="Demo nugget study")
+    assert study.ask_nuggets and study.ask_ranking and study.overlap == 2
+    assert not study.questions.filter(nugget_set__isnull=True).exists()
+    submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+    assert set(submitted.values_list("ranker__email", flat=True)) == {"ranker1@demo.portal", "ranker2@demo.portal"}
+    assert submitted.count() < 2 * study.questions.count()  # questions left to assess
+    assert NuggetJudgement.objects.filter(task__study=study).exists() and SentenceFlag.objects.exists()
+    labels = study_nugget_labels(study)
+    vital = {
+        system: [r["label"] == "support" for r in labels if r["system"] == system and r["importance"] == "vital"]
+        for system in ("Demo model A", "Demo model B")
+    }
+    share = {system: sum(hits) / len(hits) for system, hits in vital.items()}
+    assert share["Demo model A"] > share["Demo model B"]

@@ -25,6 +25,11 @@ ALLOWED_DATA_ATTRIBUTES = {
     "data-ties",
     "data-ask-hallucination",
     "data-ask-unblinding",
+    # the nugget assessment: positions of facts and sentences, the mark a button sets, whether a ranking is asked
+    "data-ranking",
+    "data-index",
+    "data-position",
+    "data-kind",
 }
 
 
@@ -102,10 +107,12 @@ def test_api_task_has_only_slots_and_texts_in_the_stored_order(client, blinded_s
         "study",
         "question",
         "answers",
+        "nuggets",
         "identical",
         "ask_unblinding",
     }
     assert all(set(a) == {"slot", "text"} for a in data["answers"])
+    assert data["nuggets"] == []  # not a nugget study
     task = RankingTask.objects.get(pk=data["task"])
     texts = [StudyAnswer.objects.get(pk=pk).text for pk in task.order]
     assert [a["text"] for a in data["answers"]] == texts
@@ -157,3 +164,31 @@ def test_rankers_cannot_see_each_others_tasks(client, blinded_setup, make_user):
     )
     assert client.get(f"/api/studies/{study.pk}/").status_code == 403
     assert client.get(f"/api/studies/{study.pk}/export/").status_code == 403
+
+
+def test_nugget_study_page_and_api_are_blind_even_for_an_organizer_who_ranks(client, blinded_setup, make_user):
+    from annotation.models import QAItem
+
+    from .nuggets import validated_nuggets
+
+    organizer = make_user("organizer")
+    for item in QAItem.objects.order_by("pk")[:3]:
+        validated_nuggets(item)
+    study = study_create(
+        name="Blind nugget study", systems=SYSTEM_NAMES, ask_nuggets=True, ask_ranking=False, user=organizer
+    ).study
+    person = make_user("ranker", "organizer")
+    client.force_login(person)
+    location = client.post(reverse("ranking_next", args=[study.pk]))["Location"]
+    task = RankingTask.objects.select_related("question__item").get(ranker=person)
+    page = client.get(location).content.decode()
+    api = client.get(f"/api/ranking/tasks/{task.pk}/").content.decode()
+    for name, body in {"page": page, "api": api}.items():
+        assert _forbidden(body) == [], f"{name} leaks {_forbidden(body)}"
+    # the facts are the item's nuggets; the gold answer appears only as one of the lettered answers
+    data = json.loads(api)
+    assert [n["id"] for n in data["nuggets"]] == ["n1", "n2", "n3"]
+    assert all(set(a) == {"slot", "text", "sentences"} for a in data["answers"])
+    assert "Must NOT say:" in page and "Metformin is the first-line drug" in page
+    assert set(re.findall(r"\b(data-[a-z-]+)=", page)) <= ALLOWED_DATA_ATTRIBUTES
+    assert _forbidden(open(finders.find("ranking/nuggets.js")).read()) == []

@@ -46,6 +46,7 @@ def test_organizer_creates_a_study_from_the_form(organizer_client, systems_with_
         "sample_size": "3",
         "seed": "2",
         "include_reference": "on",
+        "ask_ranking": "on",
         "overlap": "2",
         "tag_scale": "good, okay, bad",
         "unblinding_rate": "0.2",

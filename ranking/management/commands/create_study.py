@@ -22,6 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("--hallucination", action="store_true")
         parser.add_argument("--harm", action="store_true")
         parser.add_argument("--unblinding-rate", type=float, default=0.0)
+        parser.add_argument("--no-ranking", action="store_true", help="Do not ask rankers to order the answers.")
+        parser.add_argument(
+            "--nuggets", action="store_true", help="Ask rankers to check each answer against the item's nuggets."
+        )
         parser.add_argument("--guidelines", default="", help="Text, or @path to read it from a file.")
 
     def handle(self, *args, **o):
@@ -45,12 +49,9 @@ class Command(BaseCommand):
                 ask_harm=o["harm"],
                 unblinding_rate=o["unblinding_rate"],
                 guidelines=guidelines,
+                ask_ranking=not o["no_ranking"],
+                ask_nuggets=o["nuggets"],
             )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Study {result.study.pk} {result.study.name!r}: {result.included} question(s); {result.excluded} "
-                "item(s) left out because a chosen system had no output for them."
-            )
-        )
+        self.stdout.write(self.style.SUCCESS(f"Study {result.study.pk} {result.study.name!r}: {result.summary()}"))

@@ -8,7 +8,11 @@ from ranking.services.exports import FORMATS, rankings_export
 
 
 class Command(BaseCommand):
-    help = "Export a study's rankings and tags (csv / parquet, one row per ranker × answer) or SHROOM-style JSON."
+    help = (
+        "Export a study's rankings and tags (csv / parquet, one row per ranker × answer) or SHROOM-style JSON; for "
+        "nugget studies the nugget labels (nugget-labels: JSONL for nugget_eval --labels; nugget-csv) and the "
+        "sentence marks (sentence-marks)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("study", help="Study id or name.")

@@ -1,11 +1,14 @@
 // Ranking page: one list of answers re-ordered in place (drag via SortableJS, by mouse or touch; Move up / down
 // buttons; a rank picker; the keyboard), tags, a draft kept locally and on the server, checks before sending.
 // The page knows answers only by their letters (A, B, C…); nothing here can tell which system wrote what.
+// A study may ask for nugget labels only (no list to order): nuggets.js runs the assessment; this file still
+// keeps the draft and checks the form before sending (nuggets.js adds its own problems on "assessment:check").
 (function () {
   "use strict";
   const form = document.getElementById("ranking-form");
   if (!form) return;
   const list = document.getElementById("ranked");
+  const ranking = list !== null;
   const problemsBox = document.getElementById("form-problems");
   const orderState = document.getElementById("order-state");
   const draftState = document.getElementById("draft-state");
@@ -15,7 +18,7 @@
   const draftKey = "ranking-draft:" + form.dataset.draftKey;
   const draftUrl = form.dataset.draftUrl;
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
-  const cards = () => Array.from(list.children);
+  const cards = () => (ranking ? Array.from(list.children) : []);
   const cardOf = (slot) => document.getElementById("answer-" + slot);
   const slots = cards().map((c) => c.dataset.slot);
   // Until the ranker moves an answer (or says the order shown is theirs) nothing counts as ranked.
@@ -44,6 +47,7 @@
   function refresh() {
     let rank = 0;
     const all = cards();
+    if (!ranking) { saveDraft(); return; }
     list.classList.toggle("ordered", ordered);
     all.forEach((card, i) => {
       const tie = card.querySelector(".tie");
@@ -87,7 +91,7 @@
   }
 
   // --- tap controls: move up / down, rank picker, "keep the order shown" ---
-  list.addEventListener("click", (e) => {
+  if (ranking) list.addEventListener("click", (e) => {
     const button = e.target.closest("button.move-up, button.move-down");
     if (!button) return;
     const card = button.closest(".answer-card");
@@ -97,17 +101,17 @@
     const same = card.querySelector(button.classList.contains("move-up") ? ".move-up" : ".move-down");
     (same.disabled ? card.querySelector(".move-up:not(:disabled), .move-down:not(:disabled)") : same)?.focus();
   });
-  list.addEventListener("change", (e) => {
+  if (ranking) list.addEventListener("change", (e) => {
     if (!e.target.classList.contains("rank-pick") || !e.target.value) return;
     const card = e.target.closest(".answer-card");
     place(card, Number(e.target.value) - 1);
     select(card, false);
     e.target.focus();
   });
-  document.getElementById("keep-order").addEventListener("click", () => { ordered = true; refresh(); });
+  if (ranking) document.getElementById("keep-order").addEventListener("click", () => { ordered = true; refresh(); });
 
   // --- drag and drop, by mouse or touch (SortableJS), by the handle so that touch scrolling still works ---
-  if (window.Sortable) {
+  if (ranking && window.Sortable) {
     window.Sortable.create(list, {
       handle: ".handle",
       animation: 150,
@@ -120,6 +124,8 @@
   document.addEventListener("keydown", (e) => {
     const t = e.target;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    // The nugget assessment has keys of its own (nuggets.js); without a ranking there is nothing to do here.
+    if (!ranking || (t.closest && t.closest("#nugget-assessment"))) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
     const key = e.key;
     const card = (t.closest && t.closest(".answer-card")) || selected;
@@ -186,7 +192,9 @@
     form.querySelectorAll("input[type=radio]:checked, input[type=checkbox]:checked").forEach((i) => {
       data.fields[i.name] = i.type === "radio" ? i.value : true;
     });
-    form.querySelectorAll("select[name], textarea").forEach((i) => { if (i.value) data.fields[i.name] = i.value; });
+    form.querySelectorAll("select[name], textarea, input[type=hidden][name^=mark_]").forEach((i) => {
+      if (i.value) data.fields[i.name] = i.value;
+    });
     return data;
   }
   let serverTimer = null;
@@ -230,8 +238,11 @@
     form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((i) => {
       i.checked = i.name in fields && (i.type === "radio" ? i.value === fields[i.name] : true);
     });
-    form.querySelectorAll("select[name], textarea[name]").forEach((i) => { i.value = fields[i.name] || ""; });
+    form.querySelectorAll("select[name], textarea[name], input[type=hidden][name^=mark_]").forEach((i) => {
+      i.value = fields[i.name] || "";
+    });
     elapsed = Number(data.elapsed) || 0;
+    form.dispatchEvent(new CustomEvent("draft:applied"));
   }
   function localDraft() {
     try { return JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (err) { return null; }
@@ -251,7 +262,7 @@
   // --- check before sending; the server checks again ---
   function problems() {
     const found = [];
-    if (!ordered) found.push("put the answers in order (or press “Keep the order shown”)");
+    if (ranking && !ordered) found.push("put the answers in order (or press “Keep the order shown”)");
     const untagged = slots.filter((s) => !form.querySelector("input[name='tag_" + s + "']:checked"));
     if (untagged.length) found.push("no tag for answer " + untagged.join(", "));
     if (askHallucination) {
@@ -264,6 +275,7 @@
     if (askUnblinding && !form.querySelector("input[name=unblinding_guess]:checked")) {
       found.push("say which answer you think is the reference (or that you cannot tell)");
     }
+    form.dispatchEvent(new CustomEvent("assessment:check", { detail: found }));
     return found;
   }
   form.addEventListener("submit", (e) => {
