@@ -16,6 +16,7 @@ import pandas as pd
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from analytics.leaderboards import human_leaderboard
 from analytics.models import Report, ScoringRun
 from analytics.selectors import (
     RELEVANCE_SCALE,
@@ -35,7 +36,7 @@ from portal.jobs import Progress
 from portal.models import User
 from ranking.models import Study
 from ranking.rules import bottom_half, reference_judged_poorly
-from stats import agreement, correlation, leaderboard, rankings
+from stats import agreement, correlation, rankings
 from stats.pairs import MIN_PAIR_ITEMS, rater_pairs
 
 
@@ -174,20 +175,7 @@ def report_study(
         "tag_alpha_ordinal": agreement.krippendorff_alpha(tags, level="ordinal", values=tag_scale, **kw).to_dict(),
     }
     _advance(progress)
-    board = leaderboard.bradley_terry_leaderboard(base, **kw)
-    result["human_leaderboard"] = [
-        {
-            "system": str(s.system),
-            "strength": s.strength,
-            "strength_ci": list(s.strength_ci) if s.strength_ci else None,
-            "win_rate": s.win_rate,
-            "mean_rank": s.mean_rank,
-            "is_reference": str(s.system) in reference,
-            "n_questions": s.n_items,
-        }
-        for s in board.standings
-    ]
-    result["human_leaderboard_notes"] = list(board.notes)
+    result["human_leaderboard"], result["human_leaderboard_notes"] = human_leaderboard(base, reference, **kw)
     _advance(progress)
     scores = study_scores(study, profile=profile)
     result["correlation"], result["scatter"] = {}, {}
