@@ -18,6 +18,7 @@ from analytics.leaderboards import human_leaderboard
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES, MATCHER, nugget_scores, nugget_summary
 from analytics.nugget_selectors import StudyNuggets, study_nuggets
 from analytics.selectors import study_rankings
+from metrics.nuggets import SCORE_LABELS
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from stats.nuggets import system_rank_correlation
 
@@ -138,6 +139,18 @@ def labeller_label(name: str) -> str:
     if name.startswith("annotator-"):
         return f"Physician {name}"
     return f"Judge {name}"
+
+
+#: Nugget scores named as metrics beside BLEU and ROUGE.
+NUGGET_METRIC_NAMES = {"all": "Nugget score", "vital_strict": "Nugget strict vital recall"}
+
+
+def nugget_metric_label(key: str) -> str:
+    """``nugget:consensus:vital_strict`` → "Nugget strict vital recall (physicians' consensus)"."""
+    _, labeller, score = key.split(":", 2)
+    who = labeller_label(labeller)
+    name = NUGGET_METRIC_NAMES.get(score) or f"Nugget {SCORE_LABELS.get(score, score).lower()}"
+    return f"{name} ({who[0].lower()}{who[1:]})"
 
 
 def item_labels(report: NuggetReport, item_uid: str) -> dict[tuple[str, str], dict[str, str]]:

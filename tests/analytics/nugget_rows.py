@@ -125,3 +125,15 @@ def hand_study(make_user, *, name: str = "hand study") -> NuggetStudy:
         made.physicians.append(physician)
         submit_nugget_task(made, physician, "q1", PHYSICIAN_LABELS[n], PHYSICIAN_FLAGS[n])
     return made
+
+
+def rank_answers(made: NuggetStudy, task, ranks: dict[str, int]) -> None:
+    """The task's ranking: system → rank (1 = best), tagged "good"."""
+    from ranking.models import AnswerJudgement
+
+    uid = task.question.item.uid
+    for position, (system_name, rank) in enumerate(ranks.items(), start=1):
+        AnswerJudgement.objects.create(
+            task=task, answer=made.answers[uid, system_name], slot=chr(64 + position), position=position,
+            rank=rank, tag="good",
+        )  # fmt: skip
