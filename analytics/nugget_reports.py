@@ -16,7 +16,7 @@ import pandas as pd
 
 from analytics.leaderboards import human_leaderboard
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES, MATCHER, nugget_scores, nugget_summary
-from analytics.nugget_selectors import StudyNuggets, study_nuggets
+from analytics.nugget_selectors import StudyNuggets, study_nugget_fingerprint, study_nuggets
 from analytics.selectors import study_rankings
 from metrics.nuggets import SCORE_LABELS
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -161,3 +161,20 @@ def item_labels(report: NuggetReport, item_uid: str) -> dict[tuple[str, str], di
     for system, labeller, key, label in rows[["system", "labeller", "nugget_id", "label"]].itertuples(index=False):
         out[system, labeller][key] = label
     return out
+
+
+_CACHE: dict[tuple, NuggetReport] = {}
+_CACHE_SIZE = 8
+
+
+def study_nugget_report_cached(study) -> NuggetReport:
+    """:func:`study_nugget_report` kept in this process until the study's labels change (the leaderboard page,
+    its plot and the item pages read the same figures; the bootstrap is the slow part)."""
+    key = study_nugget_fingerprint(study)
+    report = _CACHE.get(key)
+    if report is None:
+        report = study_nugget_report(study)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = report
+    return report

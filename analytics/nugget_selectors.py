@@ -142,3 +142,15 @@ def _physician_labels(study: Study) -> tuple[list[Label], dict[tuple[str, str, s
                 key = (answer.question.item.uid, answer.system.name, pseudonyms[ranker_id])
                 marks[key] = [i in marked for i in range(len(answer.sentences or []))]
     return labels, marks
+
+
+def study_nugget_fingerprint(study: Study) -> tuple:
+    """Changes whenever a label, a sentence mark, a submission or a ranking of the study changes (a cache key:
+    a submitted task's labels and marks are written with it; judges' and the matcher's are replaced in bulk)."""
+    from django.db.models import Count, Max
+
+    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
+        n=Count("pk"), last=Max("submitted_at")
+    )
+    judges = JudgeNuggetLabel.objects.filter(answer__question__study=study).aggregate(n=Count("pk"), last=Max("pk"))
+    return (study.pk, study.ask_ranking, tasks["n"], tasks["last"], judges["n"], judges["last"])

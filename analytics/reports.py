@@ -192,7 +192,9 @@ def report_study(
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
         _advance(progress)
     # Nugget scores (consensus, matcher, each judge) as further metrics, where the study has nuggets.
-    for metric, metric_scores in _nugget_metrics(study, kw).items():
+    nugget_metrics = _nugget_metrics(study, kw)
+    result["nuggets"] = bool(nugget_metrics)
+    for metric, metric_scores in nugget_metrics.items():
         result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
     result["automatic_leaderboard"], result["automatic_leaderboard_undefined"] = _automatic_leaderboard(
