@@ -39,6 +39,7 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
         report = study_nugget_report_cached(study)
         labeller = present.chosen_labeller(report, request.GET.get("labeller"))
         questions = list(nugget_questions(study))
+        correlations = present.correlation_rows(report)
         last_matcher = Job.objects.filter(kind="nugget_matcher", params__study_id=study.pk).order_by("-created_at")
         return render(
             request,
@@ -55,7 +56,8 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
                 "agreement": present.agreement_rows(report),
                 "ceiling": present.ceiling_band(report),
                 "reading": present.agreement_reading(report),
-                "correlations": present.correlation_rows(report),
+                "correlations": correlations,
+                "correlation_note": present.correlation_note(correlations),
                 "questions": questions,
                 "n_answers": len(report.data.answers),
                 "thresholds": matcher_thresholds(),

@@ -16,11 +16,15 @@ IMPORTANCE_WORDS = {"vital": "Vital", "okay": "Okay", "avoid": "Must not appear"
 
 
 def number(value, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A figure rounded for reading; "—" when undefined; never "-0.00"."""
+    if value is None or value != value:
+        return "—"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def interval(ci) -> str:
-    return f"{ci[0]:.2f} – {ci[1]:.2f}" if ci else "—"
+    return f"{number(ci[0])} – {number(ci[1])}" if ci else "—"
 
 
 def labeller_choices(report: NuggetReport) -> list[tuple[str, str]]:
@@ -155,7 +159,9 @@ def ceiling_band(report: NuggetReport) -> str:
     kappa = ((report.summary["agreement"].get("human_ceiling") or {}).get("kappa")) or {}
     if kappa.get("mean") is None:
         return ""
-    return f"κ {kappa['min']:.2f} to {kappa['max']:.2f} (mean {kappa['mean']:.2f})"
+    if number(kappa["min"]) == number(kappa["max"]):
+        return f"κ {number(kappa['mean'])}"
+    return f"κ {number(kappa['min'])} to {number(kappa['max'])} (mean {number(kappa['mean'])})"
 
 
 def agreement_reading(report: NuggetReport) -> str:
@@ -170,7 +176,7 @@ def agreement_reading(report: NuggetReport) -> str:
     if ceiling.get("min") is None:
         best = max(judges, key=lambda n: judges[n]["kappa"])
         return (
-            f"{labeller_label(best)} agrees best with the physician (κ {judges[best]['kappa']:.2f}); a second "
+            f"{labeller_label(best)} agrees best with the physician (κ {number(judges[best]['kappa'])}); a second "
             "physician's labels are needed to know how far physicians agree with each other."
         )
     within = [n for n, f in judges.items() if f["kappa"] >= ceiling["min"]]
@@ -178,14 +184,14 @@ def agreement_reading(report: NuggetReport) -> str:
         names = ", ".join(labeller_label(n) for n in within)
         return (
             f"{names} agree{'s' if len(within) == 1 else ''} with the physicians' consensus as well as the physicians "
-            f"agree with each other (κ {ceiling['min']:.2f} or more): on this study {'its' if len(within) == 1 else 'their'} "
+            f"agree with each other (κ {number(ceiling['min'])} or more): on this study {'its' if len(within) == 1 else 'their'} "
             "labels can stand in for a physician's; keep checking a sample."
         )
     best = max(judges, key=lambda n: judges[n]["kappa"])
     return (
         f"Every automatic labeller agrees with the physicians' consensus less than the physicians agree with each "
-        f"other (best: {labeller_label(best)}, κ {judges[best]['kappa']:.2f}, against the physicians' "
-        f"{ceiling['min']:.2f} to {ceiling['max']:.2f}): use automatic labels to screen answers, not in place of physicians."
+        f"other (best: {labeller_label(best)}, κ {number(judges[best]['kappa'])}, against the physicians' "
+        f"{ceiling_band(report)}): use automatic labels to screen answers, not in place of physicians."
     )
 
 
@@ -209,6 +215,13 @@ def correlation_rows(report: NuggetReport) -> list[dict]:
                 }
             )
     return rows
+
+
+def correlation_note(rows: list[dict]) -> str:
+    """Why every rank correlation is empty, when they all are (few systems, one score for all)."""
+    if not rows or any(r["vs_nuggets"] != "—" or r["vs_rankings"] != "—" for r in rows):
+        return ""
+    return next((r["note"] for r in rows if r["note"]), "No rank correlation can be computed yet.")
 
 
 def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[dict]]:
@@ -245,7 +258,7 @@ def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[
         answers.append(
             {
                 "system": system_label(system, answer.system.is_reference),
-                "sentences": answer.sentences or [answer.text],
+                "sentences": _sentences(report, item_uid, system, answer),
                 "labellers": [labeller_label(n) for n in labellers],
                 "scores": [
                     number(scores.loc[n, "all"])
@@ -257,3 +270,18 @@ def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[
             }
         )
     return nuggets, answers
+
+
+def _sentences(report: NuggetReport, item_uid: str, system: str, answer) -> list[dict]:
+    """The answer's sentences, each with how many of the physicians who read it marked it wrong or unsupported."""
+    read = [
+        given
+        for (uid, name, labeller), given in report.data.marks.items()
+        if uid == item_uid and name == system and labeller in report.data.humans
+    ]
+    out = []
+    for i, text in enumerate(answer.sentences or [answer.text]):
+        marked = sum(1 for given in read if i < len(given) and given[i])
+        note = f"marked wrong or unsupported by {marked} of {len(read)} physician{'s' if len(read) != 1 else ''}"
+        out.append({"text": text, "marked": marked, "note": note if marked else ""})
+    return out

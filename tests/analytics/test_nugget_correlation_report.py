@@ -25,7 +25,7 @@ LABELS = {  # the physicians' labels follow their ranking: A > B > C
 }
 
 
-def test_correlation_includes_consensus_and_judge_nugget_scores(make_user):
+def test_correlation_includes_consensus_and_judge_nugget_scores(make_user, client, organizer):
     made = nugget_study(items={f"q{i}": dict(TEXT) for i in range(1, 4)}, ask_ranking=True)
     for _ in range(2):
         physician = make_user("ranker")
@@ -49,6 +49,31 @@ def test_correlation_includes_consensus_and_judge_nugget_scores(make_user):
     assert "scatter_nugget:consensus:all" in available_plots("study", result)
     assert plot_title("scatter_nugget:llm:all") == "Systems: physicians vs Nugget score (judge llm)"
     assert human_label("nugget:consensus:vital_strict") == "Nugget strict vital recall (physicians' consensus)"
+    # The leaderboard page's correlation table: the consensus follows the ranking exactly.
+    from analytics.nugget_reports import study_nugget_report
+    from analytics.presentation.nuggets import correlation_note, correlation_rows
+
+    rows = correlation_rows(study_nugget_report(made.study, n_resamples=10))
+    consensus = next(r for r in rows if r["labeller"] == "Physicians' consensus" and r["score"] == "All nuggets")
+    assert consensus["vs_rankings"] == "1.00" and consensus["n"] == 3
+    assert correlation_note(rows) == ""
+
+    # The report page names them in words and links the nugget leaderboard.
+    from html import unescape
+
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from analytics.models import Report
+
+    report = Report.objects.create(
+        kind="study", params={"study_id": made.study.pk}, result=result, finished_at=timezone.now()
+    )
+    client.force_login(organizer)
+    html = unescape(client.get(reverse("report_detail", args=[report.pk])).content.decode())
+    assert "Nugget score (physicians' consensus)" in html and "Nugget score (judge llm)" in html
+    assert "nugget:" not in html.replace("scatter_nugget:", "")  # keys only inside plot URLs
+    assert reverse("nugget_leaderboard", args=[made.study.pk]) in html
 
 
 def test_a_study_without_nuggets_has_no_nugget_metrics(make_user):

@@ -94,6 +94,7 @@ def test_item_page_names_systems_and_shows_evidence(client, organizer, made):
     assert "Aspirin inhibits platelet aggregation." in html
     assert "cosine 0.91" in html
     assert "Must not appear" in html and "Partly supported" in html
+    assert "marked wrong or unsupported by 1 of 2 physicians" in html  # P1 flagged SYS-A's third sentence
     assert_no_developer_output(html)
 
 
@@ -148,3 +149,22 @@ def test_matcher_button_starts_a_job(client, organizer, made, monkeypatch):
     response = client.post(reverse("nugget_leaderboard", args=[made.study.pk]))
     assert response.status_code == 302 and "/jobs/" in response["Location"]
     assert started["study"] == made.study
+
+
+def test_numbers_read_without_negative_zero_and_reading_names_the_gap():
+    from analytics.presentation.nuggets import number
+
+    assert number(-0.0001) == "0.00" and number(None) == "—" and number(0.4567) == "0.46"
+
+
+def test_reading_says_whether_a_judge_reaches_the_physicians(made):
+    from analytics.nugget_reports import study_nugget_report
+    from analytics.presentation.nuggets import agreement_reading
+
+    report = study_nugget_report(made.study, n_resamples=10)
+    reading = agreement_reading(report)
+    assert reading.startswith("Every automatic labeller agrees with the physicians' consensus less")
+    assert "screen answers" in reading
+    judges = report.summary["agreement"]["judges"]
+    judges["matcher"]["kappa"] = 0.9
+    assert "as well as the physicians agree with each other" in agreement_reading(report)
