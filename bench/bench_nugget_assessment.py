@@ -59,9 +59,11 @@ def prepare(n_questions: int, n_physicians: int, with_ranking: bool) -> tuple[in
 
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
-        make_dataset(Path(tmp), n_questions)
+        # Nuggets are for open answers: three of the seven ClinIQLink types, so about 7/3 as many items are made.
+        make_dataset(Path(tmp), n_questions * 7 // 3 + 7)
         items_import(paths=[Path(tmp)])
-        items = list(QAItem.objects.filter(qa_type__in=["short_answer", "multi_hop", "short_inverse"]))
+        open_types = ["short_answer", "multi_hop", "short_inverse"]
+        items = list(QAItem.objects.filter(qa_type__in=open_types).order_by("pk")[:n_questions])
         uids = [item.uid for item in items]
         sets = NuggetSet.objects.bulk_create(
             [NuggetSet(item=item, version=1, status="validated", origin="imported") for item in items]
