@@ -141,7 +141,8 @@ def nugget_eval_report(
 
 def label_frame(labels: Sequence[Label]) -> pd.DataFrame:
     """Labels as the table the statistics take: item_uid, system, nugget_id, label, labeller."""
-    return pd.DataFrame(labels, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
+    rows = [(x.item_uid, x.system, x.nugget_id, x.label, x.labeller) for x in labels]  # tuples: no asdict per row
+    return pd.DataFrame(rows, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
 
 
 #: Sentence marks per answer and labeller: (item_uid, system, labeller) → one bool per sentence, True = marked
