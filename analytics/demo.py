@@ -12,6 +12,7 @@ for the adjudicator and one dispute is open, so each role has something to do wh
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import timedelta
 from pathlib import Path
@@ -53,7 +54,7 @@ QUESTIONS_RANKED = {"ranker1@demo.portal": 10, "ranker2@demo.portal": 8}
 def demo_activity(*, users: dict, out=None) -> list[str]:
     """Run every step that has not run yet; returns what was done, one line per step."""
     done: list[str] = []
-    steps = (_vetting, _release, _nuggets, _study, _rankings, _nugget_study, _scoring, _reports)
+    steps = (_vetting, _release, _nuggets, _study, _rankings, _nugget_study, _nugget_judges, _scoring, _reports)
     for step in steps:
         line = step(users)
         if line:
@@ -280,6 +281,48 @@ def _rankings(users: dict) -> str:
 def _nugget_study(users: dict) -> str:
     """A study that also checks answers against the items' nuggets, assessed by both rankers (demo_nugget_study)."""
     return demo_nugget_study(users, list(SYSTEMS))
+
+
+# -- automatic nugget labels --------------------------------------------------------------------------------------
+
+JUDGE_FILE = "nuggets/demo-judge-labels.jsonl"
+
+
+def _nugget_judges(users: dict) -> str:
+    """The matcher run on the demo's nugget study, and a deliberately lenient judge's labels imported (made once
+    from the demo nuggets: the exact answers and the reference mostly supported, the wrong answers partly), so
+    the nugget leaderboard and its agreement table have automatic labellers to show. Skipped without a nugget
+    study, and once the matcher has labelled it."""
+    from analytics.judge_import import judge_labels_import
+    from analytics.models import JudgeNuggetLabel
+    from analytics.nugget_matching import matcher_thresholds, nugget_matcher_request, nugget_matcher_run
+    from analytics.nugget_selectors import nugget_questions, study_answers
+
+    study = next((s for s in Study.objects.filter(ask_nuggets=True) if nugget_questions(s).exists()), None)
+    if study is None or JudgeNuggetLabel.objects.filter(answer__question__study=study).exists():
+        return ""
+    organizer = users["organizer@demo.portal"]
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        result = nugget_matcher_run(study=study, **matcher_thresholds())  # make run: here and now
+        matched = f"the matcher labelled {result['answers']} answers"
+    else:
+        nugget_matcher_request(study=study, user=organizer)
+        matched = "the matcher job is queued"
+    # Only the lines for this study's answers and nugget versions (the file covers every demo item): the import
+    # itself refuses a file with anything else, as it should for a lab's file.
+    known = {
+        (a.question.item.uid, a.system.name, n.key)
+        for a in study_answers(study)
+        for n in a.question.nugget_set.nuggets.all()
+    }
+    lines = [
+        line
+        for line in (_fixtures() / JUDGE_FILE).read_text(encoding="utf-8").splitlines()
+        if line.strip() and tuple(json.loads(line)[k] for k in ("item_uid", "system", "nugget_id")) in known
+    ]
+    imported = judge_labels_import(study=study, source=lines, name=JUDGE_FILE, user=organizer) if lines else None
+    judged = f"{imported.total} labels of a lenient judge imported" if imported else "no judge labels matched"
+    return f"Nugget study “{study.name}”: {matched}; {judged}."
 
 
 # -- scoring and reports ------------------------------------------------------------------------------------------

@@ -1,8 +1,14 @@
-"""The Task-1 leaderboard (the paper's Table 2) from stored scoring runs."""
+"""The Task-1 leaderboard (the paper's Table 2) from stored scoring runs, and the human preference leaderboard
+of a study (Bradley-Terry strengths from the physicians' rankings)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import pandas as pd
+
 from analytics.models import AnswerScore, ScoringRun
+from stats import leaderboard
 
 TABLE2_COLUMNS = [
     ("overall", "overall_effectiveness", "Overall"),
@@ -71,3 +77,26 @@ def score_distributions(
     ):
         out.setdefault(qa_type, {}).setdefault(system, []).append(float(value))
     return out
+
+
+def human_leaderboard(
+    ranks: pd.DataFrame, reference: Iterable[str], *, n_resamples: int, seed: int
+) -> tuple[list[dict], list[str]]:
+    """The physicians' leaderboard of a study: one row per system (best first) with its Bradley-Terry strength and
+    interval, win rate and mean rank, and the board's notes. ``ranks``: item, annotator, answer, rank, system
+    (:func:`analytics.selectors.study_rankings`); ``reference``: the names of the reference pseudo-systems."""
+    board = leaderboard.bradley_terry_leaderboard(ranks, n_resamples=n_resamples, seed=seed)
+    reference = set(reference)
+    rows = [
+        {
+            "system": str(s.system),
+            "strength": s.strength,
+            "strength_ci": list(s.strength_ci) if s.strength_ci else None,
+            "win_rate": s.win_rate,
+            "mean_rank": s.mean_rank,
+            "is_reference": str(s.system) in reference,
+            "n_questions": s.n_items,
+        }
+        for s in board.standings
+    ]
+    return rows, list(board.notes)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from metrics.nuggets import (
     SCORE_LABELS,
     SCORE_NAMES,
     EmbeddingMatcher,
+    Nugget,
     answer_scores,
     sentence_encoder,
 )
@@ -119,29 +120,86 @@ def nugget_eval_report(
     notes: list[str] = []
     if not labels:
         notes.append("no labels: give --labels files or --auto")
-    frame = pd.DataFrame(labels, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
+    frame = label_frame(labels)
     named = set(frame["labeller"])
     unknown_judges = sorted(set(judges) - named)
     if unknown_judges:
         notes.append(f"--judge names no labeller in the label files: {', '.join(unknown_judges)}")
     automatic = sorted((named & set(judges)) | (named & {MATCHER}))
     humans = sorted(named - set(automatic))
-    if len(humans) >= 2:
-        frame = pd.concat([frame, _consensus_frame(frame[frame["labeller"].isin(humans)])], ignore_index=True)
-    per_answer = _per_answer(frame, nuggets)
-    table = system_scores(per_answer, n_resamples=n_resamples, seed=seed)
-    systems = _systems(table)
-    agreement = _agreement(frame, systems, humans, automatic, n_resamples=n_resamples, seed=seed)
+    frame, per_answer = nugget_scores(frame, nuggets, humans)
+    summary = nugget_summary(frame, per_answer, humans, automatic, n_resamples=n_resamples, seed=seed)
     settings = {"support_threshold": support_threshold, "partial_threshold": partial_threshold} if auto else None
     return {
-        "systems": systems,
-        "agreement": agreement,
-        "labellers": {"humans": humans, "automatic": automatic},
+        **summary,
         "matcher": settings,
         "n_items": len({a.item_uid for a in answers}),
         "n_answers": len(answers),
         "notes": notes,
     }
+
+
+def label_frame(labels: Sequence[Label]) -> pd.DataFrame:
+    """Labels as the table the statistics take: item_uid, system, nugget_id, label, labeller."""
+    rows = [(x.item_uid, x.system, x.nugget_id, x.label, x.labeller) for x in labels]  # tuples: no asdict per row
+    return pd.DataFrame(rows, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
+
+
+#: Sentence marks per answer and labeller: (item_uid, system, labeller) → one bool per sentence, True = marked
+#: wrong or unsupported.
+Marks = Mapping[tuple[str, str, str], Sequence[bool]]
+
+
+def nugget_scores(
+    frame: pd.DataFrame, nuggets: Mapping[str, Sequence[Nugget]], humans: Sequence[str], *, marks: Marks | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The label table with the ``consensus`` labeller added (two or more humans), and every answer's scores per
+    labeller (columns system, labeller, item_uid and :data:`metrics.nuggets.SCORE_NAMES`).
+
+    ``marks``: the humans' sentence marks, for ``precision``; the consensus marks a sentence that at least half
+    of the humans who marked that answer marked (a split is settled towards the stricter reading, as
+    :func:`stats.nuggets.consensus_label` does)."""
+    marks = dict(marks or {})
+    if len(humans) >= 2:
+        frame = pd.concat([frame, _consensus_frame(frame[frame["labeller"].isin(humans)])], ignore_index=True)
+        marks.update(_consensus_marks(marks, set(humans)))
+    return frame, _per_answer(frame, nuggets, marks)
+
+
+def nugget_summary(
+    frame: pd.DataFrame,
+    per_answer: pd.DataFrame,
+    humans: Sequence[str],
+    automatic: Sequence[str],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    correlated_systems: Sequence[str] | None = None,
+) -> dict:
+    """System means with intervals per labeller, and the agreement figures (the report's ``systems``,
+    ``agreement`` and ``labellers``), from :func:`nugget_scores`' output. ``correlated_systems``: the systems
+    the system-level rank correlations are over (default all; the portal leaves the reference answer out)."""
+    table = system_scores(per_answer, n_resamples=n_resamples, seed=seed)
+    systems = _systems(table)
+    kept = systems if correlated_systems is None else {s: systems[s] for s in correlated_systems if s in systems}
+    agreement = _agreement(frame, kept, list(humans), list(automatic), n_resamples=n_resamples, seed=seed)
+    return {
+        "systems": systems,
+        "agreement": agreement,
+        "labellers": {"humans": list(humans), "automatic": list(automatic)},
+    }
+
+
+def _consensus_marks(marks: Marks, humans: set[str]) -> dict[tuple[str, str, str], list[bool]]:
+    by_answer: dict[tuple[str, str], list[Sequence[bool]]] = defaultdict(list)
+    for (item_uid, system, labeller), given in marks.items():
+        if labeller in humans:
+            by_answer[item_uid, system].append(given)
+    out = {}
+    for (item_uid, system), given in by_answer.items():
+        n = min(len(g) for g in given)
+        out[item_uid, system, CONSENSUS] = [2 * sum(bool(g[i]) for g in given) >= len(given) for i in range(n)]
+    return out
 
 
 def _consensus_frame(human: pd.DataFrame) -> pd.DataFrame:
@@ -151,7 +209,7 @@ def _consensus_frame(human: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _per_answer(frame: pd.DataFrame, nuggets) -> pd.DataFrame:
+def _per_answer(frame: pd.DataFrame, nuggets, marks: Marks) -> pd.DataFrame:
     by_answer: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
     for item_uid, system, nugget_id, label, labeller in frame[
         ["item_uid", "system", "nugget_id", "label", "labeller"]
@@ -159,7 +217,7 @@ def _per_answer(frame: pd.DataFrame, nuggets) -> pd.DataFrame:
         by_answer[system, labeller, item_uid][nugget_id] = label
     rows = []
     for (system, labeller, item_uid), given in by_answer.items():
-        scores = answer_scores(nuggets[item_uid], given)
+        scores = answer_scores(nuggets[item_uid], given, sentence_marks=marks.get((item_uid, system, labeller)))
         rows.append({"system": system, "labeller": labeller, "item_uid": item_uid, **scores})
     columns = ["system", "labeller", "item_uid", *SCORE_NAMES]
     return pd.DataFrame(rows, columns=columns).astype({name: float for name in SCORE_NAMES})

@@ -16,7 +16,10 @@ import pandas as pd
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from analytics.leaderboards import human_leaderboard
 from analytics.models import Report, ScoringRun
+from analytics.nugget_reports import nugget_metric_scores, study_nugget_report
+from analytics.nugget_selectors import nugget_questions
 from analytics.selectors import (
     RELEVANCE_SCALE,
     SCORE_LABELS,
@@ -35,7 +38,7 @@ from portal.jobs import Progress
 from portal.models import User
 from ranking.models import Study
 from ranking.rules import bottom_half, reference_judged_poorly
-from stats import agreement, correlation, leaderboard, rankings
+from stats import agreement, correlation, rankings
 from stats.pairs import MIN_PAIR_ITEMS, rater_pairs
 
 
@@ -73,6 +76,10 @@ METHODS = {
     "the verdict and quadratic-weighted Cohen's kappa on relevance; pairs with fewer than "
     f"{MIN_PAIR_ITEMS} items in common are marked.",
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
+    "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
+    "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
+    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets, 'vital_strict' is TREC's "
+    "strict vital recall.",
 }
 
 
@@ -174,20 +181,7 @@ def report_study(
         "tag_alpha_ordinal": agreement.krippendorff_alpha(tags, level="ordinal", values=tag_scale, **kw).to_dict(),
     }
     _advance(progress)
-    board = leaderboard.bradley_terry_leaderboard(base, **kw)
-    result["human_leaderboard"] = [
-        {
-            "system": str(s.system),
-            "strength": s.strength,
-            "strength_ci": list(s.strength_ci) if s.strength_ci else None,
-            "win_rate": s.win_rate,
-            "mean_rank": s.mean_rank,
-            "is_reference": str(s.system) in reference,
-            "n_questions": s.n_items,
-        }
-        for s in board.standings
-    ]
-    result["human_leaderboard_notes"] = list(board.notes)
+    result["human_leaderboard"], result["human_leaderboard_notes"] = human_leaderboard(base, reference, **kw)
     _advance(progress)
     scores = study_scores(study, profile=profile)
     result["correlation"], result["scatter"] = {}, {}
@@ -197,12 +191,27 @@ def report_study(
         result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
         _advance(progress)
+    # Nugget scores (consensus, matcher, each judge) as further metrics, where the study has nuggets.
+    nugget_metrics = _nugget_metrics(study, kw)
+    result["nuggets"] = bool(nugget_metrics)
+    for metric, metric_scores in nugget_metrics.items():
+        result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
+        result["scatter"][metric] = _scatter(model_ranks, metric_scores)
     result["automatic_leaderboard"], result["automatic_leaderboard_undefined"] = _automatic_leaderboard(
         scores, study_scoring_runs(study, profile=profile)
     )
     result["reference"] = _reference_outcomes(ranks, reference, tag_scale)
     _advance(progress)
     return result
+
+
+def _nugget_metrics(study: Study, kw: _Resampling) -> dict[str, pd.DataFrame]:
+    """Per-answer nugget scores keyed ``nugget:<labeller>:<score>`` (:func:`analytics.nugget_reports.nugget_metric_scores`);
+    empty for a study without nugget labels."""
+    if not study.ask_nuggets or not nugget_questions(study).exists():
+        return {}
+    report = study_nugget_report(study, n_resamples=0, seed=kw["seed"])
+    return nugget_metric_scores(report)
 
 
 def _automatic_leaderboard(scores: pd.DataFrame, runs: Iterable[ScoringRun]) -> tuple[list[dict], dict[str, str]]:

@@ -6,10 +6,12 @@ from django.urls import reverse
 
 from analytics.embeddings import embeddings_prune
 from analytics.models import Report, ScoringChunk, ScoringRun
+from analytics.nugget_matching import nugget_matcher_run
 from analytics.reports import report_run
 from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
 from portal.job_kinds import job_task
 from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
+from ranking.models import Study
 
 
 @job_task(
@@ -68,6 +70,29 @@ def scoring_finish_task(job_id: str) -> None:
 def _score(run, progress) -> dict:
     scoring_run_execute(run=run, progress=progress)
     return {"run_id": run.pk, "n_items": run.n_items, "overall_effectiveness": run.summary.get("overall_effectiveness")}
+
+
+@job_task(
+    kind="nugget_matcher",
+    label="Run the nugget matcher",
+    links=lambda result, params: [
+        ("The nugget leaderboard", reverse("nugget_leaderboard", args=[int(params["study_id"])]))
+    ],
+)
+def nugget_matcher_task(job_id: str) -> None:
+    """Label every answer of a nugget study with the embedding matcher, at the thresholds recorded on the job."""
+
+    def work(job, progress):
+        study = Study.objects.get(pk=job.params["study_id"])
+        return nugget_matcher_run(
+            study=study,
+            support_threshold=job.params["support_threshold"],
+            partial_threshold=job.params["partial_threshold"],
+            job=job,
+            progress=progress,
+        )
+
+    job_run(job_id, work)
 
 
 @shared_task

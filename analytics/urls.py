@@ -1,6 +1,6 @@
 from django.urls import path
 
-from analytics import api, views
+from analytics import api, nugget_views, views
 
 urlpatterns = [
     path("analytics/", views.AnalyticsHomeView.as_view(), name="analytics_home"),
@@ -10,6 +10,18 @@ urlpatterns = [
     path("analytics/reports/<int:pk>/download.<str:fmt>", views.ReportDownloadView.as_view(), name="report_download"),
     path("analytics/task1/", views.Task1LeaderboardView.as_view(), name="task1_leaderboard"),
     path("analytics/task1/plots/<str:metric>.<str:fmt>", views.Task1PlotView.as_view(), name="task1_plot"),
+    path(
+        "analytics/studies/<int:pk>/nuggets/", nugget_views.NuggetLeaderboardView.as_view(), name="nugget_leaderboard"
+    ),
+    path(
+        "analytics/studies/<int:pk>/nuggets/plot.<str:fmt>", nugget_views.NuggetPlotView.as_view(), name="nugget_plot"
+    ),
+    path(
+        "analytics/studies/<int:pk>/nuggets/items/<int:question_id>/",
+        nugget_views.NuggetItemView.as_view(),
+        name="nugget_item",
+    ),
+    path("analytics/studies/<int:pk>/nuggets/judges/", nugget_views.JudgeImportView.as_view(), name="judge_import"),
 ]
 
 api_urlpatterns = [

@@ -102,6 +102,25 @@ class Ranker(threading.Thread):
         self.submitted: list[str] = []
         self.rng = random.Random(token)
 
+    #: What the task page must contain (bench_nugget_assessment.py checks its nugget panel instead).
+    page_marker = b"ranking-form"
+
+    def submission(self, task: dict) -> dict:
+        """The submit body for a task handed out by the next-task API: a random complete ranking."""
+        slots = [a["slot"] for a in task["answers"]]
+        ranks = list(range(1, len(slots) + 1))
+        self.rng.shuffle(ranks)
+        answers = {
+            s: {"rank": r, "tag": self.rng.choice(["good", "okay", "bad"]), "hallucination": False}
+            for s, r in zip(slots, ranks, strict=True)
+        }
+        return {
+            "answers": answers,
+            "idempotency_key": uuid.uuid4().hex,
+            "time_spent_ms": 30_000,
+            "unblinding_guess": "?" if task["ask_unblinding"] else "",
+        }
+
     def _request(self, conn, method: str, path: str, body: dict | None = None, *, api: bool = True):
         headers = (
             {"Authorization": f"Token {self.token}", "Content-Type": "application/json"}
@@ -131,23 +150,11 @@ class Ranker(threading.Thread):
                 task = json.loads(data)
                 status, page, ms = self._request(conn, "GET", f"/rank/tasks/{task['task']}/", api=False)
                 self.page_ms.append(ms)
-                if status != 200 or b"ranking-form" not in page:
+                if status != 200 or self.page_marker not in page:
                     self.errors.append(f"page {status}")
                 if self.think:  # a person reads and ranks between loading the page and submitting
                     time.sleep(self.rng.uniform(0.5, 1.5) * self.think)
-                slots = [a["slot"] for a in task["answers"]]
-                ranks = list(range(1, len(slots) + 1))
-                self.rng.shuffle(ranks)
-                answers = {
-                    s: {"rank": r, "tag": self.rng.choice(["good", "okay", "bad"]), "hallucination": False}
-                    for s, r in zip(slots, ranks, strict=True)
-                }
-                body = {
-                    "answers": answers,
-                    "idempotency_key": uuid.uuid4().hex,
-                    "time_spent_ms": 30_000,
-                    "unblinding_guess": "?" if task["ask_unblinding"] else "",
-                }
+                body = self.submission(task)
                 status, data, ms = self._request(conn, "POST", f"/api/ranking/tasks/{task['task']}/submit/", body)
                 self.submit_ms.append(ms)
                 if status != 200:

@@ -15,6 +15,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from metrics import nuggets as _nugget_defaults
 from portal.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -275,6 +276,10 @@ METRIC_EMBEDDING_RETENTION_DAYS = env_int("METRIC_EMBEDDING_RETENTION_DAYS", 90)
 # A scoring job with more new texts than this is split into encoding tasks of this many texts, which any
 # worker may take (0: never split).
 METRIC_CHUNK_TEXTS = env_int("METRIC_CHUNK_TEXTS", 400)
+# The nugget matcher's cosine thresholds (docs/nuggets.md): support at >= the first (BioACE's 0.75), partial at
+# >= the second. Each matcher job records the values it ran with.
+NUGGET_SUPPORT_THRESHOLD = env_float("NUGGET_SUPPORT_THRESHOLD", _nugget_defaults.DEFAULT_SUPPORT_THRESHOLD)
+NUGGET_PARTIAL_THRESHOLD = env_float("NUGGET_PARTIAL_THRESHOLD", _nugget_defaults.DEFAULT_PARTIAL_THRESHOLD)
 
 # --- Workflow settings ------------------------------------------------------------------------------------
 REVIEW_SECOND_SHARE = env_float("REVIEW_SECOND_SHARE", 0.45)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 
+from analytics.nugget_reports import NUGGET_METRIC_PREFIX, nugget_metric_label
 from analytics.selectors import SCORE_LABELS
 from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells
@@ -63,6 +64,8 @@ def human_label(key) -> str:
     """The one place a stored key becomes words: statistics, report sections, QA types, metrics; anything else
     through the portal's generic ``label`` filter (``items_created`` → "Items created")."""
     text = str(key)
+    if text.startswith(f"{NUGGET_METRIC_PREFIX}:"):
+        return nugget_metric_label(text)
     if text in STAT_LABELS:
         return STAT_LABELS[text]
     if text in QA_TYPE_LABELS:

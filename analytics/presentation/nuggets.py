@@ -1,0 +1,287 @@
+"""A study's nugget figures as the organizer reads them: leaderboard rows, the chart, the agreement table with its
+one-sentence reading, the rank correlations and one item's answers with the nuggets each labeller found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES
+from analytics.nugget_reports import NuggetReport, item_labels, labeller_label
+from analytics.presentation.tables import system_label
+from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
+from stats.plots import Bar, BarChart
+
+LABEL_WORDS = {"support": "Supported", "partial": "Partly supported", "not_support": "Not supported"}
+IMPORTANCE_WORDS = {"vital": "Vital", "okay": "Okay", "avoid": "Must not appear"}
+
+
+def number(value, digits: int = 2) -> str:
+    """A figure rounded for reading; "—" when undefined; never "-0.00"."""
+    if value is None or value != value:
+        return "—"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def interval(ci) -> str:
+    return f"{number(ci[0])} – {number(ci[1])}" if ci else "—"
+
+
+def labeller_choices(report: NuggetReport) -> list[tuple[str, str]]:
+    return [(name, labeller_label(name)) for name in report.labellers]
+
+
+def chosen_labeller(report: NuggetReport, asked: str | None) -> str | None:
+    """The labeller asked for if it has scores, else the consensus (or the first labeller there is)."""
+    names = report.labellers
+    if asked in names:
+        return asked
+    return names[0] if names else None
+
+
+def score_columns(report: NuggetReport, labeller: str) -> list[tuple[str, str]]:
+    """(score, heading) of the scores this labeller has (precision only where sentences were marked)."""
+    present = {score for by in report.summary["systems"].values() for score in by.get(labeller, {})}
+    return [(score, SCORE_LABELS[score]) for score in SCORE_NAMES if score in present]
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: str
+    ci: str
+
+
+def leaderboard_rows(report: NuggetReport, labeller: str) -> list[dict]:
+    """One row per system the labeller scored, best ``all`` score first (systems without one last)."""
+    columns = [score for score, _ in score_columns(report, labeller)]
+    rows = []
+    for system, by in report.summary["systems"].items():
+        entry = by.get(labeller)
+        if entry is None:
+            continue
+        cells = [Cell(number(entry.get(score)), interval(entry["ci"].get(score))) for score in columns]
+        rows.append(
+            {
+                "raw": system,
+                "entry": entry,
+                "reference": system in report.data.reference_systems,
+                "system": system_label(system, system in report.data.reference_systems),
+                "all": entry.get("all"),
+                "cells": cells,
+                "n_answers": entry["n_answers"],
+            }
+        )
+    rows.sort(key=lambda r: (r["all"] is None, -(r["all"] or 0.0), r["system"]))
+    return rows
+
+
+def leaderboard_chart(report: NuggetReport, labeller: str) -> BarChart:
+    """The ``all`` score per system with its interval, on an axis from 0 to 1, best first."""
+    bars = []
+    for row in leaderboard_rows(report, labeller):
+        entry = row["entry"]
+        ci = entry["ci"].get("all")
+        bars.append(
+            Bar(
+                row["system"],
+                entry.get("all"),
+                ci=tuple(ci) if ci else None,
+                n=entry["n_answers"],
+                note=None if entry.get("all") is not None else "no vital or okay nugget in its items",
+                highlight=row["reference"],
+            )
+        )
+    return BarChart(
+        f"Nugget score per system ({labeller_label(labeller).lower()})",
+        "Mean nugget score (support 1, partial 0.5; vital and okay nuggets)",
+        tuple(bars),
+        n_unit="answers",
+        style="dot",
+        full_scale=True,
+        caption="Best first. Whiskers: 95 % bootstrap interval over answers."
+        + (" Red: the reference answer." if any(b.highlight for b in bars) else ""),
+    )
+
+
+def agreement_rows(report: NuggetReport) -> list[dict]:
+    """Each automatic labeller against the physicians' consensus, then each physician against the others."""
+    agreement = report.summary["agreement"]
+    rows = [
+        _figures_row(labeller_label(name), figures, automatic=True) for name, figures in agreement["judges"].items()
+    ]
+    ceiling = agreement.get("human_ceiling") or {}
+    rows += [
+        _figures_row(f"{labeller_label(name)} against the others", figures, automatic=False)
+        for name, figures in (ceiling.get("per_human") or {}).items()
+    ]
+    return rows
+
+
+def _figures_row(name: str, figures: dict, *, automatic: bool) -> dict:
+    kappa_ci = (
+        [figures["kappa_ci_low"], figures["kappa_ci_high"]]
+        if figures.get("kappa_ci_low") is not None and figures.get("kappa_ci_high") is not None
+        else None
+    )
+    f1 = figures.get("f1") or {}
+    return {
+        "name": name,
+        "automatic": automatic,
+        "kappa": number(figures.get("kappa")),
+        "kappa_ci": interval(kappa_ci),
+        "macro_f1": number(figures.get("macro_f1")),
+        "f1": [number(f1.get(label)) for label in ("support", "partial", "not_support")],
+        "n": figures.get("n") or 0,
+        "note": _note(figures.get("note")),
+    }
+
+
+def _note(note) -> str:
+    return str(note)[0].upper() + str(note)[1:] + "." if note else ""
+
+
+def human_alpha(report: NuggetReport) -> dict | None:
+    alpha = report.summary["agreement"].get("human_alpha")
+    if not alpha:
+        return None
+    ci = [alpha["ci_low"], alpha["ci_high"]] if alpha["ci_low"] is not None else None
+    return {
+        "value": number(alpha["value"]),
+        "ci": interval(ci),
+        "n_units": alpha["n_units"] or 0,
+        "n_labellers": alpha["n_labellers"] or 0,
+        "note": _note(alpha["note"]),
+    }
+
+
+def ceiling_band(report: NuggetReport) -> str:
+    """The physicians' own range of kappa against each other, in words; empty without two physicians."""
+    kappa = ((report.summary["agreement"].get("human_ceiling") or {}).get("kappa")) or {}
+    if kappa.get("mean") is None:
+        return ""
+    if number(kappa["min"]) == number(kappa["max"]):
+        return f"κ {number(kappa['mean'])}"
+    return f"κ {number(kappa['min'])} to {number(kappa['max'])} (mean {number(kappa['mean'])})"
+
+
+def agreement_reading(report: NuggetReport) -> str:
+    """One sentence: how far the organizer can trust each automatic labeller, measured against the physicians."""
+    agreement = report.summary["agreement"]
+    ceiling = ((agreement.get("human_ceiling") or {}).get("kappa")) or {}
+    judges = {name: f for name, f in agreement["judges"].items() if f.get("kappa") is not None}
+    if not agreement["judges"]:
+        return "No automatic labels yet: run the matcher or import a judge's labels to see how far they can be trusted."
+    if not judges:
+        return "The automatic labels and the physicians' labels share no nugget yet: there is nothing to compare."
+    if ceiling.get("min") is None:
+        best = max(judges, key=lambda n: judges[n]["kappa"])
+        return (
+            f"{labeller_label(best)} agrees best with the physician (κ {number(judges[best]['kappa'])}); a second "
+            "physician's labels are needed to know how far physicians agree with each other."
+        )
+    within = [n for n, f in judges.items() if f["kappa"] >= ceiling["min"]]
+    if within:
+        names = ", ".join(labeller_label(n) for n in within)
+        return (
+            f"{names} agree{'s' if len(within) == 1 else ''} with the physicians' consensus as well as the physicians "
+            f"agree with each other (κ {number(ceiling['min'])} or more): on this study {'its' if len(within) == 1 else 'their'} "
+            "labels can stand in for a physician's; keep checking a sample."
+        )
+    best = max(judges, key=lambda n: judges[n]["kappa"])
+    return (
+        f"Every automatic labeller agrees with the physicians' consensus less than the physicians agree with each "
+        f"other (best: {labeller_label(best)}, κ {number(judges[best]['kappa'])}, against the physicians' "
+        f"{ceiling_band(report)}): use automatic labels to screen answers, not in place of physicians."
+    )
+
+
+def correlation_rows(report: NuggetReport) -> list[dict]:
+    """Per labeller and score: Spearman ρ of its system ranking with the physicians' nugget score and with their
+    preference ranking (the human leaderboard)."""
+    by_nuggets = report.summary["agreement"].get("system_rank_correlation") or {}
+    rows = []
+    for labeller in dict.fromkeys([*by_nuggets, *report.ranking_correlation]):
+        for score in CORRELATED_SCORES:
+            nugget = (by_nuggets.get(labeller) or {}).get(score) or {}
+            ranking = (report.ranking_correlation.get(labeller) or {}).get(score) or {}
+            rows.append(
+                {
+                    "labeller": labeller_label(labeller),
+                    "score": SCORE_LABELS[score],
+                    "vs_nuggets": "—" if labeller == CONSENSUS else number(nugget.get("spearman")),
+                    "vs_rankings": number(ranking.get("spearman")),
+                    "n": max(nugget.get("n") or 0, ranking.get("n") or 0),
+                    "note": _note(nugget.get("note") or ranking.get("note")),
+                }
+            )
+    return rows
+
+
+def correlation_note(rows: list[dict]) -> str:
+    """Why every rank correlation is empty, when they all are (few systems, one score for all)."""
+    if not rows or any(r["vs_nuggets"] != "—" or r["vs_rankings"] != "—" for r in rows):
+        return ""
+    return next((r["note"] for r in rows if r["note"]), "No rank correlation can be computed yet.")
+
+
+def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[dict]]:
+    """One item: its nuggets, and each answer (system named: the organizer's page) with, per nugget, every
+    labeller's label and the evidence sentence where one was given."""
+    nuggets = [
+        {"key": n.id, "text": n.text, "importance": IMPORTANCE_WORDS[n.importance], "avoid": n.importance == "avoid"}
+        for n in report.data.nuggets.get(item_uid, [])
+    ]
+    labels = item_labels(report, item_uid)
+    per_answer = report.per_answer[report.per_answer["item_uid"] == item_uid]
+    answers = []
+    for answer in report.data.answers:
+        if answer.question.item.uid != item_uid:
+            continue
+        system = answer.system.name
+        labellers = [name for name in report.labellers if (system, name) in labels]
+        rows = []
+        for nugget in nuggets:
+            cells = []
+            for name in labellers:
+                label = labels[system, name].get(nugget["key"], "not_support")
+                evidence = report.data.evidence.get((item_uid, system, name, nugget["key"]))
+                cells.append(
+                    {
+                        "label": LABEL_WORDS[label],
+                        "css": label.replace("_", "-"),
+                        "evidence": evidence[0] if evidence and label != "not_support" else "",
+                        "similarity": number(evidence[1]) if evidence and evidence[1] is not None else "",
+                    }
+                )
+            rows.append({"nugget": nugget, "cells": cells})
+        scores = per_answer[per_answer["system"] == system].set_index("labeller")
+        answers.append(
+            {
+                "system": system_label(system, answer.system.is_reference),
+                "sentences": _sentences(report, item_uid, system, answer),
+                "labellers": [labeller_label(n) for n in labellers],
+                "scores": [
+                    number(scores.loc[n, "all"])
+                    if n in scores.index and scores.loc[n, "all"] == scores.loc[n, "all"]
+                    else "—"
+                    for n in labellers
+                ],  # fmt: skip
+                "rows": rows,
+            }
+        )
+    return nuggets, answers
+
+
+def _sentences(report: NuggetReport, item_uid: str, system: str, answer) -> list[dict]:
+    """The answer's sentences, each with how many of the physicians who read it marked it wrong or unsupported."""
+    read = [
+        given
+        for (uid, name, labeller), given in report.data.marks.items()
+        if uid == item_uid and name == system and labeller in report.data.humans
+    ]
+    out = []
+    for i, text in enumerate(answer.sentences or [answer.text]):
+        marked = sum(1 for given in read if i < len(given) and given[i])
+        note = f"marked wrong or unsupported by {marked} of {len(read)} physician{'s' if len(read) != 1 else ''}"
+        out.append({"text": text, "marked": marked, "note": note if marked else ""})
+    return out

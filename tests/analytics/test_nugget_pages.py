@@ -1,0 +1,170 @@
+"""The organizer's nugget pages: content without developer output, organizers only."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from analytics.judge_import import judge_labels_import
+from analytics.models import JudgeNuggetLabel
+from tests.analytics.nugget_rows import hand_study
+
+pytestmark = pytest.mark.django_db
+
+JUDGE = [
+    {"item_uid": "q1", "system": "SYS-A", "nugget_id": "n1", "label": "support", "judge": "lenient-llm"},
+    {"item_uid": "q1", "system": "SYS-B", "nugget_id": "n1", "label": "partial", "judge": "lenient-llm"},
+]
+
+
+@pytest.fixture
+def made(make_user):
+    made = hand_study(make_user)
+    lines = [json.dumps(r).encode() for r in JUDGE]
+    judge_labels_import(study=made.study, source=lines, name="judge.jsonl", user=None)
+    answer = made.answers["q1", "SYS-A"]
+    nugget = made.questions[0].nugget_set.nuggets.get(key="n1")
+    JudgeNuggetLabel.objects.create(
+        answer=answer, nugget=nugget, labeller="matcher", source="matcher", label="support",
+        sentence_index=0, evidence="Aspirin inhibits platelet aggregation.", similarity=0.912345,
+    )  # fmt: skip
+    return made
+
+
+def urls(made) -> list[str]:
+    pk = made.study.pk
+    return [
+        reverse("nugget_leaderboard", args=[pk]),
+        reverse("nugget_plot", args=[pk, "svg"]),
+        reverse("nugget_item", args=[pk, made.questions[0].pk]),
+        reverse("judge_import", args=[pk]),
+    ]
+
+
+def assert_no_developer_output(html: str) -> None:
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "None" not in text
+    assert "{'" not in text and "['" not in text
+    assert not re.search(r"\b(not_support|vital_strict|all_strict|avoid_hits|n_answers|kappa_ci)\b", text)
+    assert not re.search(r"\d\.\d{4,}", text), re.search(r".{40}\d\.\d{4,}.{20}", text)
+
+
+def test_leaderboard_shows_scores_agreement_and_items(client, organizer, made):
+    client.force_login(organizer)
+    page = client.get(reverse("nugget_leaderboard", args=[made.study.pk]))
+    html = unescape(page.content.decode())
+    assert page.status_code == 200
+    assert "SYS-A" in html and "SYS-B" in html
+    assert "Physicians' consensus" in html and "Judge lenient-llm" in html and "Matcher" in html
+    assert "0.75" in html  # consensus nugget score of SYS-A
+    assert "0.82" in html  # physicians' alpha 49/60
+    assert "Krippendorff" in html and "Human ceiling" in html
+    assert reverse("nugget_item", args=[made.study.pk, made.questions[0].pk]) in html
+    assert_no_developer_output(html)
+
+
+def test_labeller_selector_switches_the_table(client, organizer, made):
+    client.force_login(organizer)
+    html = client.get(reverse("nugget_leaderboard", args=[made.study.pk]), {"labeller": "lenient-llm"}).content
+    html = html.decode()
+    assert 'value="lenient-llm" selected' in html
+    assert "labelled by judge lenient-llm" in html
+    assert "Sentence precision" not in html  # judges give no sentence marks
+    unknown = client.get(reverse("nugget_leaderboard", args=[made.study.pk]), {"labeller": "nobody"})
+    assert 'value="consensus" selected' in unknown.content.decode()
+
+
+def test_plot_is_an_svg(client, organizer, made):
+    client.force_login(organizer)
+    response = client.get(reverse("nugget_plot", args=[made.study.pk, "svg"]), {"labeller": "consensus"})
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in response.content
+    assert client.get(reverse("nugget_plot", args=[made.study.pk, "gif"])).status_code == 404
+
+
+def test_item_page_names_systems_and_shows_evidence(client, organizer, made):
+    client.force_login(organizer)
+    html = unescape(client.get(reverse("nugget_item", args=[made.study.pk, made.questions[0].pk])).content.decode())
+    assert "SYS-A" in html and "SYS-B" in html
+    assert "Aspirin inhibits platelet aggregation." in html
+    assert "cosine 0.91" in html
+    assert "Must not appear" in html and "Partly supported" in html
+    assert "marked wrong or unsupported by 1 of 2 physicians" in html  # P1 flagged SYS-A's third sentence
+    assert_no_developer_output(html)
+
+
+@pytest.mark.parametrize("role", ["ranker", "reviewer", "adjudicator"])
+def test_other_roles_are_refused(client, make_user, made, role):
+    client.force_login(make_user(role))
+    for url in urls(made):
+        assert client.get(url).status_code == 403, url
+    assert client.post(reverse("nugget_leaderboard", args=[made.study.pk])).status_code == 403
+
+
+def test_anonymous_goes_to_login(client, made):
+    for url in urls(made):
+        response = client.get(url)
+        assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_judge_upload_refusal_names_file_line_and_field(client, organizer, made):
+    client.force_login(organizer)
+    body = json.dumps({**JUDGE[0], "judge": "second"}) + "\n" + json.dumps({**JUDGE[0], "judge": "matcher"}) + "\n"
+    upload = SimpleUploadedFile("bad<labels>.jsonl", body.encode(), content_type="application/json")
+    response = client.post(reverse("judge_import", args=[made.study.pk]), {"file": upload})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Nothing was imported" in html and "line 2" in html and "field “judge”" in html
+    assert "bad&lt;labels&gt;.jsonl" in html
+    assert not JudgeNuggetLabel.objects.filter(labeller="second").exists()
+
+
+def test_judge_upload_imports_and_returns_to_the_leaderboard(client, organizer, made):
+    client.force_login(organizer)
+    body = json.dumps({**JUDGE[0], "judge": "second"}) + "\n"
+    upload = SimpleUploadedFile("labels.jsonl", body.encode())
+    response = client.post(reverse("judge_import", args=[made.study.pk]), {"file": upload}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("nugget_leaderboard", args=[made.study.pk])
+    assert "Imported 1 labels from labels.jsonl: second (1 labels)." in unescape(response.content.decode())
+
+
+def test_matcher_button_starts_a_job(client, organizer, made, monkeypatch):
+    import analytics.nugget_views as views
+
+    started = {}
+
+    def fake_request(*, study, user):
+        from portal.jobs import job_create
+
+        started["study"] = study
+        return job_create(kind="nugget_matcher", params={"study_id": study.pk}, user=user)
+
+    monkeypatch.setattr(views, "nugget_matcher_request", fake_request)
+    client.force_login(organizer)
+    response = client.post(reverse("nugget_leaderboard", args=[made.study.pk]))
+    assert response.status_code == 302 and "/jobs/" in response["Location"]
+    assert started["study"] == made.study
+
+
+def test_numbers_read_without_negative_zero_and_reading_names_the_gap():
+    from analytics.presentation.nuggets import number
+
+    assert number(-0.0001) == "0.00" and number(None) == "—" and number(0.4567) == "0.46"
+
+
+def test_reading_says_whether_a_judge_reaches_the_physicians(made):
+    from analytics.nugget_reports import study_nugget_report
+    from analytics.presentation.nuggets import agreement_reading
+
+    report = study_nugget_report(made.study, n_resamples=10)
+    reading = agreement_reading(report)
+    assert reading.startswith("Every automatic labeller agrees with the physicians' consensus less")
+    assert "screen answers" in reading
+    judges = report.summary["agreement"]["judges"]
+    judges["matcher"]["kappa"] = 0.9
+    assert "as well as the physicians agree with each other" in agreement_reading(report)

@@ -1,0 +1,107 @@
+"""Nugget scores and agreement of a study, against values computed by hand.
+
+The hand study (tests/analytics/nugget_rows.py): nuggets n1 vital, n2 okay, n3 avoid; physicians P1, P2:
+
+    SYS-A  n1 S/S  n2 P/S  n3 N/N     P1 flags sentence 3 of 3, P2 none
+    SYS-B  n1 N/P  n2 N/N  n3 S/S
+
+Consensus (majority, a tie settled at the lower median): SYS-A S, P, N; SYS-B N, N, S.
+Scores: consensus SYS-A all (1 + 0.5) / 2 = 0.75, vital 1, all_strict 0.5, completeness 1, avoid hits 0,
+precision 2/3 (the sentence one of two physicians flagged counts as flagged); SYS-B all 0, avoid hits 1.
+P1 on SYS-A: all 0.75, precision 2/3; P2 on SYS-A: all 1, precision 1.
+
+Krippendorff's ordinal alpha over the six units: value counts N 5, P 2, S 5 (n = 12); disagreeing pairs N-P and
+P-S, one unit each, with squared ordinal distance ((5 + 2) / 2)^2 = 12.25 (and N-S (12 - 5)^2 = 49):
+D_o = 4 x 12.25 / 12 = 49/12, D_e = (2 x 5 x 2 x 12.25 x 2 + 2 x 5 x 5 x 49) / 132 = 2940/132, alpha = 49/60.
+
+The lenient judge (SYS-A S, S, S; SYS-B S, P, N) against the consensus: agreement 1/6, chance
+(4 x 2 + 1 x 1 + 1 x 3) / 36 = 1/3, kappa -0.25; F1 support 1/3 (precision 1/4, recall 1/2), partial 0,
+not_support 0: macro-F1 1/9. Ceiling: P1 against P2 agree 4/6, chance 13/36, kappa 11/23.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from analytics.judge_import import judge_labels_import
+from analytics.nugget_reports import item_labels, nugget_metric_scores, study_nugget_report
+from tests.analytics.nugget_rows import hand_study
+
+pytestmark = pytest.mark.django_db
+
+LENIENT = {
+    "SYS-A": {"n1": "support", "n2": "support", "n3": "support"},
+    "SYS-B": {"n1": "support", "n2": "partial", "n3": "not_support"},
+}
+
+
+def _judge_lines(labels: dict, judge: str = "lenient-llm") -> list[bytes]:
+    import json
+
+    return [
+        json.dumps({"item_uid": "q1", "system": s, "nugget_id": k, "label": v, "judge": judge}).encode()
+        for s, by in labels.items()
+        for k, v in by.items()
+    ]
+
+
+@pytest.fixture
+def made(make_user):
+    return hand_study(make_user)
+
+
+def test_consensus_and_physician_scores_match_hand_values(made):
+    report = study_nugget_report(made.study, n_resamples=50)
+    p1, p2 = (u.pseudonym for u in made.physicians)
+    a = report.summary["systems"]["SYS-A"]
+    assert a["consensus"]["all"] == 0.75
+    assert a["consensus"]["vital"] == 1.0
+    assert a["consensus"]["all_strict"] == 0.5
+    assert a["consensus"]["vital_strict"] == 1.0
+    assert a["consensus"]["completeness"] == 1.0
+    assert a["consensus"]["avoid_hits"] == 0
+    assert a["consensus"]["precision"] == pytest.approx(2 / 3, abs=1e-4)
+    assert a[p1]["all"] == 0.75 and a[p1]["precision"] == pytest.approx(2 / 3, abs=1e-4)
+    assert a[p2]["all"] == 1.0 and a[p2]["precision"] == 1.0
+    b = report.summary["systems"]["SYS-B"]["consensus"]
+    assert b["all"] == 0.0 and b["avoid_hits"] == 1 and b["completeness"] == 0.0
+    assert report.labellers == ["consensus", *sorted([p1, p2])]
+
+
+def test_physician_alpha_is_49_over_60(made):
+    report = study_nugget_report(made.study, n_resamples=50)
+    alpha = report.summary["agreement"]["human_alpha"]
+    assert alpha["value"] == pytest.approx(49 / 60, abs=1e-4)
+    assert alpha["n_units"] == 6
+
+
+def test_judge_against_consensus_and_human_ceiling(made):
+    judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
+    report = study_nugget_report(made.study, n_resamples=50)
+    judge = report.summary["agreement"]["judges"]["lenient-llm"]
+    assert judge["kappa"] == pytest.approx(-0.25, abs=1e-4)
+    assert judge["macro_f1"] == pytest.approx(1 / 9, abs=1e-4)
+    assert judge["f1"]["support"] == pytest.approx(1 / 3, abs=1e-4)
+    assert judge["n"] == 6
+    ceiling = report.summary["agreement"]["human_ceiling"]
+    assert ceiling["kappa"]["mean"] == pytest.approx(11 / 23, abs=1e-4)
+    # The judge's scores: SYS-A all 1, SYS-B all (1 + 0.5) / 2 = 0.75; judges give no sentence marks.
+    assert report.summary["systems"]["SYS-A"]["lenient-llm"]["all"] == 1.0
+    assert report.summary["systems"]["SYS-B"]["lenient-llm"]["all"] == 0.75
+    assert "precision" not in report.summary["systems"]["SYS-A"]["lenient-llm"]
+    assert report.labellers[-1] == "lenient-llm"
+
+
+def test_nugget_metrics_for_the_correlation_report(made):
+    judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
+    metrics = nugget_metric_scores(study_nugget_report(made.study, n_resamples=10))
+    assert set(metrics) == {"nugget:consensus:all", "nugget:consensus:vital_strict", "nugget:lenient-llm:all"}
+    consensus = metrics["nugget:consensus:all"].set_index("system")["score"].to_dict()
+    assert consensus == {"SYS-A": 0.75, "SYS-B": 0.0}
+    assert list(metrics["nugget:lenient-llm:all"].columns) == ["item", "system", "score"]
+
+
+def test_item_labels_hold_the_consensus(made):
+    labels = item_labels(study_nugget_report(made.study, n_resamples=10), "q1")
+    assert labels["SYS-A", "consensus"] == {"n1": "support", "n2": "partial", "n3": "not_support"}
+    assert labels["SYS-B", "consensus"]["n1"] == "not_support"
