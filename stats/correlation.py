@@ -26,6 +26,7 @@ from .leaderboard import (
     win_contributions,
 )
 from .results import StatResult, undefined
+from .ties import correct_pairs
 
 
 def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -131,6 +132,28 @@ def segment_tau_b(
     return res, per_item
 
 
+def within_question_pairs(
+    rankings: pd.DataFrame, scores: pd.DataFrame, *, exclude: Iterable = ()
+) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
+    """Every pair of systems within a question: ``item``, ``human`` (+1 when the physicians put the first system
+    higher, −1 lower, 0 tied on mean rank) and ``diff`` (first system's score minus the second's); plus the number
+    of rankers and of systems used, and notes."""
+    cells, used, notes = joined_cells(rankings, scores, exclude)
+    c = cells[["item", "system", "rank_sum", "n_rankers", "score"]]
+    p = c.merge(c, on="item", suffixes=("_a", "_b"))
+    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
+    mean_a = p["rank_sum_a"].to_numpy(float) / p["n_rankers_a"].to_numpy(float)
+    mean_b = p["rank_sum_b"].to_numpy(float) / p["n_rankers_b"].to_numpy(float)
+    pairs = pd.DataFrame(
+        {
+            "item": p["item"].to_numpy(),
+            "human": np.sign(mean_b - mean_a),
+            "diff": p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float),
+        }
+    )
+    return pairs, int(used["annotator"].nunique()), int(cells["system"].nunique()), notes
+
+
 def pairwise_accuracy(
     rankings: pd.DataFrame,
     scores: pd.DataFrame,
@@ -144,34 +167,27 @@ def pairwise_accuracy(
 
     Over every pair of systems within a question: correct when the human consensus and the metric order the
     pair the same way, *or* when both call it a tie (human tie: equal mean rank; metric tie: |score
-    difference| <= ``metric_tie_epsilon``, default exact equality). acc = (C + T_hm) / (C + D + T_h + T_m +
-    T_hm), pooled over all within-question pairs. A metric that never ties cannot get human-tied pairs right,
-    so its ceiling is below 1. Interval: resampling questions.
+    difference| <= ``metric_tie_epsilon``, default exact equality); see :mod:`stats.ties`. acc = (C + T_hm) /
+    (C + D + T_h + T_m + T_hm), pooled over all within-question pairs. A metric that never ties cannot get
+    human-tied pairs right, so its ceiling is below 1. Interval: resampling questions.
     """
-    cells, used, notes = joined_cells(rankings, scores, exclude)
-    c = cells[["item", "system", "rank_sum", "score"]]
-    p = c.merge(c, on="item", suffixes=("_a", "_b"))
-    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
-    human = np.sign(p["rank_sum_b"].to_numpy(float) - p["rank_sum_a"].to_numpy(float))
-    diff = p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float)
-    metric = np.where(np.abs(diff) <= metric_tie_epsilon, 0.0, np.sign(diff))
-    correct = (human == metric).astype(float)
-    n_raters = int(used["annotator"].nunique())
-    if len(p) == 0:
+    pairs, n_raters, n_systems, notes = within_question_pairs(rankings, scores, exclude=exclude)
+    if len(pairs) == 0:
         return undefined(
             "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
         )
-    per_item = pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
-    tied = int((human == 0).sum())
+    correct = correct_pairs(pairs["human"], pairs["diff"], metric_tie_epsilon).astype(float)
+    per_item = pd.DataFrame({"item": pairs["item"], "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
+    tied = int((pairs["human"] == 0).sum())
     if tied:
-        notes += (f"{tied} of {len(p)} pairs are human ties (counted correct only if the metric ties too)",)
+        notes += (f"{tied} of {len(pairs)} pairs are human ties (counted correct only if the metric ties too)",)
     res = StatResult(
         "pairwise_accuracy",
         float(correct.mean()),
         n_items=len(per_item),
         n_raters=n_raters,
         notes=notes,
-        n_systems=int(cells["system"].nunique()),
+        n_systems=n_systems,
     )
     if n_resamples <= 0:
         return res
