@@ -89,12 +89,26 @@ def segment_tau_b(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> tuple[StatResult, pd.Series]:
-    """Per-question Kendall tau-b between −(mean human rank) and metric score, averaged over questions.
+    """Per-question Kendall tau-b averaged over questions (see :func:`segment_tau`)."""
+    return segment_tau(rankings, scores, variant="b", exclude=exclude, n_resamples=n_resamples, seed=seed)
 
-    tau_b from ``scipy.stats.kendalltau(variant="b")`` (Kendall 1945); undefined for a question with fewer
-    than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling the
-    questions with a defined tau) and the per-question Series (NaN where undefined).
+
+def segment_tau(
+    rankings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    variant: Literal["b", "c"] = "b",
+    exclude: Iterable = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[StatResult, pd.Series]:
+    """Per-question Kendall tau (variant b or c) between −(mean human rank) and metric score, averaged over questions.
+
+    tau from ``scipy.stats.kendalltau(variant=...)`` (Kendall 1945; tau-c: Stuart 1953); undefined for a question
+    with fewer than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling
+    the questions with a defined tau) and the per-question Series (NaN where undefined).
     """
+    name = f"segment_tau_{variant}"
     cells, used, notes = joined_cells(rankings, scores, exclude)
     names, starts, ends = _item_slices(cells)
     human = -cells["mean_rank"].to_numpy(dtype=float)
@@ -102,24 +116,24 @@ def segment_tau_b(
     taus = np.full(len(names), np.nan)
     for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
         if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
-            taus[i] = kendalltau(human[a:b], score[a:b], variant="b").statistic
-    per_item = pd.Series(taus, index=pd.Index(names, name="item"), name="tau_b")
+            taus[i] = kendalltau(human[a:b], score[a:b], variant=variant).statistic
+    per_item = pd.Series(taus, index=pd.Index(names, name="item"), name=f"tau_{variant}")
     ok = np.isfinite(taus)
     n_raters = int(used["annotator"].nunique())
     n_sys = int(cells["system"].nunique())
     if not ok.any():
         return undefined(
-            "segment_tau_b",
+            name,
             "no question has two or more systems with varying human ranks and scores",
             n_raters=n_raters,
             notes=notes,
             n_systems=n_sys,
         ), per_item
     if (~ok).any():
-        notes += (f"{int((~ok).sum())} question(s) with tau-b undefined (ties or < 2 systems) left out",)
+        notes += (f"{int((~ok).sum())} question(s) with tau undefined (ties or < 2 systems) left out",)
     vals = taus[ok]
     res = StatResult(
-        "segment_tau_b",
+        name,
         float(vals.mean()),
         n_items=len(vals),
         n_raters=n_raters,
@@ -135,7 +149,7 @@ def segment_tau_b(
 def within_question_pairs(
     rankings: pd.DataFrame, scores: pd.DataFrame, *, exclude: Iterable = ()
 ) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
-    """Every pair of systems within a question: ``item``, ``human`` (+1 when the physicians put the first system
+    """Every pair of systems within a question: ``item``, ``system_a``, ``system_b``, ``human`` (+1 when the physicians put the first system
     higher, −1 lower, 0 tied on mean rank) and ``diff`` (first system's score minus the second's); plus the number
     of rankers and of systems used, and notes."""
     cells, used, notes = joined_cells(rankings, scores, exclude)
@@ -147,6 +161,8 @@ def within_question_pairs(
     pairs = pd.DataFrame(
         {
             "item": p["item"].to_numpy(),
+            "system_a": p["system_a"].to_numpy(),
+            "system_b": p["system_b"].to_numpy(),
             "human": np.sign(mean_b - mean_a),
             "diff": p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float),
         }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -203,21 +203,29 @@ def style_controlled_leaderboard(
     comps = comparisons(rankings, styles, exclude=exclude, features=features)
     if len(comps.systems) < 2 or len(comps.first) == 0:
         raise ValueError("a leaderboard needs rankings of at least two systems")
-    coef = _fit(comps, np.ones(len(comps.items)), ridge)
+    # a feature that never differs between two compared answers (no answer has a header, say) has no effect to
+    # estimate: it is left out of the fit and reported as undefined (NaN), not as a confident 0
+    varies = np.abs(comps.style).sum(axis=0) > 0
+    fitted = replace(comps, style=comps.style[:, varies])
+    coef = _fit(fitted, np.ones(len(comps.items)), ridge)
     s = len(comps.systems)
     ci = np.full((len(coef), 2), np.nan)
     if n_resamples > 0 and len(comps.items) > 1:
         counts = resample_counts(len(comps.items), n_resamples, seed)
-        draws = np.stack([_fit(comps, row, ridge) for row in counts])
+        draws = np.stack([_fit(fitted, row, ridge) for row in counts])
         lo, hi = percentile_interval(draws)
         ci = np.column_stack([lo, hi])
+    coefficients = np.full(len(features), np.nan)
+    coefficient_ci = np.full((len(features), 2), np.nan)
+    coefficients[varies] = coef[s:]
+    coefficient_ci[varies] = ci[s:]
     return StyleControlled(
         systems=comps.systems,
         strengths=coef[:s],
         strength_ci=ci[:s],
         features=tuple(features),
-        coefficients=coef[s:],
-        coefficient_ci=ci[s:],
+        coefficients=coefficients,
+        coefficient_ci=coefficient_ci,
         n_comparisons=float(comps.weight.sum()),
         n_items=len(comps.items),
     )

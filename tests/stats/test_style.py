@@ -83,3 +83,11 @@ def test_missing_style_refused():
     rankings, styles = rankings_and_styles(length_bias=False, n_items=3)
     with pytest.raises(ValueError, match="no style features"):
         style_controlled_leaderboard(rankings, styles[styles["system"] != "mid"], n_resamples=0)
+
+
+def test_a_feature_no_answer_differs_in_is_undefined_not_zero():
+    rankings, styles = rankings_and_styles(length_bias=True, n_items=20)
+    controlled = style_controlled_leaderboard(rankings, styles, n_resamples=50)
+    table = controlled.coefficient_table()
+    assert np.isnan(table["headers"][0]) and np.isnan(table["headers"][1])
+    assert table["length"][0] > 0
