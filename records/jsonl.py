@@ -181,3 +181,16 @@ def records(source: Source, display: str) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line."""
     for number, text in lines(source, display):
         yield number, parse_line(text, display, number)
+
+
+def number_field(record: dict, key: str, display: str, number: int, *, field: str | None = None) -> float:
+    """A required finite number (a JSON number; ``true``/``false``, strings, NaN and huge integers refused)."""
+    field = field or key
+    if key not in record:
+        raise InputFileError(display, "is missing", line=number, field=field)
+    value = record[key]
+    if isinstance(value, _Refused):
+        raise InputFileError(display, str(value), line=number, field=field)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputFileError(display, f"must be a number, not {json_type(value)}", line=number, field=field)
+    return float(value)

@@ -7,12 +7,13 @@ input by file, line and field, and turns :mod:`stats.judges` and :mod:`stats.sty
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
+
+from records import jsonl
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .cli import StatsInputError, metric_correlation_report, read_csv, read_rankings, read_scores, wrap_errors
@@ -30,77 +31,64 @@ def _is_jsonl(path: str | Path) -> bool:
     return str(path).lower().endswith((".jsonl", ".json", ".ndjson"))
 
 
-def read_records(path: str | Path, fields: Iterable[str]) -> pd.DataFrame:
-    """Rows of a CSV or JSON Lines file as strings, every field required and non-empty.
+def read_records(path: str | Path, fields: Iterable[str], *, numbers: Iterable[str] = ()) -> pd.DataFrame:
+    """Rows of a CSV or JSON Lines file, every field required and non-empty; ``numbers`` are finite numbers.
 
-    Errors name the file, the line (counted from 1; a CSV's header is line 1) and the field.
+    Errors name the file, the line (counted from 1; a CSV's header is line 1) and the field. JSON Lines are read by
+    the shared strict reader (:mod:`records.jsonl`).
     """
-    fields = tuple(fields)
+    fields, numbers = tuple(fields), tuple(numbers)
     if not _is_jsonl(path):
         df = read_csv(path, fields)
         for col in fields:
             empty = (df[col] == "").to_numpy()
             if empty.any():
                 raise StatsInputError(f"{path}: line {int(empty.argmax()) + 2}, field {col!r}: empty value")
-        df.attrs["first_line"] = 2
-        return df.loc[:, list(fields)]
+        df = df.loc[:, list(fields)]
+        df["_line"] = range(2, len(df) + 2)
+        for col in numbers:
+            values = [_finite(v) for v in df[col]]
+            for pos, v in enumerate(values):
+                if v is None:
+                    raise StatsInputError(
+                        f"{path}: line {pos + 2}, field {col!r}: {df[col].iloc[pos]!r} is not a number"
+                    )
+            df[col] = values
+        return df
+    display = str(path)
     rows = []
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise StatsInputError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StatsInputError(f"{path}: cannot read as UTF-8 text: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, parse_constant=lambda c: _refuse_constant(c))
-        except (ValueError, RecursionError) as exc:
-            raise StatsInputError(f"{path}: line {number}: not a JSON object ({exc})") from None
-        if not isinstance(record, dict):
-            raise StatsInputError(f"{path}: line {number}: not a JSON object")
-        row = {}
-        for name in fields:
-            value = record.get(name)
-            if value is None or (isinstance(value, str) and not value.strip()):
-                raise StatsInputError(f"{path}: line {number}, field {name!r}: missing or empty")
-            if isinstance(value, (dict, list, bool)):
-                raise StatsInputError(f"{path}: line {number}, field {name!r}: must be a string or a number")
-            text = str(value).strip()
-            if len(text) > MAX_FIELD_CHARS:
-                raise StatsInputError(
-                    f"{path}: line {number}, field {name!r}: longer than {MAX_FIELD_CHARS} characters"
-                )
-            row[name] = text
-        row["_line"] = number
-        rows.append(row)
+        for number, record in jsonl.records(path, display):
+            row: dict = {
+                name: jsonl.number_field(record, name, display, number)
+                if name in numbers
+                else jsonl.text_field(record, name, display, number, limit=MAX_FIELD_CHARS)
+                for name in fields
+            }
+            row["_line"] = number
+            rows.append(row)
+    except jsonl.InputFileError as exc:
+        raise StatsInputError(str(exc)) from None
     if not rows:
         raise StatsInputError(f"{path}: no records")
     return pd.DataFrame(rows)
 
 
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number")
+def _finite(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _line(df: pd.DataFrame, pos: int) -> int:
-    return int(df["_line"].iloc[pos]) if "_line" in df else pos + 2
+    return int(df["_line"].iloc[pos])
 
 
 def read_judges(path: str | Path) -> dict[str, pd.DataFrame]:
     """judge name -> ``item, system, score`` from a judges file."""
-    df = read_records(path, JUDGE_FIELDS)
-    scores = []
-    for pos, raw in enumerate(df["score"]):
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            raise StatsInputError(f"{path}: line {_line(df, pos)}, field 'score': {raw!r} is not a finite number")
-        scores.append(value)
-    df = df.assign(score=scores)
+    df = read_records(path, JUDGE_FIELDS, numbers=("score",))
     dup = df.duplicated(["judge", "item_uid", "system"]).to_numpy()
     if dup.any():
         pos = int(dup.argmax())
