@@ -103,10 +103,19 @@ def test_text_output_has_no_raw_dicts(files):
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [
-        ('{"item_uid": "q0", "system": "s1", "score": "high", "judge": "j"}', "line 2, field 'score': must be a number"),
-        ('{"item_uid": "q0", "system": "s1", "score": NaN, "judge": "j"}', "line 2, field 'score': NaN is not a number"),
+        (
+            '{"item_uid": "q0", "system": "s1", "score": "high", "judge": "j"}',
+            "line 2, field 'score': must be a number",
+        ),
+        (
+            '{"item_uid": "q0", "system": "s1", "score": NaN, "judge": "j"}',
+            "line 2, field 'score': NaN is not a number",
+        ),
         ('{"item_uid": "q0", "system": "s1", "score": true, "judge": "j"}', "line 2, field 'score': must be a number"),
-        ('{"item_uid": "q0", "system": "s\\u0000", "score": 1, "judge": "j"}', "line 2, field 'system': contains a NUL"),
+        (
+            '{"item_uid": "q0", "system": "s\\u0000", "score": 1, "judge": "j"}',
+            "line 2, field 'system': contains a NUL",
+        ),
         ('{"item_uid": "q0", "system": "s1", "score": 1}', "line 2, field 'judge'"),
         ('{"item_uid": "q0", "system": "s1", "score": 2, "judge": "a"}', "line 2, field 'judge': a second score"),
         ("[" * 5000, "line 2: nesting deeper than 20 levels"),
