@@ -143,10 +143,18 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text_field(
-    record: dict, key: str, display: str, number: int, *, limit: int, field: str | None = None, allow_empty=False
+    record: dict,
+    key: str,
+    display: str,
+    number: int,
+    *,
+    limit: int,
+    field: str | None = None,
+    allow_empty: bool = False,
+    strip: bool = True,
 ) -> str:
-    """A required string field, stripped: present, a string, not empty (unless allowed), within ``limit``
-    characters, without NUL or lone surrogates."""
+    """A required string field: present, a string, not blank (unless allowed), within ``limit`` characters, without
+    NUL or lone surrogates; stripped unless ``strip`` is false (a text that offsets point into must stay exact)."""
     field = field or key
     if key not in record:
         raise InputFileError(display, "is missing", line=number, field=field)
@@ -157,8 +165,9 @@ def text_field(
         raise InputFileError(display, "contains a NUL character", line=number, field=field)
     if _SURROGATE.search(value):
         raise InputFileError(display, "contains a lone surrogate (broken UTF-16)", line=number, field=field)
-    value = value.strip()
-    if not value and not allow_empty:
+    if strip:
+        value = value.strip()
+    if not value.strip() and not allow_empty:
         raise InputFileError(display, "is empty", line=number, field=field)
     if len(value) > limit:
         raise InputFileError(
