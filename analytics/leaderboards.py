@@ -44,6 +44,19 @@ def latest_runs(*, release=None, profile: str = "cliniqlink-2025") -> list[Scori
     return list(latest.values())
 
 
+def default_release(*, profile: str = "cliniqlink-2025"):
+    """The release a leaderboard opens on: the newest one with a finished scoring run for the profile (None: the
+    answered items, when no release has been scored). Submissions are scored on releases, so opening on "all
+    answered items" showed newcomers an empty table."""
+    run = (
+        ScoringRun.objects.filter(profile=profile, finished_at__isnull=False, release__isnull=False)
+        .select_related("release")
+        .order_by("-release__created_at")
+        .first()
+    )
+    return run.release if run else None
+
+
 def task1_table(*, release=None, profile: str = "cliniqlink-2025", sort: str = "overall") -> list[dict]:
     rows = []
     for run in latest_runs(release=release, profile=profile):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from portal.jsonfields import FiniteJSONEncoder
+from ranking.models import Study
 
 
 class ScoringRun(models.Model):
@@ -141,6 +142,21 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def parameters_text(self) -> str:
+        """The parameters for people: the study by its name, the metric profile by its label ("—" when none)."""
+        parts = []
+        # the database keeps JSON keys in its own order: the study first, then the rest by name
+        for key, value in sorted((self.params or {}).items(), key=lambda kv: (kv[0] != "study_id", kv[0])):
+            if key == "study_id":
+                study = Study.objects.filter(pk=value).only("name").first()
+                parts.append(f"study “{study.name}”" if study else f"study {value} (deleted)")
+            elif key == "profile":
+                parts.append(f"metric profile {value}")
+            else:
+                parts.append(f"{str(key).replace('_', ' ')} {value}")
+        return " · ".join(parts) or "—"
 
 
 class JudgeNuggetLabel(models.Model):

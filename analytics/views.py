@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.forms import ScoringForm
-from analytics.leaderboards import latest_runs, score_distributions, task1_columns, task1_table
+from analytics.leaderboards import default_release, latest_runs, score_distributions, task1_columns, task1_table
 from analytics.models import Report, ScoringRun
 from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
 from analytics.presentation.headlines import headline
@@ -134,9 +134,12 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def _scope(self, request):
+        profile = request.GET.get("profile", "cliniqlink-2025")
+        if "release" not in request.GET:  # first visit; an empty choice means "all answered items"
+            return default_release(profile=profile), profile
         label = request.GET.get("release") or ""
         release = Release.objects.filter(pk=label).first() if label.isdigit() else None
-        return release, request.GET.get("profile", "cliniqlink-2025")
+        return release, profile
 
     def get(self, request):
         release, profile = self._scope(request)

@@ -289,6 +289,8 @@ NUGGET_LEASE_SECONDS = env_int("NUGGET_LEASE_SECONDS", 60 * 60)
 
 # --- i18n ---------------------------------------------------------------------------------------------------
 LANGUAGE_CODE = "en"
+# One date style on every page (config/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["config.formats"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True

@@ -165,7 +165,8 @@ def _rank_frame(path: str | Path, extra: Sequence[str] = ()) -> pd.DataFrame:
     return df
 
 
-def _wrap(path: str | Path, fn, *args, **kwargs):
+def wrap_errors(path: str | Path, fn, *args, **kwargs):
+    """Run a statistic, turning its ValueError about the data into a StatsInputError naming the file(s)."""
     try:
         return fn(*args, **kwargs)
     except StatsInputError:
@@ -179,8 +180,8 @@ def ranking_agreement_report(
 ) -> dict:
     """Kendall's W (pooled and per item) and mean pairwise tau-b for ``item,annotator,answer,rank``."""
     df = _rank_frame(path)
-    w = _wrap(path, kendall_w, df, n_resamples=n_resamples, seed=seed)
-    tau = _wrap(path, mean_pairwise_tau_b, df, n_resamples=n_resamples, seed=seed)
+    w = wrap_errors(path, kendall_w, df, n_resamples=n_resamples, seed=seed)
+    tau = wrap_errors(path, mean_pairwise_tau_b, df, n_resamples=n_resamples, seed=seed)
     out: dict = {}
     notes: list[str] = []
     _fig(w.pooled, "kendall_w", out, notes)
@@ -195,6 +196,20 @@ def ranking_agreement_report(
     return out
 
 
+def read_rankings(path: str | Path) -> pd.DataFrame:
+    """``item, annotator, answer, rank, system`` rankings, validated."""
+    return _rank_frame(path, ["system"])
+
+
+def read_scores(path: str | Path) -> pd.DataFrame:
+    """``item, system, score`` metric scores, validated (numeric, one per item and system)."""
+    scores = read_csv(path, ["item", "system", "score"])
+    _require_nonempty(scores, path, ["item", "system"])
+    scores["score"] = _numeric(scores, path, "score")
+    _no_duplicates(scores, path, ["item", "system"])
+    return scores
+
+
 def metric_correlation_report(
     rankings_path: str | Path,
     scores_path: str | Path,
@@ -204,28 +219,25 @@ def metric_correlation_report(
     seed: int = DEFAULT_SEED,
 ) -> dict:
     """Segment tau-b, pairwise accuracy, system Pearson/Spearman and Bradley-Terry strengths."""
-    ranks = _rank_frame(rankings_path, ["system"])
-    scores = read_csv(scores_path, ["item", "system", "score"])
-    _require_nonempty(scores, scores_path, ["item", "system"])
-    scores["score"] = _numeric(scores, scores_path, "score")
-    _no_duplicates(scores, scores_path, ["item", "system"])
+    ranks = read_rankings(rankings_path)
+    scores = read_scores(scores_path)
     kw = {"exclude": tuple(exclude), "n_resamples": n_resamples, "seed": seed}
     where = f"{rankings_path} / {scores_path}"
-    seg, _ = _wrap(where, segment_tau_b, ranks, scores, **kw)
+    seg, _ = wrap_errors(where, segment_tau_b, ranks, scores, **kw)
     out: dict = {"excluded_systems": list(exclude)}
     notes: list[str] = []
     _fig(seg, "segment_tau_b", out, notes)
-    _fig(_wrap(where, pairwise_accuracy, ranks, scores, **kw), "pairwise_accuracy", out, notes)
+    _fig(wrap_errors(where, pairwise_accuracy, ranks, scores, **kw), "pairwise_accuracy", out, notes)
     for method in ("pearson", "spearman"):
         _fig(
-            _wrap(where, system_correlation, ranks, scores, method=method, **kw),
+            wrap_errors(where, system_correlation, ranks, scores, method=method, **kw),
             f"system_{method}",
             out,
             notes,
         )
-        bt = _wrap(where, system_correlation, ranks, scores, method=method, human="bradley_terry", **kw)
+        bt = wrap_errors(where, system_correlation, ranks, scores, method=method, human="bradley_terry", **kw)
         _fig(bt, f"system_{method}_bt", out, notes)
-    board = _wrap(rankings_path, bradley_terry_leaderboard, ranks, **kw)
+    board = wrap_errors(rankings_path, bradley_terry_leaderboard, ranks, **kw)
     out["bradley_terry"] = {str(s.system): s.strength for s in board.standings}
     out["bradley_terry_ci"] = {str(s.system): list(s.strength_ci) if s.strength_ci else None for s in board.standings}
     out["win_rate"] = {str(s.system): s.win_rate for s in board.standings}
@@ -251,21 +263,46 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
+def _lines(key: str, val: object, indent: int) -> list[str]:
+    pad = "  " * indent
+    if isinstance(val, dict):
+        out = [f"{pad}{key}:"]
+        for k, v in val.items():
+            if str(k).endswith("_ci"):
+                continue
+            ci = val.get(f"{k}_ci") if isinstance(v, (int, float)) else None
+            out.extend(
+                _lines(str(k), v, indent + 1) if isinstance(v, (dict, list)) else [_line_of(k, v, ci, indent + 1)]
+            )
+        return out
+    if isinstance(val, list) and any(isinstance(v, (dict, list)) for v in val):
+        out = [f"{pad}{key}:"]
+        for i, v in enumerate(val, start=1):
+            out.extend(_lines(str(i), v, indent + 1))
+        return out
+    if isinstance(val, list):
+        return [f"{pad}{key:<26} {', '.join(_fmt(v) for v in val) or 'none'}"]
+    return [_line_of(key, val, None, indent)]
+
+
+def _line_of(key: object, val: object, ci: object, indent: int) -> str:
+    extra = f"  [95% CI {ci[0]:.4f}, {ci[1]:.4f}]" if isinstance(ci, list) and len(ci) == 2 else ""
+    return f"{'  ' * indent}{str(key):<26} {_fmt(val)}{extra}"
+
+
 def format_text(report: dict) -> str:
-    """Human-readable lines: ``name  value  [95% CI lo, hi]``; dict figures listed; notes at the end."""
+    """Human-readable lines: ``name  value  [95% CI lo, hi]``; nested figures indented; notes at the end."""
     lines = []
     for key, val in report.items():
         if key == "notes" or key.endswith("_ci"):
             continue
-        if isinstance(val, dict):
-            lines.append(f"{key}:")
-            lines.extend(f"  {k:<24} {_fmt(v)}" for k, v in val.items())
+        if isinstance(val, (dict, list)):
+            lines.extend(_lines(key, val, 0))
             continue
-        ci = report.get(f"{key}_ci")
-        extra = f"  [95% CI {ci[0]:.4f}, {ci[1]:.4f}]" if ci else ""
+        line = _line_of(key, val, report.get(f"{key}_ci"), 0)
         if key == "percent_agreement" and isinstance(val, float):
-            extra += f"  ({val * 100:.1f} % of rater pairs agree)"
-        lines.append(f"{key:<26} {_fmt(val)}{extra}")
+            line += f"  ({val * 100:.1f} % of rater pairs agree)"
+        lines.append(line)
     if report.get("notes"):
         lines.append("notes:")
         lines.extend(f"  - {n}" for n in report["notes"])

@@ -26,6 +26,7 @@ from .leaderboard import (
     win_contributions,
 )
 from .results import StatResult, undefined
+from .ties import correct_pairs
 
 
 def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -88,12 +89,26 @@ def segment_tau_b(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> tuple[StatResult, pd.Series]:
-    """Per-question Kendall tau-b between −(mean human rank) and metric score, averaged over questions.
+    """Per-question Kendall tau-b averaged over questions (see :func:`segment_tau`)."""
+    return segment_tau(rankings, scores, variant="b", exclude=exclude, n_resamples=n_resamples, seed=seed)
 
-    tau_b from ``scipy.stats.kendalltau(variant="b")`` (Kendall 1945); undefined for a question with fewer
-    than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling the
-    questions with a defined tau) and the per-question Series (NaN where undefined).
+
+def segment_tau(
+    rankings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    variant: Literal["b", "c"] = "b",
+    exclude: Iterable = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[StatResult, pd.Series]:
+    """Per-question Kendall tau (variant b or c) between −(mean human rank) and metric score, averaged over questions.
+
+    tau from ``scipy.stats.kendalltau(variant=...)`` (Kendall 1945; tau-c: Stuart 1953); undefined for a question
+    with fewer than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling
+    the questions with a defined tau) and the per-question Series (NaN where undefined).
     """
+    name = f"segment_tau_{variant}"
     cells, used, notes = joined_cells(rankings, scores, exclude)
     names, starts, ends = _item_slices(cells)
     human = -cells["mean_rank"].to_numpy(dtype=float)
@@ -101,24 +116,24 @@ def segment_tau_b(
     taus = np.full(len(names), np.nan)
     for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
         if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
-            taus[i] = kendalltau(human[a:b], score[a:b], variant="b").statistic
-    per_item = pd.Series(taus, index=pd.Index(names, name="item"), name="tau_b")
+            taus[i] = kendalltau(human[a:b], score[a:b], variant=variant).statistic
+    per_item = pd.Series(taus, index=pd.Index(names, name="item"), name=f"tau_{variant}")
     ok = np.isfinite(taus)
     n_raters = int(used["annotator"].nunique())
     n_sys = int(cells["system"].nunique())
     if not ok.any():
         return undefined(
-            "segment_tau_b",
+            name,
             "no question has two or more systems with varying human ranks and scores",
             n_raters=n_raters,
             notes=notes,
             n_systems=n_sys,
         ), per_item
     if (~ok).any():
-        notes += (f"{int((~ok).sum())} question(s) with tau-b undefined (ties or < 2 systems) left out",)
+        notes += (f"{int((~ok).sum())} question(s) with tau undefined (ties or < 2 systems) left out",)
     vals = taus[ok]
     res = StatResult(
-        "segment_tau_b",
+        name,
         float(vals.mean()),
         n_items=len(vals),
         n_raters=n_raters,
@@ -129,6 +144,30 @@ def segment_tau_b(
         k = len(vals)
         res = with_interval(res, bootstrap_sums(vals, lambda s: s[:, 0] / k, n_resamples=n_resamples, seed=seed))
     return res, per_item
+
+
+def within_question_pairs(
+    rankings: pd.DataFrame, scores: pd.DataFrame, *, exclude: Iterable = ()
+) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
+    """Every pair of systems within a question: ``item``, ``system_a``, ``system_b``, ``human`` (+1 when the physicians put the first system
+    higher, −1 lower, 0 tied on mean rank) and ``diff`` (first system's score minus the second's); plus the number
+    of rankers and of systems used, and notes."""
+    cells, used, notes = joined_cells(rankings, scores, exclude)
+    c = cells[["item", "system", "rank_sum", "n_rankers", "score"]]
+    p = c.merge(c, on="item", suffixes=("_a", "_b"))
+    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
+    mean_a = p["rank_sum_a"].to_numpy(float) / p["n_rankers_a"].to_numpy(float)
+    mean_b = p["rank_sum_b"].to_numpy(float) / p["n_rankers_b"].to_numpy(float)
+    pairs = pd.DataFrame(
+        {
+            "item": p["item"].to_numpy(),
+            "system_a": p["system_a"].to_numpy(),
+            "system_b": p["system_b"].to_numpy(),
+            "human": np.sign(mean_b - mean_a),
+            "diff": p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float),
+        }
+    )
+    return pairs, int(used["annotator"].nunique()), int(cells["system"].nunique()), notes
 
 
 def pairwise_accuracy(
@@ -144,34 +183,27 @@ def pairwise_accuracy(
 
     Over every pair of systems within a question: correct when the human consensus and the metric order the
     pair the same way, *or* when both call it a tie (human tie: equal mean rank; metric tie: |score
-    difference| <= ``metric_tie_epsilon``, default exact equality). acc = (C + T_hm) / (C + D + T_h + T_m +
-    T_hm), pooled over all within-question pairs. A metric that never ties cannot get human-tied pairs right,
-    so its ceiling is below 1. Interval: resampling questions.
+    difference| <= ``metric_tie_epsilon``, default exact equality); see :mod:`stats.ties`. acc = (C + T_hm) /
+    (C + D + T_h + T_m + T_hm), pooled over all within-question pairs. A metric that never ties cannot get
+    human-tied pairs right, so its ceiling is below 1. Interval: resampling questions.
     """
-    cells, used, notes = joined_cells(rankings, scores, exclude)
-    c = cells[["item", "system", "rank_sum", "score"]]
-    p = c.merge(c, on="item", suffixes=("_a", "_b"))
-    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
-    human = np.sign(p["rank_sum_b"].to_numpy(float) - p["rank_sum_a"].to_numpy(float))
-    diff = p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float)
-    metric = np.where(np.abs(diff) <= metric_tie_epsilon, 0.0, np.sign(diff))
-    correct = (human == metric).astype(float)
-    n_raters = int(used["annotator"].nunique())
-    if len(p) == 0:
+    pairs, n_raters, n_systems, notes = within_question_pairs(rankings, scores, exclude=exclude)
+    if len(pairs) == 0:
         return undefined(
             "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
         )
-    per_item = pd.DataFrame({"item": p["item"].to_numpy(), "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
-    tied = int((human == 0).sum())
+    correct = correct_pairs(pairs["human"], pairs["diff"], metric_tie_epsilon).astype(float)
+    per_item = pd.DataFrame({"item": pairs["item"], "c": correct, "n": 1.0}).groupby("item", sort=False).sum()
+    tied = int((pairs["human"] == 0).sum())
     if tied:
-        notes += (f"{tied} of {len(p)} pairs are human ties (counted correct only if the metric ties too)",)
+        notes += (f"{tied} of {len(pairs)} pairs are human ties (counted correct only if the metric ties too)",)
     res = StatResult(
         "pairwise_accuracy",
         float(correct.mean()),
         n_items=len(per_item),
         n_raters=n_raters,
         notes=notes,
-        n_systems=int(cells["system"].nunique()),
+        n_systems=n_systems,
     )
     if n_resamples <= 0:
         return res

@@ -152,7 +152,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
     if name == "gold_accuracy":
         bars = tuple(
             Bar(
-                r["email"],
+                r.get("name") or r["email"],
                 r.get("gold_accuracy"),
                 n=r.get("gold_answers") or None,
                 note=None if r.get("gold_answers") else REVIEWER_GAPS["gold_accuracy"],
@@ -170,7 +170,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
     if name == "overturn_rate":
         bars = tuple(
             Bar(
-                r["email"],
+                r.get("name") or r["email"],
                 r.get("overturn_rate"),
                 n=r.get("adjudicated") or None,
                 note=None if r.get("adjudicated") else REVIEWER_GAPS["overturn_rate"],
@@ -182,7 +182,7 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
         )
     bars = tuple(
         Bar(
-            r["email"],
+            r.get("name") or r["email"],
             r.get("mean_seconds_per_review"),
             n=r.get("reviews") or None,
             note=None if r.get("mean_seconds_per_review") is not None else REVIEWER_GAPS["pace"],

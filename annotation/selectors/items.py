@@ -6,6 +6,7 @@ from django.contrib.postgres.search import TrigramWordSimilarity
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import ImportBatch, QAItem
+from annotation.workflow import ItemStatus
 
 
 def item_list(
@@ -39,7 +40,9 @@ def item_list(
 
 
 def item_counts_by_status() -> dict[str, int]:
-    return dict(QAItem.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    """Items per status that has any, in the workflow's order (imported → … → verified, rejected, held)."""
+    counts = dict(QAItem.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    return {status: counts[status] for status in ItemStatus.values if status in counts}
 
 
 def batch_list() -> QuerySet[ImportBatch]:

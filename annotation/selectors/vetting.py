@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db.models import Avg, Count, F, Q
 from django.db.models.functions import Length, Trim
 from django.utils import timezone
@@ -28,6 +29,8 @@ from annotation.qa_types import qa_type_label
 from annotation.selectors.adjudication import adjudication_blocked
 from annotation.selectors.review import conflict_of_interest_q
 from annotation.workflow import ItemStatus, Stage
+
+User = get_user_model()
 
 # An item is done when its final verdict is settled: verified or rejected.
 DONE_STATUSES = (ItemStatus.VERIFIED.value, ItemStatus.REJECTED.value)
@@ -196,7 +199,10 @@ def reviewer_quality() -> list[dict]:
         entry["gold_accuracy"] = round(entry["gold_correct"] / answers, 3) if answers else None
         entry["flagged"] = answers >= config.gold_min_answers and entry["gold_accuracy"] < config.gold_min_accuracy
         entry["overturn_rate"] = round(entry["overturned"] / entry["adjudicated"], 3) if entry["adjudicated"] else None
-    return sorted(people.values(), key=lambda e: e["email"])
+    # people are shown by name (their e-mail when they gave none); the e-mail stays for downloads and look-ups
+    for person in User.objects.filter(pk__in=people).only("first_name", "last_name", "email"):
+        people[person.pk]["name"] = str(person)
+    return sorted(people.values(), key=lambda e: (e.get("name", e["email"]).casefold(), e["email"]))
 
 
 def vetting_progress() -> dict:

@@ -1,5 +1,8 @@
 """Exports of vetting judgements: one row per judgement (CSV / Parquet) and SHROOM-style JSON per item.
 
+A review set aside when an organizer sent its item back to review stays in the export (agreement figures count
+it: it was a real judgement) with ``set_aside_at`` saying when; the item's current reviews have it empty.
+
 Each review row names the guideline version it was made under (``guideline_version``: the version number of the
 guideline of the row's benchmark and QA type), so agreement can be compared across versions.
 
@@ -32,6 +35,7 @@ JUDGEMENT_COLUMNS = [
     "guideline_version",
     "edited_at",
     "earlier_versions",
+    "set_aside_at",
 ]
 DISPUTE_COLUMNS = [
     "item_uid",
@@ -88,6 +92,7 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "guideline_version": str(review.guideline.number) if review.guideline else None,
                 "edited_at": review.edited_at.isoformat() if review.edited_at else None,
                 "earlier_versions": _earlier_versions(review),
+                "set_aside_at": review.superseded_at.isoformat() if review.superseded_at else None,
                 "_order": (review.item_id, review.created_at),
             }
         )
@@ -106,6 +111,7 @@ def judgement_rows(*, identities: bool = False) -> list[dict]:
                 "guideline_version": None,
                 "edited_at": None,
                 "earlier_versions": "",
+                "set_aside_at": None,
                 "_order": (adj.item_id, adj.created_at),
             }
         )

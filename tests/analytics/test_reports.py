@@ -132,3 +132,16 @@ def test_json_columns_of_computed_numbers_refuse_nan_and_infinity(value, organiz
             write()
     assert not Report.objects.exists() and not ScoringRun.objects.exists() and not Job.objects.exists()
     assert not Release.objects.exists()
+
+
+@pytest.mark.django_db
+def test_report_parameters_name_the_study_not_its_id(organizer_client):
+    from ranking.models import Study
+
+    study = Study.objects.create(name="Cardiology <pilot>", seed=1, overlap=2)
+    Report.objects.create(kind="study", params={"study_id": study.pk, "profile": "cliniqlink-2025"})
+    Report.objects.create(kind="study", params={"study_id": 987654})
+    page = organizer_client.get("/analytics/").content.decode()
+    assert "study “Cardiology &lt;pilot&gt;” · metric profile cliniqlink-2025" in page
+    assert "study 987654 (deleted)" in page
+    assert "study id" not in page

@@ -44,3 +44,20 @@ def test_score_distributions_keep_systems_apart(organizer_client):
     assert 'class="plot"' in page and "/analytics/task1/plots/semantic.svg" in page
     svg = organizer_client.get("/analytics/task1/plots/semantic.svg")
     assert svg.status_code == 200 and b"viewBox" in svg.content
+
+
+def test_the_leaderboard_opens_on_the_newest_scored_release(organizer_client):
+    from annotation.services.releases import release_freeze
+
+    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
+    QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5, final_source="primary")
+    release = release_freeze(
+        name="spring", rule={"statuses": ["verified"], "final_verdict": None, "min_relevance": None}
+    )
+    system = System.objects.create(name="ON-RELEASE")
+    ScoringRun.objects.create(system=system, release=release, finished_at=timezone.now(), summary={"overall": 0.5})
+    page = organizer_client.get("/analytics/task1/").content.decode()
+    assert "ON-RELEASE" in page and f'<option value="{release.pk}" selected' in page
+    # choosing "all answered items" stays there
+    page = organizer_client.get("/analytics/task1/?release=").content.decode()
+    assert "ON-RELEASE" not in page

@@ -91,6 +91,10 @@ def test_reassign_sends_the_item_to_fresh_reviewers_and_keeps_the_old_reviews(bl
     assert item.status == ItemStatus.IMPORTED
     old = Review.objects.filter(item=item)
     assert old.count() == 2 and all(r.superseded_at for r in old)
+    from annotation.services.judgement_exports import judgement_rows
+
+    exported = [row for row in judgement_rows() if row["item_uid"] == item.uid]
+    assert len(exported) == 2 and all(row["set_aside_at"] for row in exported)  # kept, and said to be set aside
     assert set(Assignment.objects.filter(item=item).values_list("status", flat=True)) == {"superseded"}
     entry = AuditEntry.objects.get(action="item_reassigned", object_id=str(item.pk))
     assert entry.actor == organizer and entry.after["reason"] == "Both adjudicators reviewed it."

@@ -30,6 +30,10 @@ def test_gold_answers_are_scored_and_never_count_as_reviews(sample_items, config
     assert item not in SelectionRule().queryset()
     row = next(r for r in reviewer_quality() if r["email"] == "alice@test.portal")
     assert row["gold_answers"] == 1 and row["gold_accuracy"] == 0.0 and row["reviews"] == 0
+    assert row["name"] == "alice@test.portal"  # no name given: the address stands in
+    alice.first_name, alice.last_name = "Alice", "Moreau"
+    alice.save()
+    assert next(r for r in reviewer_quality() if r["email"] == "alice@test.portal")["name"] == "Alice Moreau"
     assert vetting_progress()["stages"]["primary_reviews"] == 0
 
 

@@ -160,3 +160,15 @@ def test_item_page_tells_the_history_in_words(organizer, organizer_client, make_
     review_page = organizer_client.get(reverse("item_detail", args=[reviewed.uid])).content.decode()
     story = review_page.split('id="history"')[1]
     assert "First review</strong> by" in story and "Correct, GP relevance 4" in story
+
+
+def test_items_by_status_follow_the_workflow_order(sample_items):
+    from annotation.models import QAItem
+    from annotation.selectors.items import item_counts_by_status
+
+    # statuses given in an order that neither the alphabet nor the database would return
+    for item, status in zip(sample_items, ["verified", "held", "imported", "rejected", "in_review"], strict=False):
+        QAItem.objects.filter(pk=item.pk).update(status=status)
+    counts = item_counts_by_status()
+    assert list(counts) == ["imported", "in_review", "verified", "rejected", "held"]
+    assert counts["imported"] == len(sample_items) - 4

@@ -43,3 +43,25 @@ def test_stored_keys_and_values_are_written_for_people():
     )
     assert readable(0.123456789) == "0.1235" and readable(True) == "yes" and readable(["a", 2.5]) == "a, 2.5"
     assert readable(1e300) == "1.000e+300" and readable([]) == "—"
+
+
+DATE_FILTER = re.compile(r"\|date(?::\s*(['\"])(.*?)\1)?")
+NAMED_FORMATS = {None, "DATE_FORMAT", "DATETIME_FORMAT", "SHORT_DATE_FORMAT", "SHORT_DATETIME_FORMAT", "c"}
+
+
+@pytest.mark.parametrize("path", _templates(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_dates_use_the_one_house_format(path):
+    """A hand-written format in a template ("Y-m-d H:i") is how pages ended up with three date styles."""
+    text = path.read_text(encoding="utf-8")
+    for match in DATE_FILTER.finditer(text):
+        assert match.group(2) in NAMED_FORMATS, f"{path}: |date:{match.group(0)[6:]} — use |date or DATETIME_FORMAT"
+
+
+def test_house_date_formats():
+    from datetime import UTC, datetime
+
+    from django.template import Context, Template
+
+    moment = datetime(2026, 11, 24, 9, 5, tzinfo=UTC)
+    html = Template('{{ m|date }} | {{ m|date:"DATETIME_FORMAT" }} | {{ m }}').render(Context({"m": moment}))
+    assert html == "24 Nov 2026 | 24 Nov 2026, 09:05 UTC | 24 Nov 2026, 09:05 UTC"

@@ -101,7 +101,8 @@ def test_a_refused_upload_is_kept_then_deleted_and_the_job_page_says_so(
     folder = job.upload_folders()[0]
     assert (folder / "MC.json").exists()
     page = organizer_client.get(reverse("job", args=[job.pk])).content.decode()
-    assert f"kept until {(job.finished_at + timedelta(days=DAYS)):%Y-%m-%d}" in page
+    until = job.uploads_delete_after
+    assert f"kept until {until.day} {until:%b %Y, %H:%M} UTC" in page
 
     uploads_prune(older_than_days=DAYS, now=job.finished_at + timedelta(days=DAYS - 1))
     assert folder.exists()

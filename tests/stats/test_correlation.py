@@ -138,3 +138,16 @@ def test_bootstrap_interval_over_questions():
     assert res.value == pytest.approx(per_item.mean(), abs=1e-15)
     p = system_correlation(rankings(data), scores(sc))
     assert p.ci is not None and p.ci[0] <= p.value <= p.ci[1]
+
+
+def test_pairwise_accuracy_compares_mean_ranks_when_rankers_saw_different_systems():
+    # B is ranked by three rankers (mean 1.33), C by two (mean 2), A by one (mean 1). Summed ranks would call
+    # B and C a human tie (4 and 4) and count the metric's B > C as wrong.
+    rows = [
+        ("q", "r1", "A", 1), ("q", "r1", "B", 2),
+        ("q", "r2", "B", 1), ("q", "r2", "C", 2),
+        ("q", "r3", "B", 1), ("q", "r3", "C", 2),
+    ]  # fmt: skip
+    rankings = pd.DataFrame([{"item": i, "annotator": a, "answer": s, "rank": r, "system": s} for i, a, s, r in rows])
+    scores = pd.DataFrame({"item": "q", "system": ["A", "B", "C"], "score": [3.0, 2.0, 1.0]})
+    assert pairwise_accuracy(rankings, scores, n_resamples=0).value == 1.0

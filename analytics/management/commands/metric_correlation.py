@@ -1,25 +1,41 @@
-"""``manage.py metric_correlation --rankings FILE.csv --scores FILE.csv [--json] [--exclude-system S]``."""
+"""``manage.py metric_correlation --rankings FILE.csv [--scores FILE.csv] [--judges FILE] [--answers FILE]
+[--tie-calibration] [--permutations N] [--json] [--exclude-system S]``."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from stats.cli import StatsInputError, format_text, metric_correlation_report, to_json
+from stats.cli import StatsInputError, format_text, to_json
+from stats.judges_cli import judge_correlation_report
 
 
 class Command(BaseCommand):
     help = (
         "How well a metric tracks the human rankings: per-item Kendall tau-b (mean, bootstrap CI), tie-aware "
-        "pairwise accuracy, system-level Pearson/Spearman, and Bradley-Terry strengths. Rankings: "
-        "item,annotator,answer,rank,system (1 = best); scores: item,system,score (higher = better)."
+        "pairwise accuracy, system-level Pearson/Spearman, and Bradley-Terry strengths; with --judges, every "
+        "judge's tie-aware accuracy, significance clusters and place among the physicians. Rankings: "
+        "item,annotator,answer,rank,system (1 = best); scores: item,system,score (higher = better); judges "
+        "(CSV or JSONL): item_uid,system,score,judge."
     )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 
     def add_arguments(self, parser):
         parser.add_argument("--rankings", required=True, help="CSV with item,annotator,answer,rank,system")
-        parser.add_argument("--scores", required=True, help="CSV with item,system,score")
+        parser.add_argument("--scores", help="CSV with item,system,score (the metric, called 'metric' among judges)")
+        parser.add_argument("--judges", help="CSV or JSONL with item_uid,system,score,judge: any automatic judges")
+        parser.add_argument(
+            "--answers", help="CSV or JSONL with item_uid,system,response: adds the style-controlled leaderboard"
+        )
+        parser.add_argument(
+            "--tie-calibration",
+            action="store_true",
+            help="also report each judge's acc_eq at the tie threshold that maximises it (and held out)",
+        )
+        parser.add_argument(
+            "--permutations", type=int, default=None, help="permutation resamples for significance (default 1000)"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument(
             "--exclude-system",
@@ -34,9 +50,15 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            report = metric_correlation_report(
+            if opts["permutations"] is not None and opts["permutations"] < 1:
+                raise StatsInputError("--permutations must be a positive number")
+            report = judge_correlation_report(
                 opts["rankings"],
                 opts["scores"],
+                judges_path=opts["judges"],
+                answers_path=opts["answers"],
+                tie_calibrate=opts["tie_calibration"],
+                n_permutations=opts["permutations"],
                 exclude=opts["exclude"],
                 n_resamples=opts["resamples"],
                 seed=opts["seed"],
