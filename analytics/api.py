@@ -6,11 +6,14 @@ from collections.abc import Callable
 
 from django.db.models import Model
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analytics.nugget_matching import nugget_matcher_request
+from analytics.nugget_reports import study_nugget_report_cached
 from analytics.serializers import (
     ReportRequestSerializer,
     ReportSerializer,
@@ -19,6 +22,7 @@ from analytics.serializers import (
 )
 from analytics.services import report_request, scoring_request
 from portal.roles import Role
+from ranking.models import Study
 
 
 class _JobCreateApi(APIView):
@@ -68,3 +72,48 @@ class ScoringRunCreateApi(_JobCreateApi):
 @extend_schema_view(get=extend_schema(responses=ScoringRunSerializer))
 class ScoringRunDetailApi(_JobDetailApi):
     record_serializer = ScoringRunSerializer
+
+
+@extend_schema_view(
+    get=extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="A nugget study's scores per system and labeller (means, 95 % intervals, answers), agreement "
+        "(physicians' ordinal alpha; each automatic labeller against the physicians' consensus, with the "
+        "leave-one-out ceiling) and rank correlations, as on the nugget leaderboard. Labellers: physicians by "
+        "pseudonym, consensus, matcher, judges by name.",
+    )
+)
+class NuggetReportApi(APIView):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk):
+        study = get_object_or_404(Study, pk=pk)
+        report = study_nugget_report_cached(study)
+        return Response(
+            {
+                "study": study.pk,
+                **report.summary,
+                "reference_systems": sorted(report.data.reference_systems),
+                "judges": report.data.judges,
+                "ranking_correlation": _rounded(report.ranking_correlation),
+            }
+        )
+
+
+@extend_schema_view(post=extend_schema(request=None, responses={202: OpenApiTypes.OBJECT}))
+class NuggetMatcherRunApi(APIView):
+    """POST: queue the matcher on the study (202 with the job id); progress on GET /api/jobs/ID/ or /jobs/ID/."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def post(self, request, pk):
+        job = nugget_matcher_request(study=get_object_or_404(Study, pk=pk), user=request.user)
+        return Response({"job": str(job.pk), "params": job.params}, status=status.HTTP_202_ACCEPTED)
+
+
+def _rounded(value):
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, float):
+        return round(value, 4) if value == value else None
+    return value

@@ -9,6 +9,7 @@ score's system ranking against the human preference leaderboard).
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -165,16 +166,19 @@ def item_labels(report: NuggetReport, item_uid: str) -> dict[tuple[str, str], di
 
 _CACHE: dict[tuple, NuggetReport] = {}
 _CACHE_SIZE = 8
+_CACHE_LOCK = threading.Lock()  # gunicorn's threads share the cache
 
 
 def study_nugget_report_cached(study) -> NuggetReport:
     """:func:`study_nugget_report` kept in this process until the study's labels change (the leaderboard page,
     its plot and the item pages read the same figures; the bootstrap is the slow part)."""
     key = study_nugget_fingerprint(study)
-    report = _CACHE.get(key)
+    with _CACHE_LOCK:
+        report = _CACHE.get(key)
     if report is None:
         report = study_nugget_report(study)
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = report
+        with _CACHE_LOCK:
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = report
     return report

@@ -153,4 +153,4 @@ def study_nugget_fingerprint(study: Study) -> tuple:
         n=Count("pk"), last=Max("submitted_at")
     )
     judges = JudgeNuggetLabel.objects.filter(answer__question__study=study).aggregate(n=Count("pk"), last=Max("pk"))
-    return (study.pk, study.ask_ranking, tasks["n"], tasks["last"], judges["n"], judges["last"])
+    return (study.pk, study.created_at, study.ask_ranking, tasks["n"], tasks["last"], judges["n"], judges["last"])

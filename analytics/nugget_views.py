@@ -37,6 +37,10 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
     def get(self, request, pk):
         study = _study(pk)
         report = study_nugget_report_cached(study)
+        if request.GET.get("format") == "csv":
+            response = HttpResponse(present.leaderboard_csv(report), content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="nugget-leaderboard-study-{study.pk}.csv"'
+            return response
         labeller = present.chosen_labeller(report, request.GET.get("labeller"))
         questions = list(nugget_questions(study))
         correlations = present.correlation_rows(report)

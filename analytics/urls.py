@@ -29,4 +29,6 @@ api_urlpatterns = [
     path("reports/<int:pk>/", api.ReportDetailApi.as_view(), name="api_report_detail"),
     path("scoring-runs/", api.ScoringRunCreateApi.as_view(), name="api_scoring_create"),
     path("scoring-runs/<int:pk>/", api.ScoringRunDetailApi.as_view(), name="api_scoring_detail"),
+    path("studies/<int:pk>/nuggets/", api.NuggetReportApi.as_view(), name="api_nugget_report"),
+    path("studies/<int:pk>/nuggets/matcher/", api.NuggetMatcherRunApi.as_view(), name="api_nugget_matcher"),
 ]

@@ -285,3 +285,40 @@ def _sentences(report: NuggetReport, item_uid: str, system: str, answer) -> list
         note = f"marked wrong or unsupported by {marked} of {len(read)} physician{'s' if len(read) != 1 else ''}"
         out.append({"text": text, "marked": marked, "note": note if marked else ""})
     return out
+
+
+CSV_COLUMNS = ["system", "is_reference", "labeller", "score", "mean", "ci_low", "ci_high", "n_answers"]
+
+
+def leaderboard_csv(report: NuggetReport) -> str:
+    """Every system × labeller × score with its interval, one row each (labellers as stored: pseudonyms,
+    ``consensus``, ``matcher``, judges' names), cells guarded against spreadsheet formulas."""
+    import io
+
+    from portal import csv_cells
+
+    buffer = io.StringIO()
+    writer = csv_cells.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for system, by in report.summary["systems"].items():
+        for labeller in report.labellers:
+            entry = by.get(labeller)
+            if entry is None:
+                continue
+            for score in SCORE_NAMES:
+                if score not in entry:
+                    continue
+                ci = entry["ci"].get(score) or [None, None]
+                writer.writerow(
+                    {
+                        "system": system,
+                        "is_reference": system in report.data.reference_systems,
+                        "labeller": labeller,
+                        "score": score,
+                        "mean": entry[score],
+                        "ci_low": ci[0],
+                        "ci_high": ci[1],
+                        "n_answers": entry["n_answers"],
+                    }
+                )
+    return buffer.getvalue()

@@ -168,3 +168,18 @@ def test_reading_says_whether_a_judge_reaches_the_physicians(made):
     judges = report.summary["agreement"]["judges"]
     judges["matcher"]["kappa"] = 0.9
     assert "as well as the physicians agree with each other" in agreement_reading(report)
+
+
+def test_csv_has_every_labeller_and_score_with_intervals(client, organizer, made):
+    import csv
+    import io
+
+    client.force_login(organizer)
+    response = client.get(reverse("nugget_leaderboard", args=[made.study.pk]), {"format": "csv"})
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    consensus_all = next(
+        r for r in rows if r["system"] == "SYS-A" and r["labeller"] == "consensus" and r["score"] == "all"
+    )
+    assert float(consensus_all["mean"]) == 0.75 and consensus_all["n_answers"] == "1"
+    assert {r["labeller"] for r in rows} >= {"consensus", "matcher", "lenient-llm"}

@@ -1,0 +1,53 @@
+"""The nugget report and the matcher over the API: organizers only, figures as on the page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from portal.models import Job
+from ranking.models import Study
+from tests.analytics.nugget_rows import hand_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(organizer):
+    client = APIClient()
+    client.force_authenticate(organizer)
+    return client
+
+
+def test_report_has_the_hand_computed_figures(api, make_user):
+    made = hand_study(make_user)
+    body = api.get(reverse("api_nugget_report", args=[made.study.pk])).json()
+    assert body["systems"]["SYS-A"]["consensus"]["all"] == 0.75
+    assert body["agreement"]["human_alpha"]["value"] == pytest.approx(49 / 60, abs=1e-4)
+    assert body["judges"] == [] and body["reference_systems"] == []
+
+
+def test_matcher_start_answers_202_and_refuses_a_study_without_nuggets(api, make_user):
+    made = hand_study(make_user)
+    response = api.post(reverse("api_nugget_matcher", args=[made.study.pk]))
+    assert response.status_code == 202
+    assert Job.objects.get(pk=response.json()["job"]).kind == "nugget_matcher"
+    plain = Study.objects.create(name="plain")
+    refused = api.post(reverse("api_nugget_matcher", args=[plain.pk]))
+    assert refused.status_code == 400 and "no questions with validated nuggets" in refused.content.decode()
+
+
+@pytest.mark.parametrize("role", ["ranker", "reviewer"])
+def test_other_roles_are_refused(make_user, role):
+    made = hand_study(make_user)
+    client = APIClient()
+    client.force_authenticate(make_user(role))
+    assert client.get(reverse("api_nugget_report", args=[made.study.pk])).status_code == 403
+    assert client.post(reverse("api_nugget_matcher", args=[made.study.pk])).status_code == 403
+
+
+def test_schema_still_generates(organizer_client):
+    response = organizer_client.get("/api/schema/")
+    assert response.status_code == 200
+    assert b"/api/studies/{id}/nuggets/" in response.content
