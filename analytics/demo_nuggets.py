@@ -9,9 +9,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.models import NuggetSet
+from annotation.models import NuggetSet, Release
 from annotation.services.nugget_files import nuggets_import
 from annotation.services.nuggets import nugget_adjudicate, nugget_next, nugget_validate
+from annotation.services.releases import release_freeze
+from portal.errors import DomainError
 
 NUGGETS_FILE = "nuggets/demo-nuggets.jsonl"
 # Left as drafts for the demo validators (imported after the others, so nobody has been offered them yet).
@@ -22,6 +24,7 @@ CHANGED = {
     "cl-9e7ab3cd44c80778f937": ("the isoniazid nugget is detail, not a fact the answer needs", [0, 1, 3]),
 }
 SETTLED = "cl-2ff5b23c3c95a3acb70e"
+RELEASE_NAME = "ClinIQLink demo with nuggets"
 VALIDATORS = ("reviewer1@demo.portal", "ranker1@demo.portal", "reviewer2@demo.portal", "ranker2@demo.portal")
 
 
@@ -65,8 +68,25 @@ def demo_nuggets(users: dict) -> str:
     nuggets_import(source=rest, name="demo-nuggets-more.jsonl", actor=organizer)
     return (
         f"Nuggets: {len(lines)} items imported, {validated} validated as written, {disputed} changed by the "
-        f"validator (one settled by the adjudicator, one waiting), {len(rest)} drafts waiting."
+        f"validator (one settled by the adjudicator, one waiting), {len(rest)} drafts waiting. {_release(organizer)}"
     )
+
+
+def _release(organizer) -> str:
+    """A second demo release, frozen with the validated nuggets, so the release page shows them."""
+    if Release.objects.filter(name=RELEASE_NAME).exists():
+        return ""
+    try:
+        release = release_freeze(
+            name=RELEASE_NAME,
+            note="Demo: the verified items with their validated nuggets.",
+            user=organizer,
+            with_nuggets=True,
+        )
+    except DomainError as refusal:  # nothing qualifies yet (people vetted this database themselves)
+        return f"No release with nuggets: {refusal}"
+    with_nuggets = release.items.filter(nuggets__isnull=False).count()
+    return f"Release {release.label} frozen with nuggets for {with_nuggets} of its {release.item_count} items."
 
 
 def _changed(nuggets: list[dict], keep: list) -> list[dict]:

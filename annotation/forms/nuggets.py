@@ -35,8 +35,8 @@ def nugget_rows(data: QueryDict) -> list[dict[str, str]]:
 class NuggetImportForm(forms.Form):
     file = forms.FileField(
         label="Nugget file (JSONL)",
-        help_text='One line per item: {"item_uid": "…", "nuggets": [{"id": "n1", "text": "…", "importance": '
-        '"vital"}]}. Imported lists are drafts until an expert validates them; the whole file is imported or none.',
+        help_text="One line per item, in the format shown under Export. Imported lists are drafts until an expert "
+        "validates them; the whole file is imported or none.",
     )
 
     def clean_file(self):

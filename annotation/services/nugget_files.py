@@ -79,7 +79,17 @@ def nuggets_import(*, source: Source, name: str, actor: User | None) -> dict[str
             if uid not in items:
                 errors.append(NuggetInputError(name, f"no item has the uid {uid!r}", line=lines[uid], field="item_uid"))
         open_sets = _open_and_validated(items.values())
+        # A list identical to one the item has now changes nothing, whatever state that version is in (so an
+        # export of every item's latest version, disagreements included, imports again as it is).
+        unchanged = {
+            uid
+            for uid, facts in checked.items()
+            if uid in items
+            and any(nugget_lists_equal(facts, nugget_version_facts(v)) for v in open_sets.get(items[uid].pk, []))
+        }
         for uid, item in items.items():
+            if uid in unchanged:
+                continue
             for version in open_sets.get(item.pk, []):
                 problem = _import_blocked(version, now)
                 if problem:
@@ -90,7 +100,7 @@ def nuggets_import(*, source: Source, name: str, actor: User | None) -> dict[str
         for uid, facts in checked.items():
             item = items[uid]
             current = open_sets.get(item.pk, [])
-            if any(nugget_lists_equal(facts, nugget_version_facts(v)) for v in current):
+            if uid in unchanged:
                 counts["unchanged"] += 1
                 continue
             for draft in (v for v in current if v.status == NuggetSet.Status.DRAFT):

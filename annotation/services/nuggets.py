@@ -26,6 +26,7 @@ from annotation.nugget_workflow import (
     OWN_VERSION,
     NuggetAction,
     may_adjudicate_nuggets,
+    may_import_nuggets,
     may_validate_nuggets,
     may_write_nuggets,
     nugget_conflict_of_interest,
@@ -41,7 +42,7 @@ from annotation.services.nugget_versions import (
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed, NotFound
 from portal.models import User
-from portal.roles import user_roles
+from portal.roles import Role, user_roles
 
 Stage, TaskStatus = NuggetTask.Stage, NuggetTask.Status
 
@@ -262,11 +263,33 @@ def nugget_dispute_participants(versions: Iterable[NuggetSet]) -> set[int]:
 
 
 def nugget_adjudicate_check(user: User, item: QAItem, versions: Iterable[NuggetSet]) -> None:
-    """Who may settle the disagreement on ``item``; raises :class:`NotAllowed` with the reason."""
-    if not may_adjudicate_nuggets(user_roles(user)):
-        raise NotAllowed(NOT_AN_ADJUDICATOR)
-    if nugget_conflict_of_interest(person_id=user.pk, participant_ids=nugget_dispute_participants(versions)):
+    """Who may settle the disagreement on ``item``; raises :class:`NotAllowed` with the reason.
+
+    Nobody who took part in it (wrote, imported or validated a version), whatever their roles; adjudicators; and,
+    so that nothing is ever stuck (docs/design.md §6), organizers, but only when no adjudicator may settle it
+    (each took part, or there is none)."""
+    participants = nugget_dispute_participants(versions)
+    if nugget_conflict_of_interest(person_id=user.pk, participant_ids=participants):
         raise NotAllowed(NUGGET_CONFLICT_OF_INTEREST.format(uid=item.uid), code="conflict_of_interest")
+    roles = user_roles(user)
+    if may_adjudicate_nuggets(roles):
+        return
+    if may_import_nuggets(roles):  # the organizers
+        free = User.objects.filter(groups__name=Role.ADJUDICATOR, is_active=True).exclude(pk__in=participants)
+        if not free.exists():
+            return
+        raise NotAllowed(
+            f"An adjudicator who took no part in item {item.uid}'s nuggets can settle them; organizers settle only "
+            "disagreements no adjudicator may settle.",
+            code="adjudicator_available",
+        )
+    raise NotAllowed(NOT_AN_ADJUDICATOR)
+
+
+def nugget_adjudication_blocked(item: QAItem) -> bool:
+    """Whether no adjudicator may settle the item's nugget disagreement (each took part, or there is none)."""
+    participants = nugget_dispute_participants(NuggetSet.objects.filter(item=item, status=NuggetSet.Status.DISPUTED))
+    return not User.objects.filter(groups__name=Role.ADJUDICATOR, is_active=True).exclude(pk__in=participants).exists()
 
 
 def nugget_adjudicate(

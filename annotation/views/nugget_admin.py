@@ -20,13 +20,13 @@ from annotation.selectors.nuggets import (
 )
 from annotation.services.nugget_files import NuggetImportRefused, nuggets_export, nuggets_import
 from annotation.services.nugget_versions import NuggetListInvalid
-from annotation.services.nuggets import nugget_adjudicate, nugget_adjudicate_check
+from annotation.services.nuggets import nugget_adjudicate, nugget_adjudicate_check, nugget_adjudication_blocked
 from annotation.views.nuggets import IMPORTANCE_NAMES
 from annotation.views.review import RefusalPageMixin
 from metrics.nuggets import IMPORTANCES
 from portal.errors import DomainError, NotAllowed
 from portal.permissions import RoleRequiredMixin
-from portal.roles import Role
+from portal.roles import Role, can_adjudicate
 
 
 class NuggetAdjudicationListView(RoleRequiredMixin, View):
@@ -48,9 +48,10 @@ class NuggetAdjudicationListView(RoleRequiredMixin, View):
 
 
 class NuggetAdjudicationView(RefusalPageMixin, RoleRequiredMixin, View):
-    """Two versions side by side with the differences marked; pick one or write the final list; a note is required."""
+    """Two versions side by side with the differences marked; pick one or write the final list; a note is required.
+    Organizers may open it only for a disagreement no adjudicator may settle (the service says why otherwise)."""
 
-    required_roles = (Role.ADJUDICATOR,)
+    required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
 
     def get(self, request, uid):
         item, versions = self._load(request, uid)
@@ -78,7 +79,7 @@ class NuggetAdjudicationView(RefusalPageMixin, RoleRequiredMixin, View):
             messages.error(request, str(exc))
             return self._render(request, item, versions, form, rows, status=exc.http_status)
         messages.success(request, f"Nuggets of item {item.uid} settled.")
-        return redirect("nugget_adjudication_list")
+        return redirect("nugget_adjudication_list" if can_adjudicate(request.user) else "nugget_overview")
 
     def _load(self, request, uid):
         item = QAItem.objects.select_related("passage").filter(uid=uid).first()
@@ -152,7 +153,7 @@ class NuggetOverviewView(RoleRequiredMixin, View):
                 "drafts": NuggetSet.objects.filter(status=NuggetSet.Status.DRAFT)
                 .select_related("item", "created_by")
                 .order_by("created_at")[:25],
-                "disputed": disputed_items()[:25],
+                "disputed": [(item, nugget_adjudication_blocked(item)) for item in disputed_items()[:25]],
                 "form": form,
                 "errors": errors,
             },

@@ -150,3 +150,13 @@ def test_export_refuses_unknown_status(db):
 def test_import_for_any_item_type(sample_items, organizer):
     tf = QAItem.objects.filter(qa_type="true_false").first()
     assert nuggets_import(source=[line(tf.uid)], name="tf.jsonl", actor=organizer)["created"] == 1
+
+
+def test_export_of_a_disagreement_imports_again_unchanged(uids, organizer, make_user):
+    nuggets_import(source=[line(uids[0])], name="a.jsonl", actor=organizer)
+    validator = make_user("reviewer")
+    task = nugget_next(person=validator, stage="validate")
+    nugget_validate(task_id=task.pk, person=validator, nuggets=[{"text": "Fact one.", "importance": "vital"}])
+    exported = list(nuggets_export(status="all"))
+    assert json.loads(exported[0])["status"] == "disputed"
+    assert nuggets_import(source=exported, name="out.jsonl", actor=organizer)["unchanged"] == 1

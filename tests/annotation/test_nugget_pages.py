@@ -145,7 +145,7 @@ def test_overview_import_errors_table_and_success(verified, client, organizer):
     response = client.post("/organize/nuggets/", {"file": bad})
     body = response.content.decode()
     assert response.status_code == 400 and "Nothing was imported" in body and "no item has the uid" in body
-    assert "<td>1</td><td>item_uid</td>" in body
+    assert "<td>1</td><td><code>item_uid</code></td>" in body
     good_line = json.dumps({"item_uid": verified[0].uid, "nuggets": [{"id": "n1", "text": "A", "importance": "vital"}]})
     good = SimpleUploadedFile("good.jsonl", good_line.encode() + b"\n")
     assert client.post("/organize/nuggets/", {"file": good}).status_code == 302

@@ -210,3 +210,24 @@ def test_new_validated_version_supersedes_old(verified, make_user, organizer):
     newer = nugget_validate(task_id=task.pk, person=v2)
     draft.refresh_from_db()
     assert draft.status == "superseded" and validated_nuggets([draft.item_id])[draft.item_id].pk == newer.pk
+
+
+def test_organizer_settles_only_when_every_adjudicator_took_part(verified, make_user, organizer):
+    only_adjudicator = make_user("adjudicator", "reviewer")
+    writer = make_user("reviewer")
+    draft = write(writer)
+    task = nugget_next(person=only_adjudicator, stage="validate")
+    nugget_validate(task_id=task.pk, person=only_adjudicator, nuggets=LIST[:1])
+    # The only adjudicator validated it: an organizer settles it, nothing is stuck.
+    settled = nugget_adjudicate(item=draft.item, adjudicator=organizer, pick_version=1, note="all took part")
+    assert settled.status == "validated"
+
+
+def test_organizer_is_refused_while_a_free_adjudicator_exists(verified, make_user, organizer):
+    make_user("adjudicator")
+    writer, validator = make_user("reviewer"), make_user("reviewer")
+    draft = write(writer)
+    nugget_validate(task_id=nugget_next(person=validator).pk, person=validator, nuggets=LIST[:1])
+    with pytest.raises(NotAllowed) as caught:
+        nugget_adjudicate(item=draft.item, adjudicator=organizer, pick_version=1, note="x")
+    assert caught.value.code == "adjudicator_available"

@@ -76,3 +76,34 @@ def test_expert_writes_nuggets_with_the_keyboard_only(page, login, make_user, ve
         ("Okay fact first.", "okay"),
         ("Wrong claim.", "avoid"),
     ]
+
+
+def test_reload_keeps_the_list_and_validator_accepts_with_alt_a(page, login, make_user, verified, organizer):
+    import json
+
+    from annotation.services.nugget_files import nuggets_import
+
+    writer = make_user("reviewer")
+    login(writer)
+    page.goto("/nuggets/")
+    with page.expect_navigation():
+        page.keyboard.press("w")
+    page.keyboard.type("Kept across a reload.")
+    page.keyboard.press("Alt+1")
+    page.reload()
+    assert _texts(page) == ["Kept across a reload."]
+    assert _importances(page) == ["vital"]
+
+    uid = QAItem.objects.filter(qa_type__in=NUGGET_QA_TYPES).order_by("pk").last().uid
+    line = json.dumps({"item_uid": uid, "nuggets": [{"id": "n1", "text": "Imported fact.", "importance": "vital"}]})
+    nuggets_import(source=[line], name="drafts.jsonl", actor=organizer)
+    page.context.clear_cookies()
+    validator = make_user("ranker")
+    login(validator)
+    page.goto("/nuggets/")
+    with page.expect_navigation():
+        page.keyboard.press("v")
+    assert _texts(page) == ["Imported fact."]
+    with page.expect_navigation():
+        page.keyboard.press("Alt+a")
+    assert NuggetSet.objects.get(item__uid=uid).status == "validated"

@@ -90,6 +90,38 @@
     }
   });
 
+  // The list is also kept in this browser while the page is open (per lease), so a reload or a lost connection
+  // loses nothing; it is dropped once the list is sent. A page that came back from a refused send shows what was
+  // sent instead.
+  const draftKey = form.dataset.draftKey;
+  function rowsNow() {
+    return Array.from(list.querySelectorAll(".nugget-row")).map(function (row) {
+      return { id: row.querySelector("input[name=nugget_id]").value, text: textOf(row).value, importance: row.querySelector("select").value };
+    });
+  }
+  function save() {
+    if (!draftKey) return;
+    try { localStorage.setItem(draftKey, JSON.stringify(rowsNow())); } catch (e) { /* storage off: nothing kept */ }
+  }
+  if (draftKey && form.dataset.fresh === "1") {
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { saved = null; }
+    if (Array.isArray(saved) && saved.length) {
+      list.replaceChildren();
+      saved.forEach(function (entry) {
+        const row = newRow(null, String(entry.text || ""), entry.importance);
+        row.querySelector("input[name=nugget_id]").value = String(entry.id || "");
+      });
+    }
+  }
+  if (draftKey) {
+    list.addEventListener("input", save);
+    list.addEventListener("change", save);
+    list.addEventListener("click", function () { setTimeout(save, 0); });
+    document.addEventListener("keyup", function (event) { if (event.altKey || event.key === "Enter") save(); });
+    form.addEventListener("submit", function () { try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ } });
+  }
+
   // The first empty nugget, or the first one with a problem, takes the focus: typing can start at once.
   const first = list.querySelector(".has-problem") || list.querySelector(".nugget-row");
   if (first && !document.getElementById("refusal")) focusRow(first);
