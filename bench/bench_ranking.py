@@ -6,7 +6,12 @@ POST /api/ranking/studies/<id>/next/ (token) → GET /rank/tasks/<uuid>/ (the HT
 → POST /api/ranking/tasks/<uuid>/submit/ (token, idempotency key). Reports p50 / p95 of each, and checks the
 database afterwards: no question beyond its overlap, no question twice to one ranker, no lost submission.
 
+With ``--nuggets`` the study also asks for the nugget assessment (every item has a validated list of 5 nuggets, each
+answer's sentences are frozen): the page is the assessment page and every submit carries 8 × 5 nugget labels and a
+few sentence marks.
+
 Run: .venv/bin/python bench/bench_ranking.py [--questions 1000] [--rankers 30] [--seconds 30] [--workers 4] [--think 0]
+     [--nuggets]
 With ``--think 0`` every ranker fires its next request as soon as the last one answers (a closed loop: it measures
 the portal saturated); ``--think S`` waits about S seconds between loading the page and submitting, as a person does.
 Targets: ranking page render p95 < 80 ms; submit p95 < 50 ms.
@@ -32,9 +37,30 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _server import add_server_arguments, percentile, run_clients  # noqa: E402
 
 N_SYSTEMS = 7
+N_NUGGETS = 5
 
 
-def prepare(n_questions: int, n_rankers: int) -> tuple[int, list[tuple[str, str]]]:
+def _nuggets_for_every_item() -> None:
+    """A validated list of N_NUGGETS nuggets per item, written directly (set-up, not what is measured)."""
+    from annotation.models import Nugget, NuggetSet, QAItem
+
+    sets = NuggetSet.objects.bulk_create(
+        [
+            NuggetSet(item_id=pk, version=1, status=NuggetSet.Status.VALIDATED, origin=NuggetSet.Origin.IMPORTED)
+            for pk in QAItem.objects.values_list("pk", flat=True)
+        ]
+    )
+    importances = ["vital", "vital", "okay", "okay", "avoid"]
+    Nugget.objects.bulk_create(
+        [
+            Nugget(nugget_set=s, position=k + 1, key=f"n{k + 1}", text=f"Fact {k + 1}.", importance=importances[k])
+            for s in sets
+            for k in range(N_NUGGETS)
+        ]
+    )
+
+
+def prepare(n_questions: int, n_rankers: int, nuggets: bool = False) -> tuple[int, list[tuple[str, str]]]:
     """Items, outputs, the study and the rankers; returns the study id and (token, session cookie) per ranker."""
     from bench_import import make_dataset
     from django.conf import settings
@@ -59,13 +85,15 @@ def prepare(n_questions: int, n_rankers: int) -> tuple[int, list[tuple[str, str]
             with path.open("w") as out:
                 for uid in uids:
                     words = " ".join(
-                        rng.choice(["the", "patient", "dose", "risk", "acute", "renal"])
+                        rng.choice(["the", "patient", "dose", "risk", "acute", "renal", "renal."])
                         for _ in range(rng.randint(20, 160))
                     )
                     out.write(json.dumps({"item_uid": uid, "response": words}) + "\n")
             outputs_import(system_name=name, paths=[path])
+    if nuggets:
+        _nuggets_for_every_item()
     study = study_create(
-        name="bench study", systems=names, overlap=3, ask_hallucination=True, unblinding_rate=0.1
+        name="bench study", systems=names, overlap=3, ask_hallucination=True, unblinding_rate=0.1, ask_nuggets=nuggets
     ).study
     print(f"study {study.pk}: {study.questions.count()} questions × {N_SYSTEMS + 1} answers, overlap {study.overlap}")
     credentials = []
@@ -102,25 +130,6 @@ class Ranker(threading.Thread):
         self.submitted: list[str] = []
         self.rng = random.Random(token)
 
-    #: What the task page must contain (bench_nugget_assessment.py checks its nugget panel instead).
-    page_marker = b"ranking-form"
-
-    def submission(self, task: dict) -> dict:
-        """The submit body for a task handed out by the next-task API: a random complete ranking."""
-        slots = [a["slot"] for a in task["answers"]]
-        ranks = list(range(1, len(slots) + 1))
-        self.rng.shuffle(ranks)
-        answers = {
-            s: {"rank": r, "tag": self.rng.choice(["good", "okay", "bad"]), "hallucination": False}
-            for s, r in zip(slots, ranks, strict=True)
-        }
-        return {
-            "answers": answers,
-            "idempotency_key": uuid.uuid4().hex,
-            "time_spent_ms": 30_000,
-            "unblinding_guess": "?" if task["ask_unblinding"] else "",
-        }
-
     def _request(self, conn, method: str, path: str, body: dict | None = None, *, api: bool = True):
         headers = (
             {"Authorization": f"Token {self.token}", "Content-Type": "application/json"}
@@ -150,11 +159,35 @@ class Ranker(threading.Thread):
                 task = json.loads(data)
                 status, page, ms = self._request(conn, "GET", f"/rank/tasks/{task['task']}/", api=False)
                 self.page_ms.append(ms)
-                if status != 200 or self.page_marker not in page:
+                if status != 200 or b"ranking-form" not in page:
                     self.errors.append(f"page {status}")
                 if self.think:  # a person reads and ranks between loading the page and submitting
                     time.sleep(self.rng.uniform(0.5, 1.5) * self.think)
-                body = self.submission(task)
+                slots = [a["slot"] for a in task["answers"]]
+                ranks = list(range(1, len(slots) + 1))
+                self.rng.shuffle(ranks)
+                answers = {
+                    s: {"rank": r, "tag": self.rng.choice(["good", "okay", "bad"]), "hallucination": False}
+                    for s, r in zip(slots, ranks, strict=True)
+                }
+                body = {
+                    "answers": answers,
+                    "idempotency_key": uuid.uuid4().hex,
+                    "time_spent_ms": 30_000,
+                    "unblinding_guess": "?" if task["ask_unblinding"] else "",
+                }
+                if task["study"]["ask_nuggets"]:  # every nugget of every answer, now and then a marked sentence
+                    body["nugget_labels"] = {
+                        a["slot"]: {
+                            n["id"]: self.rng.choice(["support", "partial", "not_support"]) for n in task["nuggets"]
+                        }
+                        for a in task["answers"]
+                    }
+                    body["sentence_marks"] = {
+                        a["slot"]: {"0": "wrong"}
+                        for a in task["answers"]
+                        if a.get("sentences") and self.rng.random() < 0.3
+                    }
                 status, data, ms = self._request(conn, "POST", f"/api/ranking/tasks/{task['task']}/submit/", body)
                 self.submit_ms.append(ms)
                 if status != 200:
@@ -185,6 +218,9 @@ def check_database(study_id: int, submitted: list[str]) -> dict:
     twice = RankingTask.objects.values("question_id", "ranker_id").annotate(n=Count("pk")).filter(n__gt=1).count()
     stored = set(map(str, done.filter(pk__in=submitted).values_list("pk", flat=True)))
     incomplete = done.annotate(n=Count("judgements")).exclude(n=N_SYSTEMS + 1).count()
+    if study.ask_nuggets:
+        short = done.annotate(n=Count("nugget_judgements")).exclude(n=(N_SYSTEMS + 1) * N_NUGGETS).count()
+        incomplete += short
     return {
         "over_overlap": over,
         "same_ranker_twice": twice,
@@ -200,11 +236,12 @@ def main() -> None:
     parser.add_argument("--rankers", type=int, default=30)
     add_server_arguments(parser)
     parser.add_argument("--think", type=float, default=0.0, help="Mean seconds between page and submit (0: none).")
+    parser.add_argument("--nuggets", action="store_true", help="Also the nugget assessment (5 nuggets per item).")
     args = parser.parse_args()
     setup_django("portal_bench_ranking")
     from django.db import connection
 
-    study_id, credentials = prepare(args.questions, args.rankers)
+    study_id, credentials = prepare(args.questions, args.rankers, nuggets=args.nuggets)
     connection.close()
     clients, elapsed = run_clients(
         args,
@@ -219,9 +256,10 @@ def main() -> None:
         f"run: {elapsed:.1f} s  "
         f"cpus: {os.cpu_count()}"
     )
-    for name, label in (("next", "next task"), ("page", "ranking page"), ("submit", "submit")):
+    page_label = "assessment page" if args.nuggets else "ranking page"
+    for name, label in (("next", "next task"), ("page", page_label), ("submit", "submit")):
         values = series[name]
-        print(f"{label:13s} n={len(values)}  p50={percentile(values, 50):.1f} ms  p95={percentile(values, 95):.1f} ms")
+        print(f"{label:15s} n={len(values)}  p50={percentile(values, 50):.1f} ms  p95={percentile(values, 95):.1f} ms")
     print(f"rankings/s:   {len(submitted) / elapsed:.1f}")
     print(f"errors:       {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))
     print(f"database:     {check_database(study_id, submitted)}")

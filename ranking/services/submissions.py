@@ -192,7 +192,7 @@ def _assessment_parse(
 ) -> tuple[Assessment, dict[str, int], list[str]]:
     """The checked nugget assessment, the question's {nugget key: Nugget id}, and the problems found."""
     if not task.study.ask_nuggets:
-        if labels or marks:
+        if _given(labels) or _given(marks):
             return Assessment(), {}, ["this study does not ask for nugget labels or sentence marks"]
         return Assessment(), {}, []
     nuggets = list(
@@ -208,6 +208,13 @@ def _assessment_parse(
         marks=marks,
     )
     return assessment, dict(nuggets), problems
+
+
+def _given(value: object) -> bool:
+    """Whether a client sent any nugget label or sentence mark ({"A": {}} is nothing)."""
+    if isinstance(value, dict):
+        return any(bool(entry) for entry in value.values())
+    return bool(value)
 
 
 def _assessment_store(

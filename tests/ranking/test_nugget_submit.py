@@ -124,6 +124,8 @@ def test_ranking_only_study_refuses_nugget_labels(make_study, make_user):
     task = task_next(study=make_study(sample_size=1), ranker=ranker)
     with pytest.raises(IncompleteRanking, match="does not ask for nugget labels"):
         task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task), nugget_labels={"A": {"n1": "x"}})
+    empty = {slot: {} for slot in task_slots(task)}  # a client that always sends the fields, empty: nothing given
+    task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task), nugget_labels=empty, sentence_marks={})
 
 
 def test_both_together_need_both(systems_with_outputs, sample_items, organizer, make_user):
