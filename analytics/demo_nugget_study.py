@@ -14,12 +14,10 @@ import random
 
 from django.db import transaction
 
-from annotation.models import Nugget, NuggetSet, QAItem
-from metrics.nuggets import split_sentences
+from annotation.models import Nugget
 from portal.errors import DomainError
-from ranking.models import RankingTask, Study, StudyAnswer, SystemOutput
+from ranking.models import RankingTask, Study, StudyAnswer
 from ranking.services.queue import task_next
-from ranking.services.reference import reference_text
 from ranking.services.studies import study_create
 from ranking.services.submissions import task_slots, task_submit
 
@@ -41,7 +39,6 @@ def demo_nugget_study(users: dict, systems: list[str]) -> str:
     """Run once: skipped when the study exists (or no item has validated nuggets and outputs of both systems)."""
     if Study.objects.filter(name=NUGGET_STUDY_NAME).exists():
         return ""
-    _fallback_nuggets(systems)
     try:
         result = study_create(
             name=NUGGET_STUDY_NAME,
@@ -120,31 +117,3 @@ def _submit(task: RankingTask, ranker, rng: random.Random, *, second: bool) -> N
         time_spent_ms=rng.randint(90, 300) * 1000,
         idempotency_key=f"demo-nuggets-{task.pk}",
     )
-
-
-def _fallback_nuggets(systems: list[str]) -> None:
-    """TODO(lead): remove once the nuggets demo step (analytics.demo_nuggets) runs before this one.
-
-    Until then: when no demo item has validated nuggets, six items answered by both demo systems get a validated
-    list written here from their gold answer's sentences (the first vital, the next okay) and one claim to avoid.
-    """
-    if NuggetSet.objects.filter(status=NuggetSet.Status.VALIDATED).exists():
-        return
-    answered = SystemOutput.objects.filter(system__name__in=systems).values("item_id")
-    items = QAItem.objects.filter(qa_type__in=QUESTION_TYPES, pk__in=answered).order_by("pk")[:6]
-    for item in items:
-        facts = split_sentences(reference_text(item))[:3]
-        if not facts:
-            continue
-        version = NuggetSet.objects.filter(item=item).count() + 1
-        nugget_set = NuggetSet.objects.create(
-            item=item, version=version, status=NuggetSet.Status.VALIDATED, origin=NuggetSet.Origin.AUTHORED
-        )
-        rows = [(fact[:500], "vital" if i == 0 else "okay") for i, fact in enumerate(facts)]
-        rows.append(("The condition needs no treatment or follow-up.", "avoid"))
-        Nugget.objects.bulk_create(
-            [
-                Nugget(nugget_set=nugget_set, position=i, key=f"n{i}", text=text, importance=importance)
-                for i, (text, importance) in enumerate(rows, start=1)
-            ]
-        )

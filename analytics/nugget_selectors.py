@@ -7,7 +7,6 @@ the study was created (``StudyQuestion.nugget_set``), named by their key ("n1") 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -18,7 +17,8 @@ from annotation.models import Nugget as NuggetRow
 from metrics.nugget_io import Label
 from metrics.nuggets import Nugget
 from portal.models import User
-from ranking.models import NuggetJudgement, RankingTask, SentenceFlag, Study, StudyAnswer, StudyQuestion
+from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
+from ranking.selectors import study_nugget_labels, study_sentence_marks
 
 
 @dataclass
@@ -107,40 +107,19 @@ def study_physician_pseudonyms(study: Study) -> set[str]:
 
 
 def _physician_labels(study: Study) -> tuple[list[Label], dict[tuple[str, str, str], list[bool]]]:
-    """The physicians' nugget labels and sentence marks from their submitted tasks.
+    """The physicians' nugget labels and sentence marks from their submitted tasks (ranking's selectors).
 
     Sentences of an answer in a submitted nugget task that the physician did not flag were read and found fine,
     so every such answer gets its full list of marks.
     """
-    # TODO(lead): use ranking's selector (ranking.selectors study_nugget_labels / study_sentence_marks) once merged.
-    submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
-    pseudonyms = {user.pk: user.pseudonym for user in User.objects.filter(pk__in=submitted.values("ranker_id"))}
     labels = [
-        Label(item_uid, system, key, label, pseudonyms[ranker_id])
-        for item_uid, system, key, label, ranker_id in NuggetJudgement.objects.filter(task__in=submitted)
-        .order_by("task__question__position", "answer__system__name", "nugget__position", "task__ranker_id")
-        .values_list("task__question__item__uid", "answer__system__name", "nugget__key", "label", "task__ranker_id")
+        Label(row["item_uid"], row["system"], row["nugget_id"], row["label"], row["labeller"])
+        for row in study_nugget_labels(study)
     ]
     marks: dict[tuple[str, str, str], list[bool]] = {}
-    if study.ask_nuggets:
-        flagged: dict[tuple[str, int], set[int]] = defaultdict(set)
-        for task_id, answer_id, index in SentenceFlag.objects.filter(task__in=submitted).values_list(
-            "task_id", "answer_id", "index"
-        ):
-            flagged[str(task_id), answer_id].add(index)
-        tasks = list(submitted.filter(question__nugget_set__isnull=False).values_list("pk", "ranker_id", "order"))
-        answer_ids = {answer_id for _, _, order in tasks for answer_id in order}
-        answers = {
-            a.pk: a for a in StudyAnswer.objects.filter(pk__in=answer_ids).select_related("system", "question__item")
-        }
-        for task_id, ranker_id, order in tasks:
-            for answer_id in order:
-                answer = answers.get(answer_id)
-                if answer is None:
-                    continue
-                marked = flagged.get((str(task_id), answer_id), set())
-                key = (answer.question.item.uid, answer.system.name, pseudonyms[ranker_id])
-                marks[key] = [i in marked for i in range(len(answer.sentences or []))]
+    for row in study_sentence_marks(study):
+        marked = set(row["marked"])
+        marks[row["item_uid"], row["system"], row["labeller"]] = [i in marked for i in range(row["n_sentences"])]
     return labels, marks
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.models import NuggetSet, QAItem, Release, ReleaseItem
+from annotation.models import QAItem, Release, ReleaseItem
 from annotation.qa_types import QAType
+from annotation.selectors.nuggets import validated_nuggets
 from metrics.normalise import clean_response
 from metrics.nuggets import split_sentences
 from portal.actors import acting_user
@@ -246,17 +247,12 @@ def study_create(
 
 
 def _validated_nugget_sets(item_ids: list[int]) -> dict[int, int]:
-    """{item id: id of its validated nugget set} for the items whose validated list has at least one nugget."""
-    # TODO(lead): use the annotation selector validated_nuggets(item_ids) once it lands (annotation/selectors).
+    """{item id: id of its validated nugget set} (annotation's rule of which version studies use), for the items
+    whose validated list has at least one nugget (a list with none has nothing to check an answer against)."""
     found: dict[int, int] = {}
     for start in range(0, len(item_ids), _CHUNK):
-        rows = (
-            NuggetSet.objects.filter(item_id__in=item_ids[start : start + _CHUNK], status=NuggetSet.Status.VALIDATED)
-            .annotate(n=Count("nuggets"))
-            .filter(n__gt=0)
-            .values_list("item_id", "pk")
-        )
-        found.update(rows)
+        sets = validated_nuggets(item_ids[start : start + _CHUNK]).items()
+        found.update({item_id: s.pk for item_id, s in sets if s.nuggets.all()})  # prefetched: no query per set
     return found
 
 
