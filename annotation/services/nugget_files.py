@@ -7,7 +7,8 @@ Format (docs/nuggets.md "Formats"): ``{"item_uid": "...", "nuggets": [{"id": "n1
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Prefetch
@@ -91,9 +92,9 @@ def nuggets_import(*, source: Source, name: str, actor: User | None) -> dict[str
             if uid in unchanged:
                 continue
             for version in open_sets.get(item.pk, []):
-                problem = _import_blocked(version, now)
-                if problem:
-                    errors.append(NuggetInputError(name, problem, line=lines[uid], field="item_uid"))
+                blocked = _import_blocked(version, now)
+                if blocked:
+                    errors.append(NuggetInputError(name, blocked, line=lines[uid], field="item_uid"))
         if errors:
             errors.sort(key=lambda e: e.line or 0)
             raise NuggetImportRefused(errors[:MAX_ERRORS_SHOWN])
@@ -125,7 +126,7 @@ def nuggets_import(*, source: Source, name: str, actor: User | None) -> dict[str
     return counts
 
 
-def _open_and_validated(items) -> dict[int, list[NuggetSet]]:
+def _open_and_validated(items: Iterable[QAItem]) -> dict[int, list[NuggetSet]]:
     sets: dict[int, list[NuggetSet]] = {}
     rows = (
         NuggetSet.objects.select_for_update()
@@ -138,7 +139,7 @@ def _open_and_validated(items) -> dict[int, list[NuggetSet]]:
     return sets
 
 
-def _import_blocked(version: NuggetSet, now) -> str:
+def _import_blocked(version: NuggetSet, now: datetime) -> str:
     if version.status == NuggetSet.Status.DISPUTED:
         return "the item's nuggets wait for an adjudicator; import it again once the disagreement is settled"
     if version.status == NuggetSet.Status.DRAFT:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import NuggetSet, NuggetTask, QAItem
@@ -87,13 +87,13 @@ def nugget_next(*, person: User, stage: str = "", now: datetime | None = None) -
             _task_end(task, TaskStatus.RELEASED, now)
         stages = [stage] if stage else [Stage.VALIDATE, Stage.WRITE]
         for wanted in stages:
-            task = _take(person=person, stage=wanted, now=now)
-            if task is not None:
-                return task
+            taken = _take(person=person, stage=wanted, now=now)
+            if taken is not None:
+                return taken
     return None
 
 
-def _candidates(*, person: User, stage: str, now: datetime):
+def _candidates(*, person: User, stage: str, now: datetime) -> QuerySet[QAItem]:
     live_elsewhere = NuggetTask.objects.filter(item=OuterRef("pk"), stage=stage).filter(_live(now))
     if stage == Stage.VALIDATE:
         # Each draft once per person: a lease they let run out or put back is not offered again.
@@ -126,8 +126,8 @@ def _take(*, person: User, stage: str, now: datetime) -> NuggetTask | None:
         )
         if item is None:
             return None
-        nugget_set = _slot_claim(item=item, person=person, stage=stage, now=now)
-        if nugget_set is False:
+        free, nugget_set = _slot_claim(item=item, person=person, stage=stage, now=now)
+        if not free:
             tried.append(item.pk)
             continue
         task, _ = NuggetTask.objects.update_or_create(
@@ -151,18 +151,18 @@ def _take(*, person: User, stage: str, now: datetime) -> NuggetTask | None:
     return None
 
 
-def _slot_claim(*, item: QAItem, person: User, stage: str, now: datetime) -> NuggetSet | None | bool:
-    """Under the item's row lock: the version to validate (None for writing), or False when the slot is taken.
+def _slot_claim(*, item: QAItem, person: User, stage: str, now: datetime) -> tuple[bool, NuggetSet | None]:
+    """Under the item's row lock: whether the slot is free, and the version to validate (None for writing).
     Leases on the slot that ran out are ended on the way."""
     for stale in NuggetTask.objects.filter(item=item, stage=stage, status=TaskStatus.ACTIVE, expires_at__lte=now):
         _task_end(stale, TaskStatus.RELEASED, now)
     if NuggetTask.objects.filter(item=item, stage=stage).filter(_live(now)).exists():
-        return False
+        return False, None
     versions = NuggetSet.objects.filter(item=item)
     if stage == Stage.WRITE:
-        return False if versions.exists() else None
+        return not versions.exists(), None
     draft = versions.filter(status=NuggetSet.Status.DRAFT).exclude(created_by=person).first()
-    return draft or False
+    return draft is not None, draft
 
 
 def _task_end(task: NuggetTask, status: str, now: datetime) -> None:
@@ -230,6 +230,8 @@ def nugget_validate(
     with transaction.atomic():
         task = _task_lock_own(task_id=task_id, person=person, stage=Stage.VALIDATE)
         item = QAItem.objects.select_for_update().get(pk=task.item_id)
+        if task.nugget_set_id is None:  # a validation lease always names its draft; a guard for the type checker
+            raise Conflict("This task has no nuggets to validate.", code="wrong_stage")
         draft = NuggetSet.objects.select_for_update().get(pk=task.nugget_set_id)
         if not may_validate_nuggets(user_roles(person), person_id=person.pk, author_id=draft.created_by_id):
             raise NotAllowed(OWN_VERSION if draft.created_by_id == person.pk else NOT_AN_EXPERT)
