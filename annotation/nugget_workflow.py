@@ -48,12 +48,12 @@ from portal.roles import Role
 
 
 class SetStatus(models.TextChoices):
-    """The states of a version (the same values as ``NuggetSet.Status``)."""
+    """The states of a version (``NuggetSet.Status`` is this class)."""
 
-    DRAFT = "draft", "Draft"
-    DISPUTED = "disputed", "Disputed"
+    DRAFT = "draft", "Draft: waiting for validation"
+    DISPUTED = "disputed", "Disputed: waiting for an adjudicator"
     VALIDATED = "validated", "Validated"
-    SUPERSEDED = "superseded", "Superseded"
+    SUPERSEDED = "superseded", "Superseded by a later version"
 
 
 class NuggetAction(models.TextChoices):

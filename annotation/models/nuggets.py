@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.nugget_workflow import SetStatus
 from metrics.nuggets import IMPORTANCES
 
 IMPORTANCE_LABELS = {
@@ -29,11 +30,7 @@ IMPORTANCE_CHOICES = [(value, IMPORTANCE_LABELS[value]) for value in IMPORTANCES
 class NuggetSet(models.Model):
     """One version of an item's nugget list."""
 
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft: waiting for validation"
-        DISPUTED = "disputed", "Disputed: waiting for an adjudicator"
-        VALIDATED = "validated", "Validated"
-        SUPERSEDED = "superseded", "Superseded by a later version"
+    Status = SetStatus  # the states and their moves are defined once, in the workflow's rules
 
     class Origin(models.TextChoices):
         AUTHORED = "authored", "Written in the portal"
