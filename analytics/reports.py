@@ -78,7 +78,7 @@ METHODS = {
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
-    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets, 'vital_strict' is TREC's "
+    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets, and the strict vital score is TREC's "
     "strict vital recall.",
 }
 
