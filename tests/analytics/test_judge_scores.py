@@ -108,7 +108,7 @@ def test_empty_and_headerless_files_are_refused(made):
         judge_scores_import(study=made.study, source=b"\n", name="s.jsonl", user=None)
     with pytest.raises(InputFileError, match="has no scores"):
         judge_scores_import(study=made.study, source=b"item_uid,system,score,judge\n", name="s.csv", user=None)
-    with pytest.raises(InputFileError, match=r"line 1 \(header\): missing column"):
+    with pytest.raises(InputFileError, match=r"line 1: missing column"):
         judge_scores_import(study=made.study, source=b"item,system,score\nq1,SYS-A,1\n", name="s.csv", user=None)
 
 
