@@ -19,4 +19,7 @@ def wilson_interval(successes: int, n: int, level: float = CI_LEVEL) -> tuple[fl
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at 0 and n the bound is exactly 0 or 1 (floating point leaves 1e-17 there)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
