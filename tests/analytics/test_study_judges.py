@@ -60,9 +60,9 @@ def test_judge_figures_equal_the_meta_evaluation_on_the_same_data(made):
 
 
 def stored_report(made, organizer):
-    from analytics.models import Report
-
     from django.utils import timezone
+
+    from analytics.models import Report
 
     result = report_study(study_id=made.study.pk, **KW)
     return Report.objects.create(
