@@ -154,6 +154,8 @@ def judges_section(
             "segment_tau_c": _value(f.segment_tau_c)["value"],
             "cluster": f.cluster,
             "percentile_among_physicians": f.ceiling.percentile if f.ceiling else None,
+            # the judge's acc_eq against each physician's leave-one-out consensus, averaged: the figure placed
+            "acc_eq_leave_one_out": f.ceiling.judge if f.ceiling else None,
             "above_human_ceiling": f.ceiling.above_ceiling if f.ceiling else None,
             "n_items": f.acc_eq.n_items,
         }

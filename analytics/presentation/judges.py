@@ -14,17 +14,17 @@ ORDINALS = {1: "best", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 
 
 def judge_label(name: str, result: dict) -> str:
-    """An imported judge by its name; a built-in metric by its label ("BLEU (built-in metric)")."""
+    """An imported judge by its name; a built-in metric by its label ("BLEU (metric)")."""
     section = result.get("judges") or {}
     if name in section.get("imported", []):
         return name
-    return f"{human_label(name)} (built-in metric)"
+    return f"{human_label(name)} (metric)"
 
 
 def judge_rows(result: dict) -> list[dict]:
     """One row per judge, best cluster first and within a cluster by acc_eq; a judge without a cluster last."""
     section = result.get("judges") or {}
-    n_physicians = len((section.get("human_ceiling") or {}).get("physicians") or {})
+    physicians = list(((section.get("human_ceiling") or {}).get("physicians") or {}).values())
     rows = []
     for name, figures in section.get("judges", {}).items():
         ci = figures.get("acc_eq_ci")
@@ -39,20 +39,32 @@ def judge_rows(result: dict) -> list[dict]:
                 "acc_eq_low": ci[0] if ci else None,
                 "acc_eq_high": ci[1] if ci else None,
                 "percentile": None if percentile is None else round(percentile),
-                "among_physicians": _among(figures, n_physicians),
+                "among_physicians": _among(figures, physicians),
+                "among_physicians_words": _among(figures, physicians, short=False),
             }
         )
     rows.sort(key=lambda r: (r["cluster"] is None, r["cluster"] or 0, -(r["acc_eq"] or -1.0), r["label"]))
     return rows
 
 
-def _among(figures: dict, n_physicians: int) -> str:
-    percentile = figures.get("percentile_among_physicians")
-    if percentile is None or not n_physicians:
+def _among(figures: dict, physicians: list[float], *, short: bool = True) -> str:
+    """Where the judge stands among the physicians: "better than 2 of 3", "as well as all 2", "above all 3"."""
+    judge, n = figures.get("acc_eq_leave_one_out"), len(physicians)
+    if judge is None or not n:
         return "—"
-    if figures.get("above_human_ceiling"):
-        return f"above all {n_physicians}: check it"
-    return f"better than {_physicians_beaten(percentile, n_physicians)} of {n_physicians}"
+    equal = sum(math.isclose(v, judge, abs_tol=1e-9) for v in physicians)
+    better = sum(v < judge and not math.isclose(v, judge, abs_tol=1e-9) for v in physicians)
+    if better == n:
+        return f"above all {n}: check it" if short else f"better than every one of the {n} physicians"
+    if equal == n:
+        return f"as well as all {n}" if short else f"as well as all {n} physicians do"
+    if equal and better:
+        text = f"better than {better} and as well as {equal} of {n}"
+    elif equal:
+        text = f"as well as {equal} of {n}"
+    else:
+        text = f"better than {better} of {n}"
+    return text if short else f"{text} physicians"
 
 
 def _cluster_label(cluster: int | None) -> str:
@@ -67,34 +79,22 @@ def _names(labels: list[str]) -> str:
     return f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
-def _physicians_beaten(percentile: float, n: int) -> str:
-    beaten = percentile * n / 100
-    return f"{beaten:.0f}" if math.isclose(beaten, round(beaten)) else f"{beaten:.1f}"
-
-
 def judge_sentence(result: dict) -> str:
     """What the organizer can conclude, e.g. "Judge X is in the best cluster and agrees with the physicians'
     consensus better than 2 of 3 physicians; Y and Z cannot be told apart." From the figures only."""
-    section = result.get("judges") or {}
     rows = [r for r in judge_rows(result) if r["acc_eq"] is not None]
     if not rows:
         return "No judge could be compared with the physicians: no question has two ranked model answers it scored."
-    ceiling = section.get("human_ceiling") or {}
-    n_physicians = len(ceiling.get("physicians") or {})
     top = rows[0]
     sentences = []
     if top["cluster"] is None:
         sentence = f"{top['label']} agrees best with the physicians (acc_eq {top['acc_eq']:.2f})"
     else:
         sentence = f"{top['label']} is in the best cluster"
+    if top["among_physicians"] != "—":
+        sentence += f" and agrees with the physicians' consensus {top['among_physicians_words']}"
     if top.get("above_human_ceiling"):
-        sentence += (
-            f" and agrees with the physicians' consensus better than every one of the {n_physicians} physicians: "
-            "check that it did not see the reference answers before trusting it"
-        )
-    elif top.get("percentile_among_physicians") is not None and n_physicians:
-        beaten = _physicians_beaten(top["percentile_among_physicians"], n_physicians)
-        sentence += f" and agrees with the physicians' consensus better than {beaten} of {n_physicians} physicians"
+        sentence += ": check that it did not see the reference answers before trusting it"
     sentences.append(sentence + ".")
     clusters: dict[int, list[str]] = {}
     for row in rows:
@@ -122,7 +122,7 @@ def judges_chart(result: dict) -> BarChart:
             label=r["label"],
             value=r["acc_eq"],
             ci=(r["acc_eq_low"], r["acc_eq_high"]) if r["acc_eq_low"] is not None else None,
-            n=r.get("n_items"),
+            n=r.get("n_items") if r["acc_eq"] is not None else None,
             note=None if r["acc_eq"] is not None else "no question with two ranked answers it scored",
             highlight=bool(r.get("above_human_ceiling")),
         )
