@@ -169,3 +169,12 @@ def test_upload_page_imports_and_refuses_naming_line_and_field(made, organizer_c
     good = SimpleUploadedFile("s.csv", b"item_uid,system,score,judge\nq1,SYS-A,1,my judge\n")
     response = organizer_client.post(url, {"file": good}, follow=True)
     assert "Imported 1 scores from s.csv: my judge (1 scores)" in response.content.decode()
+
+
+def test_csv_download_lists_each_judge_with_its_cluster(made):
+    from analytics.presentation.tables import report_csv
+
+    import_judges(made.study)
+    csv = report_csv(report_study(study_id=made.study.pk, **KW))
+    lines = [line for line in csv.splitlines() if line.startswith("judges,")]
+    assert len(lines) == 2 and any("acc_eq:lengthy,0.666" in line and "cluster 2" in line for line in lines)
