@@ -75,6 +75,8 @@ class BarChart:
     #: a reference range drawn behind the rows (e.g. the physicians' own agreement), with its legend text
     band: tuple[float, float] | None = None
     band_label: str = ""
+    #: figure width in inches; narrower charts stay legible when a phone shrinks them to its column
+    width: float = 7.0
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ def _with_n(label: str, n: int | None, unit: str) -> str:
 
 def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
     rows = chart.bars
-    fig = Figure(figsize=(7.0, 0.5 * max(len(rows), 1) + 1.5))
+    fig = Figure(figsize=(chart.width, 0.5 * max(len(rows), 1) + 1.5))
     ax = fig.add_subplot()
     if not rows:
         _no_data(ax)

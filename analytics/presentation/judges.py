@@ -117,29 +117,35 @@ def judges_chart(result: dict) -> BarChart:
     """Each judge's acc_eq with its 95 % interval as a dot and whisker, the physicians' range as a band, 0–1."""
     section = result.get("judges") or {}
     ceiling = section.get("human_ceiling") or {}
+    rows = judge_rows(result)
+    # the number of questions goes in the caption when every judge has the same (short labels read on a phone)
+    counts = {r.get("n_items") for r in rows if r["acc_eq"] is not None}
+    same_n = counts.pop() if len(counts) == 1 else None
     bars = tuple(
         Bar(
             label=r["label"],
             value=r["acc_eq"],
             ci=(r["acc_eq_low"], r["acc_eq_high"]) if r["acc_eq_low"] is not None else None,
-            n=r.get("n_items") if r["acc_eq"] is not None else None,
+            n=r.get("n_items") if r["acc_eq"] is not None and same_n is None else None,
             note=None if r["acc_eq"] is not None else "no question with two ranked answers it scored",
             highlight=bool(r.get("above_human_ceiling")),
         )
-        for r in judge_rows(result)
+        for r in rows
     )
     band = (ceiling["low"], ceiling["high"]) if ceiling.get("low") is not None else None
-    caption = "Best cluster first. Whiskers: 95 % bootstrap interval over questions."
+    caption = "Best cluster first. Whiskers: 95 % bootstrap interval over questions"
+    caption += f" (n = {same_n} questions)." if same_n is not None else "."
     if band:
         caption += f" Band: the {len(ceiling.get('physicians') or {})} physicians, each against the others."
     if any(b.highlight for b in bars):
         caption += " Red: above every physician, check before trusting."
     return BarChart(
         "Judges' agreement with the physicians",
-        "acc_eq: share of answer pairs put in the physicians' order, ties included (0–1)",
+        "acc_eq: pairs put in the physicians' order (0–1)",
         bars,
         n_unit="questions",
         style="dot",
+        width=5.0,
         caption=caption,
         band=band,
         band_label="physicians' range" if band else "",
