@@ -33,7 +33,8 @@ def read_csv(path, required: Sequence[str], *, name: str | None = None) -> pd.Da
     """
     where = name or path
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark, which would rename the first column
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     except FileNotFoundError:
         raise StatsInputError(f"{where}: no such file") from None
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:

@@ -139,3 +139,8 @@ def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
     with pytest.raises(InputFileError) as caught:
         judge_scores_import(study=made.study, source=b'{"item_uid": "q1"}', name="s.jsonl", user=None)
     assert (caught.value.line, caught.value.field) == (1, "system") and "s.jsonl, line 1" in str(caught.value)
+
+
+def test_a_spreadsheets_csv_with_a_byte_order_mark_is_read(made):
+    data = "\ufeffitem_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\n".encode()
+    assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).scores == {"csv-judge": 1}
