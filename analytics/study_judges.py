@@ -44,14 +44,17 @@ def study_judges(
         metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
         if len(metric_scores):
             judges[metric] = metric_scores.reset_index(drop=True)
-    section = judges_section(
-        model_ranks,
-        judges,
-        tie_calibrate=True,
-        n_permutations=n_permutations,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    try:
+        section = judges_section(
+            model_ranks,
+            judges,
+            tie_calibrate=True,
+            n_permutations=n_permutations,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    except ValueError as exc:  # e.g. no model answers ranked yet: said on the page, never a failed report
+        return {"imported": imported, "undefined_reason": str(exc)}
     section["imported"] = imported
     section["n_permutations"] = n_permutations
     return section

@@ -178,3 +178,19 @@ def test_csv_download_lists_each_judge_with_its_cluster(made):
     csv = report_csv(report_study(study_id=made.study.pk, **KW))
     lines = [line for line in csv.splitlines() if line.startswith("judges,")]
     assert len(lines) == 2 and any("acc_eq:lengthy,0.666" in line and "cluster 2" in line for line in lines)
+
+
+def test_a_judge_that_scored_one_answer_per_question_is_said_undefined(made):
+    from analytics.presentation.judges import judge_rows, judge_sentence, judges_chart
+
+    lines = score_lines("lonely", {"SYS-A": 1.0})
+    judge_scores_import(
+        study=made.study, source="\n".join(json.dumps(x) for x in lines).encode(), name="l.jsonl", user=None
+    )
+    result = report_study(study_id=made.study.pk, **KW)
+    rows = judge_rows(result)
+    lonely = next(r for r in rows if r["name"] == "lonely")
+    assert lonely["acc_eq"] is None and lonely["cluster_label"] == "—"
+    assert "lonely" not in judge_sentence(result).split(".")[0]
+    bar = next(b for b in judges_chart(result).bars if b.label == "lonely")
+    assert bar.value is None and bar.note == "no question with two ranked answers it scored"
