@@ -43,12 +43,16 @@ def judge_rows(result: dict) -> list[dict]:
                 "among_physicians_words": _among(figures, physicians, short=False),
             }
         )
-    rows.sort(key=lambda r: (r["cluster"] is None, r["cluster"] or 0, -(r["acc_eq"] or -1.0), r["label"]))
+    # imported judges before the built-in metrics at equal agreement: they are what the organizer came to judge
+    rows.sort(
+        key=lambda r: (r["cluster"] is None, r["cluster"] or 0, -(r["acc_eq"] or -1.0), not r["imported"], r["label"])
+    )
     return rows
 
 
 def _among(figures: dict, physicians: list[float], *, short: bool = True) -> str:
-    """Where the judge stands among the physicians: "better than 2 of 3", "as well as all 2", "above all 3"."""
+    """Where the judge stands among the physicians: "better than 2 of 3", "as well as all 2", "above all 3",
+    "below all 3"; ``short=False`` for the sentence."""
     judge, n = figures.get("acc_eq_leave_one_out"), len(physicians)
     if judge is None or not n:
         return "—"
@@ -62,6 +66,8 @@ def _among(figures: dict, physicians: list[float], *, short: bool = True) -> str
         text = f"better than {better} and as well as {equal} of {n}"
     elif equal:
         text = f"as well as {equal} of {n}"
+    elif not better:
+        return f"below all {n}" if short else f"less well than any of the {n} physicians"
     else:
         text = f"better than {better} of {n}"
     return text if short else f"{text} physicians"

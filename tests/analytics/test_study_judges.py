@@ -194,3 +194,21 @@ def test_a_judge_that_scored_one_answer_per_question_is_said_undefined(made):
     assert "lonely" not in judge_sentence(result).split(".")[0]
     bar = next(b for b in judges_chart(result).bars if b.label == "lonely")
     assert bar.value is None and bar.note == "no question with two ranked answers it scored"
+
+
+@pytest.mark.parametrize(
+    ("judge", "short", "words"),
+    [
+        (0.9, "above all 3: check it", "better than every one of the 3 physicians"),
+        (0.8, "better than 2 of 3", "better than 2 of 3 physicians"),
+        (0.7, "better than 1 and as well as 1 of 3", "better than 1 and as well as 1 of 3 physicians"),
+        (0.5, "below all 3", "less well than any of the 3 physicians"),
+    ],
+)
+def test_a_judge_is_placed_among_the_physicians_in_words(judge, short, words):
+    from analytics.presentation.judges import _among
+
+    physicians = [0.6, 0.7, 0.85]
+    figures = {"acc_eq_leave_one_out": judge}
+    assert _among(figures, physicians) == short and _among(figures, physicians, short=False) == words
+    assert _among(figures, [0.7, 0.7]) == ("as well as all 2" if judge == 0.7 else _among(figures, [0.7, 0.7]))
