@@ -144,3 +144,15 @@ def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
 def test_a_spreadsheets_csv_with_a_byte_order_mark_is_read(made):
     data = "\ufeffitem_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\n".encode()
     assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).scores == {"csv-judge": 1}
+
+
+def test_only_organizers_may_upload(made, make_user, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    url = reverse("judge_scores_import", args=[made.study.pk])
+    for role in ("reviewer", "ranker", "adjudicator"):
+        client.force_login(make_user(role))
+        upload = SimpleUploadedFile("s.csv", b"item_uid,system,score,judge\nq1,SYS-A,1,j\n")
+        assert client.post(url, {"file": upload}).status_code == 403
+    assert not JudgeScore.objects.exists()
