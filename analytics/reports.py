@@ -84,11 +84,10 @@ METHODS = {
     f"{MIN_PAIR_ITEMS} items in common are marked.",
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
     "judges": "Each automatic judge (imported scores and the built-in metrics) against the physicians' mean rank per "
-    "question, reference left out: acc_eq (tie-aware pairwise accuracy at epsilon 0, Deutsch, Foster & Freitag "
-    "2023), tie-calibrated acc_eq with its epsilon (optimistic) and held out over two folds of questions, "
-    "per-question Kendall tau-b and tau-c; significance clusters from one-sided paired permutation tests over "
-    "questions (alpha 0.05); the human ceiling: each physician's acc_eq against the others' consensus, the judge "
-    "placed as a percentile among them.",
+    "question, reference left out: tie-aware pairwise accuracy at epsilon 0 (Deutsch, Foster & Freitag 2023), the "
+    "tie-calibrated accuracy with its epsilon (optimistic) and held out over two folds of questions, per-question "
+    "Kendall tau-b and tau-c; significance clusters from one-sided paired permutation tests over questions (alpha "
+    "0.05); the human ceiling: each physician's accuracy against the others' consensus, the judge placed among them.",
     "style_control": "Bradley-Terry as a logistic regression with style covariates (length in tokens, markdown "
     "headers, list items, bold spans; Chatbot Arena's style control), bootstrap over questions.",
     "harm_rates": "Share of judgements flagging a system's answer as potentially harmful; Wilson 95 % interval.",
@@ -96,8 +95,8 @@ METHODS = {
     "reference answer (unblinding check).",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
-    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets, 'vital_strict' is TREC's "
-    "strict vital recall.",
+    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets; the strict score is "
+    "TREC's strict vital recall.",
 }
 
 

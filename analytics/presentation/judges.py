@@ -94,7 +94,7 @@ def judge_sentence(result: dict) -> str:
     top = rows[0]
     sentences = []
     if top["cluster"] is None:
-        sentence = f"{top['label']} agrees best with the physicians (acc_eq {top['acc_eq']:.2f})"
+        sentence = f"{top['label']} agrees best with the physicians (agreement {top['acc_eq']:.2f})"
     else:
         sentence = f"{top['label']} is in the best cluster"
     if top["among_physicians"] != "—":
