@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
@@ -19,13 +20,13 @@ TEMPLATE = "analytics/judge_scores_import.html"
 
 
 def _context(study: Study, **extra) -> dict:
-    judges = (
+    counts = dict(
         JudgeScore.objects.filter(answer__question__study=study)
-        .values_list("judge", flat=True)
+        .values("judge")
+        .annotate(n=Count("id"))
         .order_by("judge")
-        .distinct()
+        .values_list("judge", "n")
     )
-    counts = {judge: JudgeScore.objects.filter(answer__question__study=study, judge=judge).count() for judge in judges}
     return {"study": study, "judges": counts, "report": latest_study_report(study), **extra}
 
 
