@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analytics.demo_judges import demo_judge_scores
 from analytics.demo_nugget_study import demo_nugget_study
 from analytics.demo_nuggets import demo_nuggets
 from analytics.models import Report, ScoringRun
@@ -54,7 +55,18 @@ QUESTIONS_RANKED = {"ranker1@demo.portal": 10, "ranker2@demo.portal": 8}
 def demo_activity(*, users: dict, out=None) -> list[str]:
     """Run every step that has not run yet; returns what was done, one line per step."""
     done: list[str] = []
-    steps = (_vetting, _release, _nuggets, _study, _rankings, _nugget_study, _nugget_judges, _scoring, _reports)
+    steps = (
+        _vetting,
+        _release,
+        _nuggets,
+        _study,
+        _rankings,
+        _nugget_study,
+        _nugget_judges,
+        _scoring,
+        _study_judges,
+        _reports,
+    )
     for step in steps:
         line = step(users)
         if line:
@@ -325,6 +337,14 @@ def _nugget_judges(users: dict) -> str:
     return f"Nugget study “{study.name}”: {matched}; {judged}."
 
 
+# -- automatic judges' scores -------------------------------------------------------------------------------------
+
+
+def _study_judges(users: dict) -> str:
+    """Two demo judges' scores imported into the demo study (analytics.demo_judges)."""
+    return demo_judge_scores(users, STUDY_NAME)
+
+
 # -- scoring and reports ------------------------------------------------------------------------------------------
 
 
@@ -338,7 +358,13 @@ def _scoring(users: dict) -> str:
             continue
         # Without a broker (make run) the job runs here and now; with one, a worker scores it shortly.
         run = scoring_request(system=system, release=release, user=users["organizer@demo.portal"])
-        lines.append(f"{name} ({ScoringRun.objects.get(pk=run.pk).n_items} answers)")
+        # and over every answered item, so the study report's metrics cover every ranked question (the study also
+        # asks questions vetting has not accepted into the release yet) and take part in the judges' clusters
+        every = scoring_request(system=system, release=None, user=users["organizer@demo.portal"])
+        lines.append(
+            f"{name} ({ScoringRun.objects.get(pk=run.pk).n_items} answers in the release, "
+            f"{ScoringRun.objects.get(pk=every.pk).n_items} in all)"
+        )
     return f"Scored: {', '.join(lines)}." if lines else ""
 
 

@@ -107,21 +107,20 @@ def judge_labels_import(*, study: Study, source: str | Iterable[bytes], name: st
     return JudgeImport(file=name, labels=per_judge, replaced=replaced)
 
 
-def _check_judge(judge: str, name: str, line: int, pseudonyms: set[str]) -> None:
-    field = "judge"
-    if judge in (MATCHER, CONSENSUS):
-        raise NuggetInputError(
-            name, f"the judge name {judge!r} is reserved for the portal's own labels", line=line, field=field
-        )
+def judge_name_problem(judge: str, pseudonyms: set[str], reserved: Iterable[str] = (MATCHER, CONSENSUS)) -> str | None:
+    """Why ``judge`` cannot name an imported judge (None: it can). The one rule for judge names, labels and scores
+    alike: not a name the portal keeps for its own labellers or metrics (``reserved``), not a physician's pseudonym,
+    plain characters only (names appear on pages and in report keys)."""
+    if judge in reserved:
+        return f"the judge name {judge!r} is reserved for the portal's own labels or metrics"
     if judge in pseudonyms or PSEUDONYM.fullmatch(judge):
-        raise NuggetInputError(
-            name, f"the judge name {judge!r} is a physician's pseudonym; name the judge otherwise", line=line,
-            field=field,
-        )  # fmt: skip
+        return f"the judge name {judge!r} is a physician's pseudonym; name the judge otherwise"
     if not JUDGE_NAME.fullmatch(judge):
-        raise NuggetInputError(
-            name,
-            f"the judge name {judge!r} may hold only letters, digits, spaces and . _ ( ) + - (up to 100)",
-            line=line,
-            field=field,
-        )
+        return f"the judge name {judge!r} may hold only letters, digits, spaces and . _ ( ) + - (up to 100)"
+    return None
+
+
+def _check_judge(judge: str, name: str, line: int, pseudonyms: set[str]) -> None:
+    problem = judge_name_problem(judge, pseudonyms)
+    if problem:
+        raise NuggetInputError(name, problem, line=line, field="judge")

@@ -187,3 +187,22 @@ class JudgeNuggetLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.labeller}: answer {self.answer_id} {self.nugget_id} {self.label}"
+
+
+class JudgeScore(models.Model):
+    """An automatic judge's score for one study answer (higher = better), imported from a file: an LLM judge run
+    elsewhere. The study report compares every judge with the physicians (:mod:`analytics.study_judges`)."""
+
+    answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="judge_scores")
+    judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
+    score = models.FloatField()
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answer_id", "judge"]
+        constraints = [models.UniqueConstraint(fields=["answer", "judge"], name="judge_score_once_per_answer")]
+        indexes = [models.Index(fields=["judge"])]
+
+    def __str__(self) -> str:
+        return f"{self.judge}: answer {self.answer_id} {self.score}"

@@ -30,6 +30,13 @@ from analytics.selectors import (
     study_scoring_runs,
     vetting_ratings,
 )
+from analytics.study_judges import (
+    harm_rates,
+    recognised_reference,
+    study_judges,
+    study_style_control,
+    unblinded_leaderboard,
+)
 from annotation.models import Review
 from annotation.selectors.vetting import reviewer_quality
 from metrics import PROFILES
@@ -76,10 +83,20 @@ METHODS = {
     "the verdict and quadratic-weighted Cohen's kappa on relevance; pairs with fewer than "
     f"{MIN_PAIR_ITEMS} items in common are marked.",
     "bootstrap": "Percentile 95 % intervals from resampling items (questions), seeded.",
+    "judges": "Each automatic judge (imported scores and the built-in metrics) against the physicians' mean rank per "
+    "question, reference left out: tie-aware pairwise accuracy at epsilon 0 (Deutsch, Foster & Freitag 2023), the "
+    "tie-calibrated accuracy with its epsilon (optimistic) and held out over two folds of questions, per-question "
+    "Kendall tau-b and tau-c; significance clusters from one-sided paired permutation tests over questions (alpha "
+    "0.05); the human ceiling: each physician's accuracy against the others' consensus, the judge placed among them.",
+    "style_control": "Bradley-Terry as a logistic regression with style covariates (length in tokens, markdown "
+    "headers, list items, bold spans; Chatbot Arena's style control), bootstrap over questions.",
+    "harm_rates": "Share of judgements flagging a system's answer as potentially harmful; Wilson 95 % interval.",
+    "unblinded_leaderboard": "The Bradley-Terry leaderboard without the judgements whose ranker recognised the "
+    "reference answer (unblinding check).",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
-    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets, and the strict vital score is TREC's "
-    "strict vital recall.",
+    "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets; the strict score is "
+    "TREC's strict vital recall.",
 }
 
 
@@ -166,7 +183,8 @@ def report_study(
     if ranks.empty:
         result["undefined_reason"] = "no submitted rankings yet"
         return result
-    ranks["annotator"] = ranks["annotator"].map(_pseudonyms(ranks["annotator"].unique()))
+    names = _pseudonyms(set(ranks["annotator"].unique()) | {ranker for _, ranker in recognised_reference(study)})
+    ranks["annotator"] = ranks["annotator"].map(names)
     reference = sorted(ranks.loc[ranks["is_reference"], "system"].unique())
     base = ranks[["item", "annotator", "answer", "rank", "system"]]
     w = rankings.kendall_w(base, **kw)
@@ -182,6 +200,12 @@ def report_study(
     }
     _advance(progress)
     result["human_leaderboard"], result["human_leaderboard_notes"] = human_leaderboard(base, reference, **kw)
+    result["style_control"] = study_style_control(study, base, **kw)
+    result["harm_rates"] = harm_rates(ranks) if study.ask_harm else []
+    recognised = {(item, names[ranker]) for item, ranker in recognised_reference(study)}
+    result["unblinded_leaderboard"] = unblinded_leaderboard(
+        base, result["human_leaderboard"], recognised, reference, **kw
+    )
     _advance(progress)
     scores = study_scores(study, profile=profile)
     result["correlation"], result["scatter"] = {}, {}
@@ -197,6 +221,9 @@ def report_study(
     for metric, metric_scores in nugget_metrics.items():
         result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
+    judges = study_judges(study, model_ranks, scores, **kw)
+    if judges is not None:
+        result["judges"] = judges
     result["automatic_leaderboard"], result["automatic_leaderboard_undefined"] = _automatic_leaderboard(
         scores, study_scoring_runs(study, profile=profile)
     )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from analytics import api, nugget_views, views
+from analytics import api, judge_views, nugget_views, views
 
 urlpatterns = [
     path("analytics/", views.AnalyticsHomeView.as_view(), name="analytics_home"),
@@ -22,6 +22,11 @@ urlpatterns = [
         name="nugget_item",
     ),
     path("analytics/studies/<int:pk>/nuggets/judges/", nugget_views.JudgeImportView.as_view(), name="judge_import"),
+    path(
+        "analytics/studies/<int:pk>/judges/scores/",
+        judge_views.JudgeScoresImportView.as_view(),
+        name="judge_scores_import",
+    ),
 ]
 
 api_urlpatterns = [

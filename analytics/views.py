@@ -15,6 +15,7 @@ from analytics.leaderboards import default_release, latest_runs, score_distribut
 from analytics.models import Report, ScoringRun
 from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
 from analytics.presentation.headlines import headline
+from analytics.presentation.judges import judge_context
 from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
 from annotation.models import Release
@@ -92,6 +93,7 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "printable": self.printable,
                 "missing_plots": missing_plots(report.kind, result),
                 "reviewer_gaps": REVIEWER_GAPS,
+                **judge_context(result),
             },
         )
 

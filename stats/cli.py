@@ -26,19 +26,24 @@ class StatsInputError(ValueError):
     """Bad input file; the message names the file, the line and the column."""
 
 
-def read_csv(path: str | Path, required: Sequence[str]) -> pd.DataFrame:
-    """Read a CSV as strings (empty cells stay ""), check the columns, strip whitespace."""
+def read_csv(path, required: Sequence[str], *, name: str | None = None) -> pd.DataFrame:
+    """Read a CSV as strings (empty cells stay ""), check the columns, strip whitespace.
+
+    ``path`` is a path or an open binary file (an upload); ``name`` is how messages call it (default: the path).
+    """
+    where = name or path
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark, which would rename the first column
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     except FileNotFoundError:
-        raise StatsInputError(f"{path}: no such file") from None
+        raise StatsInputError(f"{where}: no such file") from None
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise StatsInputError(f"{path}: cannot read as CSV: {exc}") from None
+        raise StatsInputError(f"{where}: cannot read as CSV: {exc}") from None
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise StatsInputError(
-            f"{path}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; found {list(df.columns)}"
+            f"{where}: line 1 (header): missing column(s) {', '.join(map(repr, missing))}; found {list(df.columns)}"
         )
     for col in df.columns:
         df[col] = df[col].astype(str).str.strip()

@@ -31,15 +31,18 @@ def _is_jsonl(path: str | Path) -> bool:
     return str(path).lower().endswith((".jsonl", ".json", ".ndjson"))
 
 
-def read_records(path: str | Path, fields: Iterable[str], *, numbers: Iterable[str] = ()) -> pd.DataFrame:
+def read_records(path, fields: Iterable[str], *, numbers: Iterable[str] = (), name: str | None = None) -> pd.DataFrame:
     """Rows of a CSV or JSON Lines file, every field required and non-empty; ``numbers`` are finite numbers.
 
     Errors name the file, the line (counted from 1; a CSV's header is line 1) and the field. JSON Lines are read by
-    the shared strict reader (:mod:`records.jsonl`).
+    the shared strict reader (:mod:`records.jsonl`). ``path`` may also be an upload (the file's lines for JSON
+    Lines, an open binary file for a CSV) when ``name``, the name messages use, says which kind it is.
     """
     fields, numbers = tuple(fields), tuple(numbers)
-    if not _is_jsonl(path):
-        df = read_csv(path, fields)
+    display = name or str(path)
+    if not _is_jsonl(display):
+        df = read_csv(path, fields, name=display)
+        path = display
         for col in fields:
             empty = (df[col] == "").to_numpy()
             if empty.any():
@@ -51,11 +54,10 @@ def read_records(path: str | Path, fields: Iterable[str], *, numbers: Iterable[s
             for pos, v in enumerate(values):
                 if v is None:
                     raise StatsInputError(
-                        f"{path}: line {pos + 2}, field {col!r}: {df[col].iloc[pos]!r} is not a number"
+                        f"{path}: line {pos + 2}, field {col!r}: {df[col].iloc[pos]!r} is not a finite number"
                     )
             df[col] = values
         return df
-    display = str(path)
     rows = []
     try:
         for number, record in jsonl.records(path, display):
@@ -70,7 +72,7 @@ def read_records(path: str | Path, fields: Iterable[str], *, numbers: Iterable[s
     except jsonl.InputFileError as exc:
         raise StatsInputError(str(exc)) from None
     if not rows:
-        raise StatsInputError(f"{path}: no records")
+        raise StatsInputError(f"{display}: no records")
     return pd.DataFrame(rows)
 
 
@@ -152,6 +154,8 @@ def judges_section(
             "segment_tau_c": _value(f.segment_tau_c)["value"],
             "cluster": f.cluster,
             "percentile_among_physicians": f.ceiling.percentile if f.ceiling else None,
+            # the judge's acc_eq against each physician's leave-one-out consensus, averaged: the figure placed
+            "acc_eq_leave_one_out": f.ceiling.judge if f.ceiling else None,
             "above_human_ceiling": f.ceiling.above_ceiling if f.ceiling else None,
             "n_items": f.acc_eq.n_items,
         }

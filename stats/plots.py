@@ -72,6 +72,11 @@ class BarChart:
     full_scale: bool = True
     caption: str = ""
     value_format: str = "{:.2f}"
+    #: a reference range drawn behind the rows (e.g. the physicians' own agreement), with its legend text
+    band: tuple[float, float] | None = None
+    band_label: str = ""
+    #: figure width in inches; narrower charts stay legible when a phone shrinks them to its column
+    width: float = 7.0
 
 
 @dataclass(frozen=True)
@@ -148,17 +153,23 @@ def _with_n(label: str, n: int | None, unit: str) -> str:
 
 def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
     rows = chart.bars
-    fig = Figure(figsize=(7.0, 0.5 * max(len(rows), 1) + 1.5))
+    fig = Figure(figsize=(chart.width, 0.5 * max(len(rows), 1) + 1.5))
     ax = fig.add_subplot()
     if not rows:
         _no_data(ax)
         return _finish(fig, ax, chart.title, chart.caption, fmt)
     y = np.arange(len(rows))[::-1]
-    numbers = [v for b in rows for v in (b.value, *(b.ci or ())) if _finite(v)]
+    numbers = [v for b in rows for v in (b.value, *(b.ci or ())) if _finite(v)] + list(chart.band or ())
     low = min([0.0, *numbers])
     high = max([1.0 if chart.full_scale else 0.0, *numbers])
     pad = 0.06 * (high - low or 1.0)
     ax.set_xlim(low - pad, high + pad)
+    if chart.band is not None:
+        # a range of one value (every physician alike) is still drawn, as a narrow band
+        band_low, band_high = chart.band
+        width = max(band_high - band_low, 0.004 * (high - low or 1.0))
+        centre = (band_low + band_high) / 2
+        ax.axvspan(centre - width / 2, centre + width / 2, color="#f2c14e", alpha=0.45, lw=0)
     for yi, b in zip(y, rows, strict=True):
         color = RED if b.highlight else BLUE
         if not _finite(b.value):
@@ -190,6 +201,10 @@ def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
         ax.text(right + pad / 3, yi, chart.value_format.format(b.value), va="center", fontsize=10, color="0.15")
     ax.set_yticks(y, [_with_n(b.label, b.n, chart.n_unit) for b in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
+    if chart.band is not None and chart.band_label:
+        # the band's name in a strip of its own under the rows, so it never covers a dot
+        ax.set_ylim(-1.4, len(rows) - 0.3)
+        ax.text(sum(chart.band) / 2, -1.0, chart.band_label, ha="center", va="center", fontsize=9, color="0.25")
     ax.axvline(0, color="0.5", lw=0.8)
     ax.set_xlabel(chart.xlabel)
     ax.grid(axis="x", color="0.9")

@@ -3,6 +3,7 @@ PNG / SVG by ``stats.plots``)."""
 
 from __future__ import annotations
 
+from analytics.presentation.judges import judges_chart
 from analytics.presentation.tables import REVIEWER_GAPS, human_label, pair_rows, system_label
 from analytics.selectors import SCORE_METRICS
 from annotation.qa_types import QA_TYPE_LABELS
@@ -17,6 +18,7 @@ PLOT_TITLES = {
     "pair_kappa": "Verdict agreement per reviewer pair",
     "human_leaderboard": "Human preference leaderboard",
     "metric_correlation": "How well each metric follows physicians",
+    "judges": "Judges' agreement with the physicians",
     "gold_accuracy": "Gold accuracy per reviewer",
     "overturn_rate": "Adjudication overturn rate per reviewer",
     "pace": "Time per review",
@@ -37,6 +39,7 @@ def available_plots(kind: str, result: dict) -> list[str]:
             "human_leaderboard",
             *[f"scatter_{m}" for m, data in result.get("scatter", {}).items() if data.get("systems")],
             "metric_correlation",
+            *(["judges"] if (result.get("judges") or {}).get("judges") else []),
         ]
     if kind == "reviewer_quality":
         rows = result.get("reviewers", [])
@@ -143,6 +146,8 @@ def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
             n_unit="questions",
             caption="Whiskers: 95 % bootstrap interval over questions.",
         )
+    if name == "judges":
+        return judges_chart(result)
     if name in {"gold_accuracy", "overturn_rate", "pace"}:
         return _reviewer_chart(name, result["reviewers"])
     raise KeyError(name)

@@ -170,6 +170,20 @@ def report_csv(result: dict) -> str:
                 "n_items": row.get("n_questions"),
             }
         )
+    for name, figures in ((result.get("judges") or {}).get("judges") or {}).items():
+        ci = figures.get("acc_eq_ci") or [None, None]
+        cluster = figures.get("cluster")
+        writer.writerow(
+            {
+                "section": "judges",
+                "statistic": f"acc_eq:{name}",
+                "value": figures.get("acc_eq"),
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "n_items": figures.get("n_items"),
+                "note": f"cluster {cluster}" if cluster is not None else "",
+            }
+        )
     return buffer.getvalue()
 
 

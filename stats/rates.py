@@ -1,0 +1,25 @@
+"""Proportions with intervals (pure): the Wilson score interval, which stays inside 0..1 and behaves at 0 and n."""
+
+from __future__ import annotations
+
+import math
+
+from scipy.stats import norm
+
+from .bootstrap import CI_LEVEL
+
+
+def wilson_interval(successes: int, n: int, level: float = CI_LEVEL) -> tuple[float, float] | None:
+    """Wilson's score interval for ``successes`` out of ``n`` (Wilson 1927); None when ``n`` is 0."""
+    if n <= 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError("successes must be between 0 and n")
+    z = float(norm.ppf(0.5 + level / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # at 0 and n the bound is exactly 0 or 1 (floating point leaves 1e-17 there)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high

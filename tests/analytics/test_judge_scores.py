@@ -1,0 +1,158 @@
+"""External judges' per-answer scores: stored all or nothing, each refusal naming the file, the line and the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from analytics.judge_scores import judge_scores_import, study_judge_scores
+from analytics.models import JudgeScore
+from portal.models import AuditEntry
+from records.jsonl import InputFileError
+from tests.analytics.judge_rows import ranked_study, score_lines
+
+pytestmark = pytest.mark.django_db
+
+
+def jsonl(records) -> bytes:
+    return "\n".join(json.dumps(r) for r in records).encode()
+
+
+def good(**overrides) -> dict:
+    return {"item_uid": "q1", "system": "SYS-A", "score": 0.9, "judge": "gpt-judge", **overrides}
+
+
+@pytest.fixture
+def made(make_user):
+    return ranked_study(make_user)
+
+
+def test_import_stores_scores_and_audits(made, organizer):
+    data = jsonl(score_lines("gpt-judge", {"SYS-A": 3, "SYS-B": 2, "SYS-C": 1}) + [good(judge="other", score=-1.5)])
+    result = judge_scores_import(study=made.study, source=data, name="scores.jsonl", user=organizer)
+    assert result.scores == {"gpt-judge": 18, "other": 1} and result.replaced == 0
+    stored = JudgeScore.objects.get(judge="other")
+    assert (stored.score, stored.answer, stored.imported_by) == (-1.5, made.answers["q1", "SYS-A"], organizer)
+    entry = AuditEntry.objects.get(action="judge_scores_import")
+    assert entry.actor == organizer and entry.after == {
+        "file": "scores.jsonl",
+        "scores": {"gpt-judge": 18, "other": 1},
+        "replaced": 0,
+    }
+    frames = study_judge_scores(made.study)
+    assert sorted(frames) == ["gpt-judge", "other"]
+    assert list(frames["other"].itertuples(index=False, name=None)) == [("q1", "SYS-A", -1.5)]
+
+
+def test_a_csv_file_is_read_the_same_way(made):
+    data = b"item_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\nq1,SYS-B,0.5,csv-judge\n"
+    result = judge_scores_import(study=made.study, source=data, name="scores.csv", user=None)
+    assert result.scores == {"csv-judge": 2}
+
+
+def test_importing_a_judge_again_replaces_its_scores_only(made):
+    judge_scores_import(study=made.study, source=jsonl([good(), good(system="SYS-B")]), name="a.jsonl", user=None)
+    judge_scores_import(study=made.study, source=jsonl([good(judge="keep")]), name="k.jsonl", user=None)
+    result = judge_scores_import(study=made.study, source=jsonl([good(score=0.1)]), name="b.jsonl", user=None)
+    assert result.replaced == 2 and "2 earlier scores of these judges replaced" in result.summary
+    assert sorted(JudgeScore.objects.values_list("judge", "score")) == [("gpt-judge", 0.1), ("keep", 0.9)]
+
+
+@pytest.mark.parametrize(
+    ("bad", "field", "words"),
+    [
+        (good(item_uid="q9"), "item_uid", "not a question of this study"),
+        (good(system="SYS-Z"), "system", "has no answer to item 'q1'"),
+        (good(score="high"), "score", "must be a number"),
+        (good(judge="semantic"), "judge", "reserved"),
+        (good(judge="BLEU"), "judge", "reserved"),
+        (good(judge="consensus"), "judge", "reserved"),
+        (good(judge="annotator-1a2b3c4d"), "judge", "pseudonym"),
+        (good(judge="a/b"), "judge", "letters, digits"),
+        (good(judge=""), "judge", "empty"),
+        (good(), "judge", "a second score from judge 'gpt-judge'"),
+    ],
+)
+def test_each_bad_line_refuses_the_whole_file(made, bad, field, words):
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(study=made.study, source=jsonl([good(), bad]), name="s.jsonl", user=None)
+    message = str(caught.value)
+    assert message.startswith("s.jsonl") and "line 2" in message and f"field '{field}'" in message
+    assert words in message
+    assert not JudgeScore.objects.exists() and not AuditEntry.objects.filter(action="judge_scores_import").exists()
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity"])
+def test_non_finite_scores_are_refused(made, text):
+    data = b'{"item_uid": "q1", "system": "SYS-A", "score": 1, "judge": "j"}\n' + (
+        b'{"item_uid": "q1", "system": "SYS-B", "score": %s, "judge": "j"}' % text.encode()
+    )
+    with pytest.raises(InputFileError, match=r"s\.jsonl, line 2, field 'score'"):
+        judge_scores_import(study=made.study, source=data, name="s.jsonl", user=None)
+    csv = b"item_uid,system,score,judge\nq1,SYS-A,inf,j\n"
+    with pytest.raises(InputFileError, match=r"s\.csv, line 2, field 'score': 'inf' is not a finite number"):
+        judge_scores_import(study=made.study, source=csv, name="s.csv", user=None)
+    assert not JudgeScore.objects.exists()
+
+
+def test_a_physicians_own_pseudonym_is_refused(made):
+    pseudonym = made.physicians[0].pseudonym
+    with pytest.raises(InputFileError, match="pseudonym"):
+        judge_scores_import(study=made.study, source=jsonl([good(judge=pseudonym)]), name="s.jsonl", user=None)
+
+
+def test_empty_and_headerless_files_are_refused(made):
+    with pytest.raises(InputFileError, match="no records"):
+        judge_scores_import(study=made.study, source=b"\n", name="s.jsonl", user=None)
+    with pytest.raises(InputFileError, match="has no scores"):
+        judge_scores_import(study=made.study, source=b"item_uid,system,score,judge\n", name="s.csv", user=None)
+    with pytest.raises(InputFileError, match=r"line 1: missing column"):
+        judge_scores_import(study=made.study, source=b"item,system,score\nq1,SYS-A,1\n", name="s.csv", user=None)
+
+
+def test_command_imports_and_refuses_naming_the_line(made, tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_bytes(jsonl([good(), good(system="SYS-B")]))
+    call_command("import_judge_scores", "--study", str(made.study.pk), str(path))
+    assert JudgeScore.objects.count() == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_uid,system,score,judge\nq1,SYS-A,1,j\nq7,SYS-A,1,j\n")
+    with pytest.raises(CommandError, match=r"bad\.csv, line 3, field 'item_uid'"):
+        call_command("import_judge_scores", "--study", str(made.study.pk), str(bad))
+    with pytest.raises(CommandError, match="no such study"):
+        call_command("import_judge_scores", "--study", "999999", str(path))
+
+
+def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(
+            study=made.study, source=b"item_uid,system,score,judge\nq1,SYS-A,x,j\n", name="s.csv", user=None
+        )
+    error = caught.value
+    assert (error.file, error.line, error.field) == (
+        "s.csv",
+        2,
+        "score",
+    ) and error.detail == "'x' is not a finite number"
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(study=made.study, source=b'{"item_uid": "q1"}', name="s.jsonl", user=None)
+    assert (caught.value.line, caught.value.field) == (1, "system") and "s.jsonl, line 1" in str(caught.value)
+
+
+def test_a_spreadsheets_csv_with_a_byte_order_mark_is_read(made):
+    data = "\ufeffitem_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\n".encode()
+    assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).scores == {"csv-judge": 1}
+
+
+def test_only_organizers_may_upload(made, make_user, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    url = reverse("judge_scores_import", args=[made.study.pk])
+    for role in ("reviewer", "ranker", "adjudicator"):
+        client.force_login(make_user(role))
+        upload = SimpleUploadedFile("s.csv", b"item_uid,system,score,judge\nq1,SYS-A,1,j\n")
+        assert client.post(url, {"file": upload}).status_code == 403
+    assert not JudgeScore.objects.exists()

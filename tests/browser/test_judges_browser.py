@@ -1,0 +1,57 @@
+"""The study report's judge sections and the judges' import page in Chromium at a phone's width: no CSP violation,
+the page keeps its width (wide tables scroll inside their card), the plot loads, and an upload goes through."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from analytics.judge_scores import judge_scores_import
+from analytics.models import Report
+from analytics.reports import report_study
+from tests.analytics.judge_rows import ranked_study, score_lines
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_judges_on_a_phone(page, login, make_user, tmp_path):
+    made = ranked_study(make_user)
+    lines = score_lines("good judge", {"SYS-A": 9, "SYS-B": 6, "SYS-C": 1})
+    lines += score_lines("verbose judge", {"SYS-A": 2, "SYS-B": 9, "SYS-C": 1})
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    judge_scores_import(study=made.study, source=data, name="judges.jsonl", user=None)
+    organizer = make_user("organizer")
+    result = report_study(study_id=made.study.pk, n_resamples=50, seed=1)
+    result["computed_at"] = timezone.now().isoformat()
+    report = Report.objects.create(
+        kind="study",
+        params={"study_id": made.study.pk},
+        result=result,
+        created_by=organizer,
+        finished_at=timezone.now(),
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(organizer)
+    page.goto(f"/analytics/reports/{report.pk}/")
+    judges = page.locator("#judges")
+    assert "good judge is in the best cluster" in judges.inner_text()
+    assert page.locator("#style-control").is_visible() and page.locator("#harm").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    plot = page.locator("img[src$='/plots/judges.svg']")
+    plot.scroll_into_view_if_needed()
+    for _ in range(100):  # lazy loading: poll from Playwright's side (a string wait_for_function is an eval)
+        if page.evaluate("(img) => img.complete && img.naturalWidth > 0", plot.element_handle()):
+            break
+        page.wait_for_timeout(100)
+    else:
+        pytest.fail("the judges' plot did not load")
+    page.goto(f"/analytics/studies/{made.study.pk}/judges/scores/")
+    assert "good judge" in page.locator("main").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    upload = tmp_path / "more.csv"
+    upload.write_text("item_uid,system,score,judge\nq1,SYS-A,1,third judge\n")
+    page.set_input_files("input[name=file]", str(upload))
+    page.click("main form button:text-is('Import')")
+    assert "Imported 1 scores from more.csv" in page.locator("main").inner_text()
