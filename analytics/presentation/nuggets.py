@@ -164,6 +164,11 @@ def ceiling_band(report: NuggetReport) -> str:
     return f"κ {number(kappa['min'])} to {number(kappa['max'])} (mean {number(kappa['mean'])})"
 
 
+#: Below this the physicians agree only "fair" or worse with each other (Landis & Koch 1977's bands): a ceiling that
+#: low cannot vouch for an automatic labeller, whatever its own kappa.
+WEAK_HUMAN_KAPPA = 0.4
+
+
 def agreement_reading(report: NuggetReport) -> str:
     """One sentence: how far the organizer can trust each automatic labeller, measured against the physicians."""
     agreement = report.summary["agreement"]
@@ -178,6 +183,12 @@ def agreement_reading(report: NuggetReport) -> str:
         return (
             f"{labeller_label(best)} agrees best with the physician (κ {number(judges[best]['kappa'])}); a second "
             "physician's labels are needed to know how far physicians agree with each other."
+        )
+    if ceiling.get("max") is not None and ceiling["max"] < WEAK_HUMAN_KAPPA:
+        return (
+            f"The physicians agree only weakly with each other on these nuggets ({ceiling_band(report)}), so this "
+            "study cannot show that any automatic labeller may stand in for them: more physicians per answer, or "
+            "clearer nuggets, come first."
         )
     within = [n for n, f in judges.items() if f["kappa"] >= ceiling["min"]]
     if within:

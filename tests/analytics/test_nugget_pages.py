@@ -168,6 +168,11 @@ def test_reading_says_whether_a_judge_reaches_the_physicians(made):
     judges = report.summary["agreement"]["judges"]
     judges["matcher"]["kappa"] = 0.9
     assert "as well as the physicians agree with each other" in agreement_reading(report)
+    # physicians who barely agree with each other cannot vouch for anyone, however well a judge matches them
+    ceiling = report.summary["agreement"]["human_ceiling"]["kappa"]
+    ceiling.update({"min": 0.02, "max": 0.05, "mean": 0.03})
+    weak = agreement_reading(report)
+    assert weak.startswith("The physicians agree only weakly") and "cannot show" in weak
 
 
 def test_csv_has_every_labeller_and_score_with_intervals(client, organizer, made):
