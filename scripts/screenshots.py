@@ -41,11 +41,14 @@ ROLES = [
         ("report", r"link:^/analytics/reports/\d+/$"),
         ("study", "/organize/studies/"),
         ("study-detail", r"link:^/organize/studies/\d+/$"),
+        ("nuggets", "/organize/nuggets/"),
+        ("nugget-leaderboard", "/analytics/studies/2/nuggets/"),  # the demo's second study asks for nuggets
     ]),
     ("reviewer", "reviewer1@demo.portal", "check-every-answer-25", [
         ("home", "/"),
         ("queue", "/review/"),
         ("review", "click:Next item"),
+        ("nuggets", "/nuggets/"),
     ]),
     ("adjudicator", "adjudicator@demo.portal", "settle-the-disputes-25", [
         ("queue", "/adjudicate/"),
