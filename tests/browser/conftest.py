@@ -6,6 +6,7 @@ In CI (CI=true) a missing Chromium is an error, not a skip: browser tests must r
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,37 @@ def chromium_browser():
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
+
+
+# Backends of the live server that are still at work: running a query, or inside a transaction between queries.
+_BUSY_BACKENDS = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
+"""
+
+
+@pytest.fixture(autouse=True)
+def _live_server_quiet_before_flush(request):
+    """After a browser test, wait until the live server's requests are done with the database, then let the test
+    database be flushed. A request still running when the page closed (the ranking page's keepalive draft save)
+    holds row locks; the flush's TRUNCATE of every table takes its locks one table at a time, so the two deadlocked
+    now and then (seen in CI: "deadlock detected" at teardown)."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    # Set up before this fixture finishes setting up, so they are torn down after it: the flush comes last.
+    request.getfixturevalue("transactional_db")
+    request.getfixturevalue("live_server")
+    yield
+    from django.db import connection
+
+    deadline = time.monotonic() + 15
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(_BUSY_BACKENDS)
+            if cursor.fetchone()[0] == 0:
+                break
+            time.sleep(0.05)
 
 
 @pytest.fixture
