@@ -3,7 +3,6 @@ own page, :class:`analytics.nugget_views.JudgeImportView`). Organizers only: the
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,6 +12,7 @@ from analytics.judge_scores import judge_scores_import
 from analytics.models import JudgeScore, Report
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+from portal.uploads import upload_too_large
 from ranking.models import Study
 from records.jsonl import InputFileError
 
@@ -45,12 +45,9 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
         if upload is None:
             messages.error(request, "Nothing was imported: choose a CSV or JSONL file first.")
             return redirect("judge_scores_import", pk=study.pk)
-        if upload.size > settings.PORTAL_UPLOAD_MAX_BYTES:
-            messages.error(
-                request,
-                f"Nothing was imported: {upload.name} is {upload.size:,} bytes; the limit is "
-                f"{settings.PORTAL_UPLOAD_MAX_BYTES:,}.",
-            )
+        too_large = upload_too_large(upload.name or "upload", upload.size or 0)
+        if too_large:
+            messages.error(request, f"Nothing was imported: {too_large}.")
             return redirect("judge_scores_import", pk=study.pk)
         try:
             result = judge_scores_import(study=study, source=upload.read(), name=upload.name, user=request.user)

@@ -3,7 +3,6 @@ the matcher and importing an external judge's labels. Organizers only: these pag
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +18,7 @@ from portal.errors import DomainError
 from portal.models import Job
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
+from portal.uploads import upload_too_large
 from ranking.models import Study, StudyQuestion
 from stats import plots
 
@@ -137,12 +137,9 @@ class JudgeImportView(RoleRequiredMixin, View):
         if upload is None:
             messages.error(request, "Nothing was imported: choose a JSONL file first.")
             return redirect("judge_import", pk=study.pk)
-        if upload.size > settings.PORTAL_UPLOAD_MAX_BYTES:
-            messages.error(
-                request,
-                f"Nothing was imported: {upload.name} is {upload.size:,} bytes; the limit is "
-                f"{settings.PORTAL_UPLOAD_MAX_BYTES:,}.",
-            )
+        too_large = upload_too_large(upload.name or "upload", upload.size or 0)
+        if too_large:
+            messages.error(request, f"Nothing was imported: {too_large}.")
             return redirect("judge_import", pk=study.pk)
         try:
             result = judge_labels_import(

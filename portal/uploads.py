@@ -26,6 +26,13 @@ logger = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def upload_too_large(name: str, size: int) -> str | None:
+    """Why an upload of ``size`` bytes is refused before it is read ("NAME is N bytes; the limit is M"), or None:
+    the one size rule of every upload, saved for a job or read on the spot."""
+    limit = settings.PORTAL_UPLOAD_MAX_BYTES
+    return f"{name} is {size:,} bytes; the limit is {limit:,}" if size > limit else None
+
+
 def save_uploads(files: Iterable[UploadedFile]) -> tuple[list[Path], dict[str, str]]:
     """Store uploaded files under PORTAL_UPLOADS_DIR/<uuid>/ keeping their names (for error messages and the
     ClinIQLink file-name → type rule). Returns the paths and a path → original-name map. The folder is deleted
@@ -37,8 +44,9 @@ def save_uploads(files: Iterable[UploadedFile]) -> tuple[list[Path], dict[str, s
     paths, displays = [], {}
     for upload in files:
         original, size = upload.name or "upload", upload.size or 0  # Django types both optional; a form's are set
-        if size > settings.PORTAL_UPLOAD_MAX_BYTES:
-            raise ImportProblem(original, f"file is {size:,} bytes; the limit is {settings.PORTAL_UPLOAD_MAX_BYTES:,}")
+        too_large = upload_too_large("file", size)
+        if too_large:
+            raise ImportProblem(original, too_large)
         name = _SAFE.sub("_", Path(original).name) or "upload"
         path = folder / name
         with path.open("wb") as out:

@@ -156,3 +156,18 @@ def test_only_organizers_may_upload(made, make_user, client):
         upload = SimpleUploadedFile("s.csv", b"item_uid,system,score,judge\nq1,SYS-A,1,j\n")
         assert client.post(url, {"file": upload}).status_code == 403
     assert not JudgeScore.objects.exists()
+
+
+def test_an_oversized_judge_file_is_refused_before_it_is_read(client, organizer, settings):
+    """Both judge upload pages share the kernel's size rule (portal.uploads.upload_too_large)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from ranking.models import Study
+
+    study = Study.objects.create(name="size check", seed=1, overlap=2)
+    settings.PORTAL_UPLOAD_MAX_BYTES = 10
+    client.force_login(organizer)
+    for url in (f"/analytics/studies/{study.pk}/judges/scores/", f"/analytics/studies/{study.pk}/nuggets/judges/"):
+        big = SimpleUploadedFile("big.jsonl", b'{"item_uid": "x"}\n' * 5)
+        page = client.post(url, {"file": big}, follow=True).content.decode()
+        assert "Nothing was imported: big.jsonl is 90 bytes; the limit is 10." in page, url
