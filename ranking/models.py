@@ -97,6 +97,10 @@ class Study(models.Model):
         help_text="Rankers mark, for each answer, which of the item's nuggets it supports, and its wrong sentences.",
     )
     ask_hallucination = models.BooleanField(default=False)
+    ask_spans = models.BooleanField(
+        default=False,
+        help_text="Rankers mark the hallucinated words of each answer (character spans, SHROOM's labels).",
+    )
     ask_harm = models.BooleanField(default=False)
     # Intrinsic hallucination (contradicting the source) cannot be judged without the source; the organizer decides
     # whether rankers see it (it may give the gold answer away, which is why it is not always on).
@@ -326,3 +330,31 @@ class SentenceFlag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id} answer {self.answer_id} sentence {self.index}: {self.kind}"
+
+
+class HallucinationSpan(models.Model):
+    """A stretch of an answer a ranker marked as hallucinated, with its kind and an optional note.
+
+    ``start`` / ``end`` are half-open offsets in *characters* (Unicode code points, Python's string indices) into
+    :attr:`StudyAnswer.text`, the exact text the ranker was shown (frozen when the study was created, so offsets never
+    drift). One ranker's spans of one answer never overlap or touch: the service merges them before storing
+    (:func:`metrics.spans.merge_spans`). A submitted task of a span study with no span for an answer means the ranker
+    read it and found nothing hallucinated.
+    """
+
+    task = models.ForeignKey(RankingTask, on_delete=models.CASCADE, related_name="spans")
+    answer = models.ForeignKey(StudyAnswer, on_delete=models.CASCADE, related_name="spans")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=AnswerJudgement.HallucinationKind.choices)
+    note = models.TextField(blank=True, max_length=1000)
+
+    class Meta:
+        ordering = ["task_id", "answer_id", "start"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "answer", "start"], name="ranking_span_unique_start"),
+            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="ranking_span_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} answer {self.answer_id} [{self.start}, {self.end}): {self.kind}"
