@@ -27,7 +27,7 @@ from portal.audit import audit_record
 from ranking.models import Study, StudyAnswer
 from records.jsonl import InputFileError
 from stats.cli import StatsInputError
-from stats.judges_cli import JUDGE_FIELDS, read_records
+from stats.judges_cli import read_judge_rows
 
 if TYPE_CHECKING:
     from portal.models import User
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 RESERVED_JUDGE_NAMES = frozenset(
     {MATCHER, CONSENSUS, *SCORE_METRICS, *(label.lower() for label in SCORE_LABELS.values())}
 )
+
+
+LABEL_MAX = JudgeScore._meta.get_field("label").max_length
 
 
 @dataclass(frozen=True)
@@ -58,14 +61,14 @@ class JudgeScoreImport:
         return judges + (f"; {self.replaced:,} earlier scores of these judges replaced" if self.replaced else "")
 
 
-def _read(source: str | bytes, name: str) -> pd.DataFrame:
+def _read(source: str | bytes, name: str, scale: list[str]) -> pd.DataFrame:
     """The file's rows (``_line`` counted from 1). ``source``: a path, or an upload's bytes (its ``name`` says
     whether it is JSON Lines or CSV)."""
     if isinstance(source, bytes):
         upload = source.split(b"\n") if name.lower().endswith((".jsonl", ".json", ".ndjson")) else io.BytesIO(source)
         source = upload  # type: ignore[assignment]
     try:
-        frame = read_records(source, JUDGE_FIELDS, numbers=("score",), name=name)
+        frame = read_judge_rows(source, scale=scale, name=name)
     except StatsInputError as exc:
         raise _as_input_error(str(exc), name) from None
     if frame.empty:
@@ -88,15 +91,20 @@ def _as_input_error(message: str, name: str) -> InputFileError:
     return InputFileError(name, found["detail"], line=int(line) if line else None, field=found["field"])
 
 
-def judge_scores_import(*, study: Study, source: str | bytes, name: str, user: User | None) -> JudgeScoreImport:
+def judge_scores_import(
+    *, study: Study, source: str | bytes, name: str, user: User | None, scale: list[str] | None = None
+) -> JudgeScoreImport:
     """Store the judge scores of ``source`` (a path, or an uploaded file's bytes) for ``study``'s answers.
+
+    Lines giving a label instead of a score are scored by the label's place on ``scale`` (best first; by default
+    the study's tag scale); the label is kept beside the score.
 
     Refused with :class:`records.jsonl.InputFileError` (file, line, field): a missing or empty field, a score that is
     not a finite number, an item that is not a question of this study, a system that did not answer it here, a
     second line for the same judge and answer, a judge name that is reserved, a physician's pseudonym or has
     characters other than letters, digits, spaces and ``. _ ( ) + -``.
     """
-    frame = _read(source, name)
+    frame = _read(source, name, scale or list(study.tag_scale))
     answers = {
         (a.question.item.uid, a.system.name): a
         for a in StudyAnswer.objects.filter(question__study=study).select_related("question__item", "system")
@@ -105,8 +113,8 @@ def judge_scores_import(*, study: Study, source: str | bytes, name: str, user: U
     pseudonyms = study_physician_pseudonyms(study)
     seen: set[tuple[str, str, str]] = set()
     rows: list[JudgeScore] = []
-    for line, item, system, judge, score in zip(
-        frame["_line"], frame["item_uid"], frame["system"], frame["judge"], frame["score"], strict=True
+    for line, item, system, judge, score, label in zip(
+        frame["_line"], frame["item_uid"], frame["system"], frame["judge"], frame["score"], frame["label"], strict=True
     ):
         line = int(line)
         problem = judge_name_problem(judge, pseudonyms, RESERVED_JUDGE_NAMES)
@@ -121,6 +129,10 @@ def judge_scores_import(*, study: Study, source: str | bytes, name: str, user: U
             raise InputFileError(
                 name, f"system {system!r} has no answer to item {item!r} in this study", line=line, field="system"
             )
+        if label is not None and len(label) > LABEL_MAX:
+            raise InputFileError(
+                name, f"a label of {len(label):,} characters (at most {LABEL_MAX})", line=line, field="label"
+            )
         if (judge, item, system) in seen:
             raise InputFileError(
                 name,
@@ -129,7 +141,7 @@ def judge_scores_import(*, study: Study, source: str | bytes, name: str, user: U
                 field="judge",
             )
         seen.add((judge, item, system))
-        rows.append(JudgeScore(answer=answer, judge=judge, score=float(score), imported_by=user))
+        rows.append(JudgeScore(answer=answer, judge=judge, score=float(score), label=label or "", imported_by=user))
     per_judge = dict(sorted(Counter(row.judge for row in rows).items()))
     with transaction.atomic():
         replaced, _ = JudgeScore.objects.filter(answer__question__study=study, judge__in=list(per_judge)).delete()

@@ -8,13 +8,15 @@ from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from analytics.judge_scores import judge_scores_import
+from analytics.judge_scores import LABEL_MAX, judge_scores_import
 from analytics.models import JudgeScore, Report
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import upload_too_large
 from ranking.models import Study
 from records.jsonl import InputFileError
+from stats.cli import StatsInputError
+from stats.judges_cli import parse_label_scale
 
 TEMPLATE = "analytics/judge_scores_import.html"
 
@@ -49,8 +51,14 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
         if too_large:
             messages.error(request, f"Nothing was imported: {too_large}.")
             return redirect("judge_scores_import", pk=study.pk)
+        scale, scale_problem = _label_scale(request.POST.get("scale", ""), study)
+        if scale_problem:
+            messages.error(request, f"Nothing was imported: {scale_problem}.")
+            return redirect("judge_scores_import", pk=study.pk)
         try:
-            result = judge_scores_import(study=study, source=upload.read(), name=upload.name, user=request.user)
+            result = judge_scores_import(
+                study=study, source=upload.read(), name=upload.name, user=request.user, scale=scale
+            )
         except InputFileError as exc:
             return render(request, TEMPLATE, _context(study, error=exc), status=400)
         messages.success(
@@ -59,6 +67,25 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
             "the judges with the physicians.",
         )
         return redirect("judge_scores_import", pk=study.pk)
+
+
+MAX_SCALE_LABELS = 20
+
+
+def _label_scale(text: str, study: Study) -> tuple[list[str], str]:
+    """The label scale the organizer typed (best first), or the study's tag scale when the field is left empty;
+    and what is wrong with it, if anything."""
+    try:
+        scale = parse_label_scale(text[:5000])
+    except StatsInputError as exc:
+        return [], str(exc)
+    if scale is None:
+        return list(study.tag_scale), ""
+    if len(scale) > MAX_SCALE_LABELS:
+        return [], f"the label scale has {len(scale)} labels; at most {MAX_SCALE_LABELS}"
+    if any(len(label) > LABEL_MAX for label in scale):
+        return [], f"a label of the scale is longer than {LABEL_MAX} characters"
+    return scale, ""
 
 
 def latest_study_report(study: Study) -> Report | None:

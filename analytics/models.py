@@ -195,7 +195,8 @@ class JudgeScore(models.Model):
 
     answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="judge_scores")
     judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
-    score = models.FloatField()
+    score = models.FloatField(help_text="As given, or a given label's place on the ordered scale (the last is 0).")
+    label = models.CharField(max_length=100, blank=True, help_text="The label the judge gave, when it gave one.")
     imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -13,6 +13,9 @@ from analytics.nugget_matching import matcher_thresholds, nugget_matcher_request
 from analytics.nugget_reports import labeller_label, study_nugget_report_cached
 from analytics.nugget_selectors import nugget_questions
 from analytics.presentation import nuggets as present
+from analytics.presentation.judges import harm_by_system
+from analytics.selectors import study_rankings
+from analytics.study_judges import harm_rates
 from metrics.nugget_io import NuggetInputError
 from portal.errors import DomainError
 from portal.models import Job
@@ -45,6 +48,7 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
         questions = list(nugget_questions(study))
         correlations = present.correlation_rows(report)
         last_matcher = Job.objects.filter(kind="nugget_matcher", params__study_id=study.pk).order_by("-created_at")
+        harm = harm_by_system(harm_rates(study_rankings(study))) if study.ask_harm and study.ask_ranking else {}
         return render(
             request,
             "analytics/nuggets.html",
@@ -66,6 +70,7 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
                 "n_answers": len(report.data.answers),
                 "thresholds": matcher_thresholds(),
                 "last_matcher": last_matcher.first(),
+                "harm": harm,
             },
         )
 

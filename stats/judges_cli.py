@@ -1,7 +1,7 @@
 """The judge figures of ``metric_correlation --judges/--tie-calibration/--permutations/--answers`` (pure).
 
-Reads a judges file (CSV or JSON Lines: ``item_uid, system, score, judge``; one score per judge, question and
-system) and an answers file (``item_uid, system, response``) for the style-controlled leaderboard, refusing bad
+Reads a judges file (CSV or JSON Lines: ``item_uid, system, judge`` and a ``score`` or a ``label``; one per judge,
+question and system; labels become scores by their place on an ordered scale, :func:`read_judge_rows`) and an answers file (``item_uid, system, response``) for the style-controlled leaderboard, refusing bad
 input by file, line and field, and turns :mod:`stats.judges` and :mod:`stats.style` results into JSON-ready dicts.
 """
 
@@ -22,7 +22,9 @@ from .results import StatResult
 from .significance import DEFAULT_PERMUTATIONS
 from .style import STYLE_FEATURES, answer_style, style_controlled_leaderboard
 
-JUDGE_FIELDS = ("item_uid", "system", "score", "judge")
+#: Every judge line names these; it gives a ``score`` (higher = better), a ``label`` on an ordered scale, or both.
+JUDGE_FIELDS = ("item_uid", "system", "judge")
+JUDGE_VALUE_FIELDS = ("score", "label")
 ANSWER_FIELDS = ("item_uid", "system", "response")
 MAX_FIELD_CHARS = 100_000
 
@@ -31,14 +33,24 @@ def _is_jsonl(path: str | Path) -> bool:
     return str(path).lower().endswith((".jsonl", ".json", ".ndjson"))
 
 
-def read_records(path, fields: Iterable[str], *, numbers: Iterable[str] = (), name: str | None = None) -> pd.DataFrame:
+def read_records(
+    path,
+    fields: Iterable[str],
+    *,
+    numbers: Iterable[str] = (),
+    optional: Iterable[str] = (),
+    name: str | None = None,
+) -> pd.DataFrame:
     """Rows of a CSV or JSON Lines file, every field required and non-empty; ``numbers`` are finite numbers.
+
+    ``optional`` fields may be missing (a CSV without the column, a JSON line without the key or with ``null``) or
+    empty; they come back as ``None``, and when present they are checked like the others.
 
     Errors name the file, the line (counted from 1; a CSV's header is line 1) and the field. JSON Lines are read by
     the shared strict reader (:mod:`records.jsonl`). ``path`` may also be an upload (the file's lines for JSON
     Lines, an open binary file for a CSV) when ``name``, the name messages use, says which kind it is.
     """
-    fields, numbers = tuple(fields), tuple(numbers)
+    fields, numbers, optional = tuple(fields), tuple(numbers), tuple(optional)
     display = name or str(path)
     if not _is_jsonl(display):
         df = read_csv(path, fields, name=display)
@@ -47,25 +59,33 @@ def read_records(path, fields: Iterable[str], *, numbers: Iterable[str] = (), na
             empty = (df[col] == "").to_numpy()
             if empty.any():
                 raise StatsInputError(f"{path}: line {int(empty.argmax()) + 2}, field {col!r}: empty value")
-        df = df.loc[:, list(fields)]
+        for col in optional:
+            if col not in df.columns:
+                df[col] = ""
+        df = df.loc[:, [*fields, *optional]]
         df["_line"] = range(2, len(df) + 2)
         for col in numbers:
-            values = [_finite(v) for v in df[col]]
+            values = [None if col in optional and v == "" else _finite(v) for v in df[col]]
             for pos, v in enumerate(values):
-                if v is None:
+                if v is None and df[col].iloc[pos] != "":
                     raise StatsInputError(
                         f"{path}: line {pos + 2}, field {col!r}: {df[col].iloc[pos]!r} is not a finite number"
                     )
-            df[col] = values
+            df[col] = pd.Series(values, index=df.index, dtype=object)
+        for col in optional:
+            if col not in numbers:
+                df[col] = [v or None for v in df[col]]
         return df
     rows = []
     try:
         for number, record in jsonl.records(path, display):
             row: dict = {
-                name: jsonl.number_field(record, name, display, number)
+                name: None
+                if name in optional and record.get(name) in (None, "")
+                else jsonl.number_field(record, name, display, number)
                 if name in numbers
                 else jsonl.text_field(record, name, display, number, limit=MAX_FIELD_CHARS)
-                for name in fields
+                for name in (*fields, *optional)
             }
             row["_line"] = number
             rows.append(row)
@@ -88,16 +108,69 @@ def _line(df: pd.DataFrame, pos: int) -> int:
     return int(df["_line"].iloc[pos])
 
 
-def read_judges(path: str | Path) -> dict[str, pd.DataFrame]:
-    """judge name -> ``item, system, score`` from a judges file."""
-    df = read_records(path, JUDGE_FIELDS, numbers=("score",))
+def parse_label_scale(values: str | Iterable[str] | None) -> list[str] | None:
+    """An ordered label scale, best first ("good, okay, bad" or a list); ``None`` when none is given."""
+    if values is None:
+        return None
+    scale = [v.strip() for v in (values.split(",") if isinstance(values, str) else values) if v and v.strip()]
+    if not scale:
+        return None
+    folded = [v.casefold() for v in scale]
+    if len(set(folded)) != len(folded):
+        raise StatsInputError(f"the label scale {', '.join(scale)} names a label twice")
+    return scale
+
+
+def label_scores(scale: Iterable[str]) -> dict[str, float]:
+    """Each label's score on an ordered scale given best first: the last is 0, each better label one more, so that
+    higher is better as for numeric scores. Keys are case-folded (a judge writing "Good" means "good")."""
+    scale = list(scale)
+    return {label.casefold(): float(len(scale) - 1 - i) for i, label in enumerate(scale)}
+
+
+def read_judge_rows(path, *, scale: Iterable[str] | None = None, name: str | None = None) -> pd.DataFrame:
+    """The lines of a judges file: ``item_uid, system, judge, score, label, _line``, one per judge and answer.
+
+    A line gives a numeric ``score``, a ``label``, or both (the score then counts; the label is kept). A label
+    becomes a score by its place on ``scale`` (best first, :func:`label_scores`); a label off the scale, or labels
+    without a scale, are refused. Errors name the file, the line and the field, like every reader here.
+    """
+    display = name or str(path)
+    df = read_records(path, JUDGE_FIELDS, numbers=("score",), optional=JUDGE_VALUE_FIELDS, name=name)
+    scores = label_scores(scale) if scale is not None else None
+    values = []
+    for pos, (score, label) in enumerate(zip(df["score"], df["label"], strict=True)):
+        label = None if pd.isna(label) else label
+        if not pd.isna(score):  # a missing score reads as None or, in a column of numbers, NaN
+            values.append(float(score))
+            continue
+        where = f"{display}: line {_line(df, pos)}"
+        if label is None:
+            raise StatsInputError(f"{where}, field 'score': give a score or a label")
+        if scores is None:
+            raise StatsInputError(
+                f"{where}, field 'label': {label!r} is a label, but no label scale (best first) was given"
+            )
+        if label.casefold() not in scores:
+            raise StatsInputError(
+                f"{where}, field 'label': {label!r} is not on the scale {', '.join(scale or [])} (best first)"
+            )
+        values.append(scores[label.casefold()])
+    df["score"] = values
+    df["label"] = pd.Series([None if pd.isna(v) else v for v in df["label"]], index=df.index, dtype=object)
     dup = df.duplicated(["judge", "item_uid", "system"]).to_numpy()
     if dup.any():
         pos = int(dup.argmax())
         raise StatsInputError(
-            f"{path}: line {_line(df, pos)}, field 'judge': a second score from judge {df['judge'].iloc[pos]!r} "
+            f"{display}: line {_line(df, pos)}, field 'judge': a second score from judge {df['judge'].iloc[pos]!r} "
             f"for system {df['system'].iloc[pos]!r} on item {df['item_uid'].iloc[pos]!r}"
         )
+    return df
+
+
+def read_judges(path: str | Path, *, scale: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
+    """judge name -> ``item, system, score`` from a judges file (labels scored on ``scale``)."""
+    df = read_judge_rows(path, scale=scale)
     return {
         str(name): group.rename(columns={"item_uid": "item"})[["item", "system", "score"]].reset_index(drop=True)
         for name, group in df.groupby("judge", sort=True)
@@ -219,6 +292,7 @@ def judge_correlation_report(
     scores_path: str | Path | None,
     *,
     judges_path: str | Path | None = None,
+    judge_scale: Iterable[str] | None = None,
     answers_path: str | Path | None = None,
     exclude: Iterable[str] = (),
     tie_calibrate: bool = False,
@@ -229,8 +303,8 @@ def judge_correlation_report(
     """``metric_correlation``'s report: the metric's figures (when ``scores_path``), then every judge's.
 
     The judge section is computed when judges, tie calibration or permutations are asked for; the metric of
-    ``scores_path`` takes part in it under the name ``metric``. ``answers_path`` adds the style-controlled
-    leaderboard.
+    ``scores_path`` takes part in it under the name ``metric``; judges giving labels are scored on ``judge_scale``
+    (best first). ``answers_path`` adds the style-controlled leaderboard.
     """
     exclude = tuple(exclude)
     if scores_path is None and judges_path is None:
@@ -246,7 +320,7 @@ def judge_correlation_report(
         if scores_path is not None:
             judges["metric"] = read_scores(scores_path)
         if judges_path is not None:
-            for name, scores in read_judges(judges_path).items():
+            for name, scores in read_judges(judges_path, scale=judge_scale).items():
                 if name in judges:
                     raise StatsInputError(f"{judges_path}: the judge name {name!r} is taken by the --scores metric")
                 judges[name] = scores

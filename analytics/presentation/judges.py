@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from analytics.presentation.tables import human_label, system_label
+from portal.templatetags.portal_tags import percent
 from stats.plots import Bar, BarChart
 from stats.style import STYLE_FEATURES, STYLE_LABELS
 
@@ -171,6 +172,7 @@ def style_rows(result: dict) -> list[dict]:
     rows = [
         {
             "system": system_label(system, system in reference),
+            "name": system,
             "plain": plain.get(system),
             "controlled": controlled[system],
             "ci": intervals.get(system),
@@ -231,9 +233,20 @@ def unblinded_sentence(result: dict) -> str:
     return f"Without the {judgements} whose ranker recognised the reference answer, the order of the systems stays the same."
 
 
+def harm_by_system(harm_rates: list[dict] | None) -> dict[str, str]:
+    """Each system's potential-harm flag rate (:func:`analytics.study_judges.harm_rates`) as one cell
+    ("12 % (5 % – 30 %)"), to stand beside every leaderboard of a study; empty when the study did not ask."""
+    cells = {}
+    for row in harm_rates or []:
+        ci = row.get("rate_ci")
+        interval = f" ({percent(ci[0])} – {percent(ci[1])})" if ci else ""
+        cells[row["system"]] = f"{percent(row['rate'])}{interval}"
+    return cells
+
+
 def judge_context(result: dict) -> dict:
     """What the study report's page shows of these sections (empty for other reports)."""
-    context: dict = {}
+    context: dict = {"harm": harm_by_system(result.get("harm_rates"))}
     if (result.get("judges") or {}).get("judges"):
         context["judge_rows"] = judge_rows(result)
         context["judge_sentence"] = judge_sentence(result)

@@ -171,3 +171,74 @@ def test_an_oversized_judge_file_is_refused_before_it_is_read(client, organizer,
         big = SimpleUploadedFile("big.jsonl", b'{"item_uid": "x"}\n' * 5)
         page = client.post(url, {"file": big}, follow=True).content.decode()
         assert "Nothing was imported: big.jsonl is 90 bytes; the limit is 10." in page, url
+
+
+def test_labels_score_by_their_place_on_the_studys_tag_scale(made):
+    """Tag scale good, okay, bad (best first): good 2, okay 1, bad 0; capitals do not matter; the label is kept."""
+    lines = [
+        {"item_uid": "q1", "system": "SYS-A", "label": "Good", "judge": "label-llm"},
+        {"item_uid": "q1", "system": "SYS-B", "label": "okay", "judge": "label-llm"},
+        {"item_uid": "q1", "system": "SYS-C", "label": "bad", "judge": "label-llm"},
+        {"item_uid": "q2", "system": "SYS-A", "label": "bad", "score": 7.5, "judge": "label-llm"},
+    ]
+    assert list(made.study.tag_scale) == ["good", "okay", "bad"]
+    judge_scores_import(study=made.study, source=jsonl(lines), name="labels.jsonl", user=None)
+    stored = sorted(
+        JudgeScore.objects.values_list("answer__question__item__uid", "answer__system__name", "score", "label")
+    )
+    assert stored == [
+        ("q1", "SYS-A", 2.0, "Good"),
+        ("q1", "SYS-B", 1.0, "okay"),
+        ("q1", "SYS-C", 0.0, "bad"),
+        ("q2", "SYS-A", 7.5, "bad"),  # a line with both counts its score
+    ]
+
+
+def test_a_given_scale_replaces_the_tag_scale_and_off_scale_labels_are_refused(made):
+    data = b"item_uid,system,judge,label\nq1,SYS-A,j,A\nq1,SYS-B,j,D\n"
+    judge_scores_import(study=made.study, source=data, name="l.csv", user=None, scale=["A", "B", "C", "D"])
+    assert sorted(JudgeScore.objects.values_list("score", flat=True)) == [0.0, 3.0]
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(study=made.study, source=data, name="l.csv", user=None)
+    assert (caught.value.line, caught.value.field) == (2, "label")
+    assert caught.value.detail == "'A' is not on the scale good, okay, bad (best first)"
+    assert JudgeScore.objects.count() == 2  # nothing changed
+
+
+def test_a_line_with_neither_score_nor_label_is_refused(made):
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(
+            study=made.study, source=jsonl([good(), {**good(system="SYS-B"), "score": None}]), name="s.jsonl", user=None
+        )
+    assert (caught.value.line, caught.value.field, caught.value.detail) == (2, "score", "give a score or a label")
+
+
+def test_the_page_takes_a_label_scale(made, organizer, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    url = f"/analytics/studies/{made.study.pk}/judges/scores/"
+    client.force_login(organizer)
+    assert "Label scale, best first" in client.get(url).content.decode()
+    upload = SimpleUploadedFile("l.csv", b"item_uid,system,judge,label\nq1,SYS-A,j,pass\nq1,SYS-B,j,fail\n")
+    page = client.post(url, {"file": upload, "scale": "pass, fail"}, follow=True).content.decode()
+    assert "Imported 2 scores from l.csv" in page
+    assert dict(JudgeScore.objects.values_list("label", "score")) == {"pass": 1.0, "fail": 0.0}
+    upload = SimpleUploadedFile("l.csv", b"item_uid,system,judge,label\nq1,SYS-A,j,pass\n")
+    page = client.post(url, {"file": upload, "scale": "pass, Pass"}, follow=True).content.decode()
+    assert "Nothing was imported: the label scale pass, Pass names a label twice." in page
+
+
+def test_command_takes_a_scale(made, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(jsonl([{"item_uid": "q1", "system": "SYS-A", "label": "high", "judge": "j"}]))
+    call_command("import_judge_scores", "--study", str(made.study.pk), "--scale", "high,low", str(path))
+    assert JudgeScore.objects.get().score == 1.0
+    with pytest.raises(CommandError, match="--scale: the label scale a, a names a label twice"):
+        call_command("import_judge_scores", "--study", str(made.study.pk), "--scale", "a,a", str(path))
+
+
+def test_a_score_without_label_keeps_an_empty_label(made):
+    judge_scores_import(
+        study=made.study, source=jsonl([good(), good(system="SYS-B", label="fine")]), name="s.jsonl", user=None
+    )
+    assert sorted(JudgeScore.objects.values_list("label", flat=True)) == ["", "fine"]

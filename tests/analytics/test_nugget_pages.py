@@ -188,3 +188,26 @@ def test_csv_has_every_labeller_and_score_with_intervals(client, organizer, made
     )
     assert float(consensus_all["mean"]) == 0.75 and consensus_all["n_answers"] == "1"
     assert {r["labeller"] for r in rows} >= {"consensus", "matcher", "lenient-llm"}
+
+
+def test_the_nugget_leaderboard_shows_the_harm_rate_when_the_study_asked(client, organizer, make_user):
+    """Two physicians rank q1; one flags SYS-B as harmful: SYS-B 50 % (1 of 2), SYS-A 0 %."""
+    from ranking.models import AnswerJudgement
+    from tests.analytics.nugget_rows import ANSWERS, PHYSICIAN_LABELS, nugget_study, rank_answers, submit_nugget_task
+
+    made = nugget_study(items={"q1": dict(ANSWERS)}, name="harm study", ask_ranking=True)
+    for n in (0, 1):
+        task = submit_nugget_task(made, make_user("ranker"), "q1", PHYSICIAN_LABELS[n])
+        rank_answers(made, task, {"SYS-A": 1, "SYS-B": 2})
+        AnswerJudgement.objects.filter(task=task).update(harm=False)
+        if n == 1:
+            AnswerJudgement.objects.filter(task=task, answer__system__name="SYS-B").update(harm=True)
+    client.force_login(organizer)
+    url = reverse("nugget_leaderboard", args=[made.study.pk])
+    assert "Flagged harmful" not in client.get(url).content.decode()  # the study did not ask
+    made.study.ask_harm = True
+    made.study.save(update_fields=["ask_harm"])
+    html = unescape(client.get(url).content.decode())
+    row = re.search(r"<tr><td>SYS-B</td>.*?</tr>", html, flags=re.S).group(0)
+    assert "50 % (9 % – 91 %)" in row
+    assert "0 % (0 % – 66 %)" in re.search(r"<tr><td>SYS-A</td>.*?</tr>", html, flags=re.S).group(0)

@@ -212,3 +212,36 @@ def test_a_judge_is_placed_among_the_physicians_in_words(judge, short, words):
     figures = {"acc_eq_leave_one_out": judge}
     assert _among(figures, physicians) == short and _among(figures, physicians, short=False) == words
     assert _among(figures, [0.7, 0.7]) == ("as well as all 2" if judge == 0.7 else _among(figures, [0.7, 0.7]))
+
+
+def test_the_harm_rate_stands_beside_every_leaderboard(made, organizer, client):
+    """SYS-C was flagged in 9 of 18 judgements: 50 % with its Wilson interval, in each leaderboard's own row."""
+    import re
+
+    from django.urls import reverse
+
+    from analytics.presentation.judges import harm_by_system
+
+    report = stored_report(made, organizer)
+    cells = harm_by_system(report.result["harm_rates"])
+    assert cells["SYS-C"] == "50 % (29 % – 71 %)" and cells["SYS-A"] == "0 % (0 % – 18 %)"
+    client.force_login(organizer)
+    page = client.get(reverse("report_detail", args=[report.pk])).content.decode()
+    tables = re.findall(r"<table.*?</table>", page, flags=re.S)
+    boards = [t for t in tables if "Flagged harmful (95 % interval)" in t]
+    assert len(boards) == 3  # human, style-controlled, without recognised reference
+    for table in boards:
+        row = re.search(r"<tr><td>SYS-C.*?</tr>", table, flags=re.S).group(0)
+        assert "50 % (29 % – 71 %)" in row
+
+
+def test_no_harm_column_when_the_study_did_not_ask(made, organizer, client):
+    from django.urls import reverse
+
+    from ranking.models import AnswerJudgement
+
+    AnswerJudgement.objects.update(harm=None)
+    report = stored_report(made, organizer)
+    client.force_login(organizer)
+    page = client.get(reverse("report_detail", args=[report.pk])).content.decode()
+    assert "Flagged harmful" not in page and "Potential patient harm" not in page

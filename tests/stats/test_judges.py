@@ -77,3 +77,11 @@ def test_identical_judges_share_a_cluster():
     result = judge_meta_evaluation(rankings, {"a": same, "b": same.copy()}, n_permutations=200, n_resamples=0)
     assert result.judges["a"].cluster == result.judges["b"].cluster == 1
     assert result.p_better[("a", "b")] == 1.0
+
+
+def test_label_scores_count_places_from_the_worst():
+    from stats.judges_cli import label_scores, parse_label_scale
+
+    assert label_scores(["Excellent", "fair", "poor"]) == {"excellent": 2.0, "fair": 1.0, "poor": 0.0}
+    assert parse_label_scale(" good , okay,, bad ") == ["good", "okay", "bad"]
+    assert parse_label_scale("") is None and parse_label_scale(None) is None

@@ -135,3 +135,26 @@ def test_needs_scores_or_judges(files):
         run("metric_correlation", "--rankings", files["rankings"])
     with pytest.raises(CommandError, match="--permutations must be a positive"):
         run("metric_correlation", "--rankings", files["rankings"], "--judges", files["judges"], "--permutations", "0")
+
+
+def test_label_judges_score_by_their_place_on_the_scale(tmp_path):
+    """Physicians order s1 > s2 > s3 on every question. A judge labelling good / okay / bad in that order agrees on
+    every pair (acc_eq 1); one calling every answer good predicts ties the physicians never made (acc_eq 0)."""
+    ranks = ["item,annotator,answer,rank,system"]
+    judges = []
+    for q in range(6):
+        for person in ("p1", "p2"):
+            ranks += [f"q{q},{person},{s},{r},{s}" for r, s in enumerate(("s1", "s2", "s3"), start=1)]
+        for s, label in (("s1", "GOOD"), ("s2", "okay"), ("s3", "bad")):
+            judges.append(json.dumps({"item_uid": f"q{q}", "system": s, "label": label, "judge": "ordered"}))
+            judges.append(json.dumps({"item_uid": f"q{q}", "system": s, "label": "good", "judge": "flat"}))
+    (tmp_path / "r.csv").write_text("\n".join(ranks) + "\n")
+    (tmp_path / "j.jsonl").write_text("\n".join(judges) + "\n")
+    args = ["metric_correlation", "--rankings", str(tmp_path / "r.csv"), "--judges", str(tmp_path / "j.jsonl")]
+    out = json.loads(run(*args, "--judge-scale", "good,okay,bad", "--permutations", "50", "--json"))
+    assert out["judges"]["ordered"]["acc_eq"] == pytest.approx(1.0)
+    assert out["judges"]["flat"]["acc_eq"] == pytest.approx(0.0)
+    with pytest.raises(CommandError, match=r"j\.jsonl: line 1, field 'label': 'GOOD' is a label, but no label scale"):
+        run(*args)
+    with pytest.raises(CommandError, match=r"field 'label': 'okay' is not on the scale good, bad \(best first\)"):
+        run(*args, "--judge-scale", "good,bad")

@@ -1,5 +1,5 @@
-"""``manage.py metric_correlation --rankings FILE.csv [--scores FILE.csv] [--judges FILE] [--answers FILE]
-[--tie-calibration] [--permutations N] [--json] [--exclude-system S]``."""
+"""``manage.py metric_correlation --rankings FILE.csv [--scores FILE.csv] [--judges FILE [--judge-scale LABELS]]
+[--answers FILE] [--tie-calibration] [--permutations N] [--json] [--exclude-system S]``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from stats.cli import StatsInputError, format_text, to_json
-from stats.judges_cli import judge_correlation_report
+from stats.judges_cli import judge_correlation_report, parse_label_scale
 
 
 class Command(BaseCommand):
@@ -16,7 +16,7 @@ class Command(BaseCommand):
         "pairwise accuracy, system-level Pearson/Spearman, and Bradley-Terry strengths; with --judges, every "
         "judge's tie-aware accuracy, significance clusters and place among the physicians. Rankings: "
         "item,annotator,answer,rank,system (1 = best); scores: item,system,score (higher = better); judges "
-        "(CSV or JSONL): item_uid,system,score,judge."
+        "(CSV or JSONL): item_uid,system,judge and score or label (with --judge-scale)."
     )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
@@ -24,7 +24,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--rankings", required=True, help="CSV with item,annotator,answer,rank,system")
         parser.add_argument("--scores", help="CSV with item,system,score (the metric, called 'metric' among judges)")
-        parser.add_argument("--judges", help="CSV or JSONL with item_uid,system,score,judge: any automatic judges")
+        parser.add_argument(
+            "--judges",
+            help="CSV or JSONL with item_uid,system,judge and a score (higher = better) or a label: any automatic judges",
+        )
+        parser.add_argument(
+            "--judge-scale",
+            metavar="LABELS",
+            help="the judges' labels best first, comma-separated (e.g. 'good,okay,bad'): labels score by their place",
+        )
         parser.add_argument(
             "--answers", help="CSV or JSONL with item_uid,system,response: adds the style-controlled leaderboard"
         )
@@ -56,6 +64,7 @@ class Command(BaseCommand):
                 opts["rankings"],
                 opts["scores"],
                 judges_path=opts["judges"],
+                judge_scale=parse_label_scale(opts["judge_scale"]),
                 answers_path=opts["answers"],
                 tie_calibrate=opts["tie_calibration"],
                 n_permutations=opts["permutations"],
