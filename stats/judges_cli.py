@@ -225,6 +225,9 @@ def judges_section(
             "acc_eq_held_out": f.acc_eq_held_out,
             "segment_tau_b": _value(f.segment_tau_b)["value"],
             "segment_tau_c": _value(f.segment_tau_c)["value"],
+            # questions where the per-question tau is defined (the judge and the physicians each vary): a label
+            # judge that ties often is averaged over few questions, which its reader must know
+            "segment_tau_n_items": f.segment_tau_b.n_items if f.segment_tau_b else 0,
             "cluster": f.cluster,
             "percentile_among_physicians": f.ceiling.percentile if f.ceiling else None,
             # the judge's acc_eq against each physician's leave-one-out consensus, averaged: the figure placed

@@ -42,6 +42,9 @@ def judge_rows(result: dict) -> list[dict]:
                 "percentile": None if percentile is None else round(percentile),
                 "among_physicians": _among(figures, physicians),
                 "among_physicians_words": _among(figures, physicians, short=False),
+                "tau_partial": figures.get("segment_tau_b") is not None
+                and figures.get("segment_tau_n_items") is not None
+                and figures["segment_tau_n_items"] < (figures.get("n_items") or 0),
             }
         )
     # imported judges before the built-in metrics at equal agreement: they are what the organizer came to judge

@@ -245,3 +245,24 @@ def test_no_harm_column_when_the_study_did_not_ask(made, organizer, client):
     client.force_login(organizer)
     page = client.get(reverse("report_detail", args=[report.pk])).content.decode()
     assert "Flagged harmful" not in page and "Potential patient harm" not in page
+
+
+def test_a_tau_over_few_questions_says_over_how_many(made, organizer, client):
+    """A label judge that tells the answers apart on q1 only: its τ is defined on 1 of the 6 questions, and the
+    table says so under the figure rather than showing a lone 1.00 beside a low acc_eq."""
+    from django.urls import reverse
+
+    lines = [
+        {"item_uid": f"q{q}", "system": s, "judge": "coarse", "label": label if q == 1 else "good"}
+        for q in range(1, 7)
+        for s, label in (("SYS-A", "good"), ("SYS-B", "okay"), ("SYS-C", "bad"))
+    ]
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    judge_scores_import(study=made.study, source=data, name="coarse.jsonl", user=None)
+    report = stored_report(made, organizer)
+    figures = report.result["judges"]["judges"]["coarse"]
+    assert (figures["segment_tau_b"], figures["segment_tau_n_items"], figures["n_items"]) == (1.0, 1, 6)
+    assert figures["acc_eq"] == pytest.approx(3 / 18)
+    client.force_login(organizer)
+    page = client.get(reverse("report_detail", args=[report.pk])).content.decode()
+    assert "1 of 6 questions" in page
