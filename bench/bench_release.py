@@ -1,6 +1,7 @@
-"""Freeze a 5,000-item release and export it in the ClinIQLink layout (target: under 3 s together).
+"""Freeze a release and export it in the ClinIQLink layout (targets: 5,000 items under 3 s together; 50,000 items,
+ten times the benchmark, under 10 s).
 
-Run: .venv/bin/python bench/bench_release.py [--items 5000]
+Run: .venv/bin/python bench/bench_release.py [--items 5000]   (or --items 50000)
 The items are imported and marked verified (relevance 5) first; that set-up is not timed.
 """
 
@@ -42,7 +43,8 @@ def main() -> None:
     print(f"items in release:        {release.item_count}")
     print(f"freeze (snapshot + all four formats' manifests): {frozen - started:.2f} s")
     print(f"cliniqlink export:       {done - frozen:.2f} s")
-    print(f"freeze + export:         {done - started:.2f} s   (target < 3 s)")
+    target = 3 if args.items <= 5000 else 10
+    print(f"freeze + export:         {done - started:.2f} s   (target < {target} s at {args.items:,} items)")
 
 
 if __name__ == "__main__":

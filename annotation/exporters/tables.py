@@ -11,7 +11,9 @@ import pandas as pd
 from portal.csv_cells import guard_frame
 
 
-def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+def table_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """The rows as the frame the CSV and Parquet writers take: lists and mappings as JSON text, a column mixing text
+    and numbers as text. Build it once when writing both."""
     frame = pd.DataFrame(rows, columns=columns)
     for column in columns:
         if frame[column].map(lambda v: isinstance(v, list | dict)).any():
@@ -31,17 +33,18 @@ def _mixes_text_and_numbers(values: pd.Series) -> bool:
     return {isinstance(v, str) for v in values if not _null(v)} == {True, False}
 
 
-def write_csv(rows: list[dict], columns: list[str], path: Path, *, guard_formulas: bool = True) -> Path:
-    """``guard_formulas=False`` only re-creates the bytes of releases frozen before text cells were guarded."""
-    frame = _frame(rows, columns)
+def write_csv(frame: pd.DataFrame, path: Path, *, guard_formulas: bool = True) -> Path:
+    """``frame`` from :func:`table_frame`. ``guard_formulas=False`` only re-creates the bytes of releases frozen
+    before text cells were guarded."""
     if guard_formulas:
         frame = guard_frame(frame)
     frame.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
     return path
 
 
-def write_parquet(rows: list[dict], columns: list[str], path: Path) -> Path:
-    _frame(rows, columns).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
+def write_parquet(frame: pd.DataFrame, path: Path) -> Path:
+    """``frame`` from :func:`table_frame`."""
+    frame.to_parquet(path, index=False, engine="pyarrow", compression="zstd")
     return path
 
 
@@ -52,4 +55,9 @@ def write_jsonl(rows: list[dict], columns: list[str], path: Path) -> Path:
     return path
 
 
-WRITERS = {"csv": write_csv, "parquet": write_parquet, "jsonl": write_jsonl}
+def write_table(fmt: str, rows: list[dict], columns: list[str], path: Path) -> Path:
+    """Rows written as ``fmt`` (csv, with formula guard; parquet; jsonl)."""
+    if fmt == "jsonl":
+        return write_jsonl(rows, columns, path)
+    frame = table_frame(rows, columns)
+    return write_csv(frame, path) if fmt == "csv" else write_parquet(frame, path)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 from django.db import connection, transaction
 
@@ -19,6 +18,7 @@ from annotation.models import ImportBatch, QAItem, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
 from portal.actors import acting_user
 from portal.audit import audit_record
+from portal.bulk import copy_insert
 from portal.importing import ImportProblem, Limits, require_fits
 from portal.jobs import Progress, job_start
 from portal.models import Job, User
@@ -129,7 +129,7 @@ def items_import(
             passages = _passage_ids({item.fields.get("paragraph_id", "") for item in new_items})
             for start in range(0, len(new_items), _CHUNK):
                 chunk = new_items[start : start + _CHUNK]
-                _copy_insert([_build_item(item, batch, passages) for item in chunk])
+                copy_insert(QAItem, [_build_item(item, batch, passages) for item in chunk])
                 if progress is not None:
                     progress.advance(len(chunk))
             for item in new_items:
@@ -154,21 +154,6 @@ def items_import(
         files=file_names,
         by_type=by_type,
     )
-
-
-def _copy_insert(objects: list[QAItem]) -> None:
-    """Insert with PostgreSQL COPY (several times faster than multi-row INSERT for wide rows with JSON).
-
-    Values are prepared by each field exactly as ``save()`` would (``pre_save`` fills ``auto_now_add``,
-    ``get_db_prep_save`` adapts JSON), so the rows are the ones ``bulk_create`` would have written.
-    """
-    # Generated columns (the queue key) are computed by the database and cannot be written.
-    fields = [f for f in QAItem._meta.concrete_fields if not f.primary_key and not f.generated]
-    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: has a column
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {QAItem._meta.db_table} ({columns}) FROM STDIN") as copy:
-            for obj in objects:
-                copy.write_row([f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields])
 
 
 def _existing_uids(uids: list[str]) -> set[str]:

@@ -182,10 +182,9 @@ def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user
         path.write_text(json.dumps(shroom_records(rows), ensure_ascii=False, indent=2), encoding="utf-8")
         paths = [path]
     else:
-        writer = tables.WRITERS[fmt]
         paths = [
-            writer(rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}"),
-            writer(dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"),
+            tables.write_table(fmt, rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}"),
+            tables.write_table(fmt, dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"),
         ]
     audit_export(actor=user, obj=EXPORT_AUDIT_OBJECT, action="judgements_exported", fmt=fmt, identities=identities)
     return paths

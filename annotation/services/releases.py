@@ -12,9 +12,11 @@ import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any
 
+import pandas as pd
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
@@ -32,16 +34,9 @@ from annotation.services.release_nuggets import (
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record
+from portal.bulk import copy_insert
 from portal.errors import Conflict, DomainError, NotFound
 from portal.models import User
-
-if TYPE_CHECKING:
-    from django_stubs_ext import WithAnnotations
-
-
-class _ReviewCounted(TypedDict):
-    review_count: int
-
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -250,12 +245,13 @@ def release_freeze(
         # One freeze per name at a time: the version number is read and used inside the lock.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"release:{name}"])
-        items = list(selection.queryset().annotate(review_count=REVIEW_COUNT))
+        # Plain values, not model instances: at 50,000 items building the instances cost more than the query.
+        items = list(selection.queryset().annotate(review_count=REVIEW_COUNT).values(*SNAPSHOT_FIELDS))
         if not items:
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
         entries = [_entry(position, item) for position, item in enumerate(items)]
         if with_nuggets:
-            snapshot = release_nugget_snapshot(item.pk for item in items)
+            snapshot = release_nugget_snapshot(item["pk"] for item in items)
             for entry in entries:
                 entry["nuggets"] = snapshot.get(entry["item_id"])
         csv_cells = Release.CsvCells.GUARDED
@@ -280,10 +276,10 @@ def release_freeze(
             csv_cells=csv_cells,
             with_nuggets=with_nuggets,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
-            report=composition_report(included_ids={item.pk for item in items}),
+            report=composition_report(included_ids={item["pk"] for item in items}),
             created_by=acting_user(user),
         )
-        ReleaseItem.objects.bulk_create([ReleaseItem(release=release, **entry) for entry in entries], batch_size=2000)
+        copy_insert(ReleaseItem, (ReleaseItem(release=release, **entry) for entry in entries))
         # From here on the database refuses any item for this release (and requires this before commit).
         Release.objects.filter(pk=release.pk).update(frozen=True)
         release.frozen = True
@@ -301,29 +297,52 @@ def release_freeze(
     return release
 
 
-def _entry(position: int, item: WithAnnotations[QAItem, _ReviewCounted]) -> dict:
+#: What a freeze reads of each selected item (``review_count`` is annotated).
+SNAPSHOT_FIELDS = ("pk", "uid", "qa_type", "raw", "final_verdict", "final_relevance", "final_source", "review_count")
+
+
+def _entry(position: int, item: Mapping[str, Any]) -> dict:
     return {
         "position": position,
-        "item_id": item.pk,
-        "uid": item.uid,
-        "qa_type": item.qa_type,
-        "record": item.raw,
-        "final_verdict": item.final_verdict,
-        "final_relevance": item.final_relevance,
-        "final_source": item.final_source,
-        "review_count": item.review_count,
+        "item_id": item["pk"],
+        "uid": item["uid"],
+        "qa_type": item["qa_type"],
+        "record": item["raw"],
+        "final_verdict": item["final_verdict"],
+        "final_relevance": item["final_relevance"],
+        "final_source": item["final_source"],
+        "review_count": item["review_count"],
         "nuggets": None,
     }
 
 
 def _manifests(entries: list[dict], *, csv_cells: str, with_nuggets: bool) -> dict[str, dict[str, str]]:
+    """Each format's manifest, by writing the export exactly as :func:`release_export` will and hashing the files.
+
+    The three tables share their rows and their frame (built once, not once per format)."""
+    table = _Table(entries)
     with tempfile.TemporaryDirectory() as tmp:
         result = {}
         for fmt in EXPORT_FORMATS:
             folder = Path(tmp) / fmt
-            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets)
+            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
             result[fmt] = manifest.build(paths, folder)
         return result
+
+
+class _Table:
+    """The release as a table (rows, then the frame the CSV and Parquet writers take), each built on first use."""
+
+    def __init__(self, entries: Sequence[Mapping[str, Any]]):
+        self.entries = entries
+
+    @cached_property
+    def rows(self) -> list[dict]:
+        return [_table_row(entry) for entry in self.entries]
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        return tables.table_frame(self.rows, TABLE_COLUMNS)
 
 
 def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
@@ -354,25 +373,34 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
 
 
 def _write(
-    fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str, with_nuggets: bool = False
+    fmt: str,
+    entries: Sequence[Mapping[str, Any]],
+    out_dir: Path,
+    *,
+    csv_cells: str,
+    with_nuggets: bool = False,
+    table: _Table | None = None,
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     nuggets = [nuggets_jsonl_write(entries, out_dir)] if with_nuggets else []
-    return _write_items(fmt, entries, out_dir, csv_cells=csv_cells) + nuggets
+    return _write_items(fmt, entries, out_dir, csv_cells=csv_cells, table=table or _Table(entries)) + nuggets
 
 
-def _write_items(fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str) -> list[Path]:
+def _write_items(
+    fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str, table: _Table
+) -> list[Path]:
     if fmt == "cliniqlink":
         by_type: dict[str, list[dict]] = {}
         for entry in entries:
             if entry["qa_type"] in CLINIQLINK_TYPES:
                 by_type.setdefault(entry["qa_type"], []).append(entry["record"])
         return cliniqlink.write(by_type, out_dir)
-    rows = [_table_row(entry) for entry in entries]
     if fmt == "csv":
         guard = csv_cells == Release.CsvCells.GUARDED
-        return [tables.write_csv(rows, TABLE_COLUMNS, out_dir / "items.csv", guard_formulas=guard)]
-    return [tables.WRITERS[fmt](rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
+        return [tables.write_csv(table.frame, out_dir / "items.csv", guard_formulas=guard)]
+    if fmt == "parquet":
+        return [tables.write_parquet(table.frame, out_dir / "items.parquet")]
+    return [tables.write_jsonl(table.rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
 
 
 def _table_row(entry: Mapping[str, Any]) -> dict:

@@ -88,13 +88,13 @@ def test_release_frozen_before_the_guard_still_exports_its_recorded_bytes(tmp_pa
     migration and keeps exporting exactly the bytes its manifest recorded."""
     from django.db import connection, transaction
     from django.db.migrations.executor import MigrationExecutor
+    from django.db.models import Value
 
     from annotation.exporters import manifest
-    from annotation.services.releases import _entry, _write
+    from annotation.services.releases import SNAPSHOT_FIELDS, _entry, _write
 
     _import_formula_item(tmp_path)
-    item = QAItem.objects.get()
-    item.review_count = 0
+    item = QAItem.objects.annotate(review_count=Value(0)).values(*SNAPSHOT_FIELDS).get()
     entry = _entry(0, item)
     folder = tmp_path / "frozen"
     paths = _write("csv", [entry], folder, csv_cells="verbatim")  # the bytes the old freeze wrote
