@@ -34,15 +34,24 @@ PSEUDONYM = re.compile(r"annotator-[0-9a-f]{8}")
 
 @dataclass(frozen=True)
 class JudgeImport:
-    """What an import did: labels per judge, and how many earlier labels of those judges it replaced."""
+    """What an import of a judges file did: per judge, how many labels (or scores) it stored, and how many earlier
+    ones of those judges it replaced. Both judge imports (nugget labels here, per-answer scores in
+    :mod:`analytics.judge_scores`) report with it."""
 
     file: str
-    labels: dict[str, int]
+    counts: dict[str, int]
     replaced: int
+    unit: str = "labels"
 
     @property
     def total(self) -> int:
-        return sum(self.labels.values())
+        return sum(self.counts.values())
+
+    @property
+    def summary(self) -> str:
+        """ "good-llm (12 scores), lengthy (12 scores); 12 earlier scores of these judges replaced"."""
+        judges = ", ".join(f"{judge} ({n:,} {self.unit})" for judge, n in self.counts.items())
+        return judges + (f"; {self.replaced:,} earlier {self.unit} of these judges replaced" if self.replaced else "")
 
 
 def judge_labels_import(*, study: Study, source: str | Iterable[bytes], name: str, user: User | None) -> JudgeImport:
@@ -104,7 +113,7 @@ def judge_labels_import(*, study: Study, source: str | Iterable[bytes], name: st
             action="nugget_judge_labels_import",
             after={"file": name, "labels": per_judge, "replaced": replaced},
         )
-    return JudgeImport(file=name, labels=per_judge, replaced=replaced)
+    return JudgeImport(file=name, counts=per_judge, replaced=replaced)
 
 
 def judge_name_problem(judge: str, pseudonyms: set[str], reserved: Iterable[str] = (MATCHER, CONSENSUS)) -> str | None:

@@ -12,13 +12,12 @@ import io
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pandas as pd
 from django.db import transaction
 
-from analytics.judge_import import judge_name_problem
+from analytics.judge_import import JudgeImport, judge_name_problem
 from analytics.models import JudgeScore
 from analytics.nugget_eval import CONSENSUS, MATCHER
 from analytics.nugget_selectors import study_physician_pseudonyms
@@ -40,25 +39,6 @@ RESERVED_JUDGE_NAMES = frozenset(
 
 
 LABEL_MAX = JudgeScore._meta.get_field("label").max_length
-
-
-@dataclass(frozen=True)
-class JudgeScoreImport:
-    """What an import did: scores per judge, and how many earlier scores of those judges it replaced."""
-
-    file: str
-    scores: dict[str, int]
-    replaced: int
-
-    @property
-    def total(self) -> int:
-        return sum(self.scores.values())
-
-    @property
-    def summary(self) -> str:
-        """ "good-llm (12 scores), lengthy (12 scores); 12 earlier scores of these judges replaced"."""
-        judges = ", ".join(f"{judge} ({n:,} scores)" for judge, n in self.scores.items())
-        return judges + (f"; {self.replaced:,} earlier scores of these judges replaced" if self.replaced else "")
 
 
 def _read(source: str | bytes, name: str, scale: list[str]) -> pd.DataFrame:
@@ -93,7 +73,7 @@ def _as_input_error(message: str, name: str) -> InputFileError:
 
 def judge_scores_import(
     *, study: Study, source: str | bytes, name: str, user: User | None, scale: list[str] | None = None
-) -> JudgeScoreImport:
+) -> JudgeImport:
     """Store the judge scores of ``source`` (a path, or an uploaded file's bytes) for ``study``'s answers.
 
     Lines giving a label instead of a score are scored by the label's place on ``scale`` (best first; by default
@@ -152,7 +132,7 @@ def judge_scores_import(
             action="judge_scores_import",
             after={"file": name, "scores": per_judge, "replaced": replaced},
         )
-    return JudgeScoreImport(file=name, scores=per_judge, replaced=replaced)
+    return JudgeImport(file=name, counts=per_judge, replaced=replaced, unit="scores")
 
 
 def study_judge_scores(study: Study, *, judges: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:

@@ -152,7 +152,5 @@ class JudgeImportView(RoleRequiredMixin, View):
             )
         except NuggetInputError as exc:
             return render(request, "analytics/judge_import.html", {"study": study, "error": exc}, status=400)
-        judges = ", ".join(f"{judge} ({n:,} labels)" for judge, n in result.labels.items())
-        replaced = f"; {result.replaced:,} earlier labels of these judges replaced" if result.replaced else ""
-        messages.success(request, f"Imported {result.total:,} labels from {result.file}: {judges}{replaced}.")
+        messages.success(request, f"Imported {result.total:,} labels from {result.file}: {result.summary}.")
         return redirect("nugget_leaderboard", pk=study.pk)

@@ -30,7 +30,7 @@ def made(make_user):
 def test_import_stores_labels_and_audits(made, organizer):
     lines = [line(), line(system="SYS-B", label="partial"), line(nugget_id="n2", judge="other judge")]
     result = judge_labels_import(study=made.study, source=lines, name="labels.jsonl", user=organizer)
-    assert result.labels == {"gpt-judge": 2, "other judge": 1} and result.replaced == 0
+    assert result.counts == {"gpt-judge": 2, "other judge": 1} and result.replaced == 0
     stored = JudgeNuggetLabel.objects.get(labeller="gpt-judge", answer__system__name="SYS-B")
     assert (stored.label, stored.source, stored.nugget.key) == ("partial", "import", "n1")
     entry = AuditEntry.objects.get(action="nugget_judge_labels_import")

@@ -32,7 +32,7 @@ def made(make_user):
 def test_import_stores_scores_and_audits(made, organizer):
     data = jsonl(score_lines("gpt-judge", {"SYS-A": 3, "SYS-B": 2, "SYS-C": 1}) + [good(judge="other", score=-1.5)])
     result = judge_scores_import(study=made.study, source=data, name="scores.jsonl", user=organizer)
-    assert result.scores == {"gpt-judge": 18, "other": 1} and result.replaced == 0
+    assert result.counts == {"gpt-judge": 18, "other": 1} and result.replaced == 0
     stored = JudgeScore.objects.get(judge="other")
     assert (stored.score, stored.answer, stored.imported_by) == (-1.5, made.answers["q1", "SYS-A"], organizer)
     entry = AuditEntry.objects.get(action="judge_scores_import")
@@ -49,7 +49,7 @@ def test_import_stores_scores_and_audits(made, organizer):
 def test_a_csv_file_is_read_the_same_way(made):
     data = b"item_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\nq1,SYS-B,0.5,csv-judge\n"
     result = judge_scores_import(study=made.study, source=data, name="scores.csv", user=None)
-    assert result.scores == {"csv-judge": 2}
+    assert result.counts == {"csv-judge": 2}
 
 
 def test_importing_a_judge_again_replaces_its_scores_only(made):
@@ -143,7 +143,7 @@ def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
 
 def test_a_spreadsheets_csv_with_a_byte_order_mark_is_read(made):
     data = "\ufeffitem_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\n".encode()
-    assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).scores == {"csv-judge": 1}
+    assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).counts == {"csv-judge": 1}
 
 
 def test_only_organizers_may_upload(made, make_user, client):

@@ -27,6 +27,4 @@ class Command(BaseCommand):
             result = judge_labels_import(study=study, source=opts["file"], name=opts["file"], user=None)
         except NuggetInputError as exc:
             raise CommandError(f"Nothing was imported: {exc}") from exc
-        judges = ", ".join(f"{judge} ({n:,} labels)" for judge, n in result.labels.items())
-        replaced = f"; {result.replaced:,} earlier labels of these judges replaced" if result.replaced else ""
-        self.stdout.write(f"Imported {result.total:,} labels into “{study.name}”: {judges}{replaced}.")
+        self.stdout.write(f"Imported {result.total:,} labels into “{study.name}”: {result.summary}.")
