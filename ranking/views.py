@@ -17,7 +17,7 @@ from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
-from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post
+from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
     question_nuggets,
@@ -115,6 +115,7 @@ class RankingTaskView(RoleRequiredMixin, View):
                 unblinding_guess=request.POST.get("unblinding_guess", ""),
                 nugget_labels=labels,
                 sentence_marks=marks,
+                spans=spans_from_post(request.POST) if task.study.ask_spans else None,
             )
         except IncompleteRanking as exc:
             return render(
