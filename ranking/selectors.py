@@ -141,6 +141,7 @@ def task_blinded(*, task: RankingTask) -> dict:
             "show_passage": study.show_passage,
             "ask_ranking": study.ask_ranking,
             "ask_nuggets": study.ask_nuggets,
+            "ask_spans": study.ask_spans,
         },
         "question": _question_blinded(task.question.item, show_passage=study.show_passage),
         "answers": answers,

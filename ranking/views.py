@@ -79,8 +79,13 @@ class RankingTaskView(RoleRequiredMixin, View):
     required_roles = (Role.RANKER,)
 
     def _context(self, request, task, problems=(), posted=None):
+        view = task_blinded(task=task)
         return {
-            "view": task_blinded(task=task),
+            "view": view,
+            # Span studies: the texts exactly as stored (a JSON block keeps "\r" that HTML parsing would drop, so
+            # offsets count the same characters as the server); the yes/no hallucination box is derived there.
+            "span_texts": {a["slot"]: a["text"] for a in view["answers"]} if task.study.ask_spans else {},
+            "ask_hallucination_box": task.study.ask_hallucination and not task.study.ask_spans,
             "task_key": str(task.pk),
             "idempotency_key": (posted or {}).get("idempotency_key") or uuid.uuid4().hex,
             "problems": problems,
