@@ -85,6 +85,14 @@ def test_mark_with_mouse_and_keyboard_edit_kind_reload_and_submit(page, login, m
     page.click("#span-toolbar .span-kind[data-kind=intrinsic]")
     assert page.inner_text("#span-text-A mark.kind-intrinsic") == "100 mg daily"
     assert "intrinsic" in page.inner_text("#spans-A .span-item:has-text('100 mg daily')")
+    # A third mark by keyboard (Home: the first word, I = intrinsic), removed with Delete from the list of marks.
+    page.focus("#span-text-A")
+    page.keyboard.press("Home")
+    page.keyboard.press("i")
+    assert page.locator("#spans-A .span-item").count() == 3
+    page.focus("#spans-A .span-item >> nth=0 >> .span-edit")
+    page.keyboard.press("Delete")
+    assert page.locator("#spans-A .span-item").count() == 2
     # Answer B was read and is clean.
     page.check("input[name=clean_B]")
     page.wait_for_selector("#draft-state:text-is('Draft saved.')")

@@ -163,3 +163,49 @@ def test_api_submit_accepts_spans_and_reports_problems(make_study, make_user, cl
     assert HallucinationSpan.objects.get().kind == "other"
     detail = client.get(f"/api/ranking/tasks/{task.pk}/")
     assert detail.status_code == 200 and detail.json()["study"]["ask_spans"] is True
+
+
+@pytest.mark.django_db
+def test_study_span_annotations_lists_every_rater_with_empty_lists_for_clean_answers(span_task):
+    from ranking.selectors import study_span_annotations
+
+    study, ranker, task = span_task()
+    spans = {"A": [span(12, 14, "other"), span(3, 9)], "B": [], "C": []}
+    task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task), spans=spans)
+    result = study_span_annotations(study=study)
+    assert result == {
+        task.order[0]: {ranker.pk: [(3, 9, "extrinsic"), (12, 14, "other")]},
+        task.order[1]: {ranker.pk: []},
+        task.order[2]: {ranker.pk: []},
+    }
+
+
+@pytest.mark.django_db
+def test_organizer_creates_a_spans_only_study_on_the_form_and_its_page_says_so(organizer_client, systems_with_outputs):
+    from ranking.models import Study
+
+    form = organizer_client.get(reverse("study_create"))
+    assert "Rankers mark hallucinated words" in form.content.decode()
+    response = organizer_client.post(
+        reverse("study_create"),
+        {
+            "name": "Spans only",
+            "systems": [s.pk for s in _systems()],
+            "seed": 0,
+            "overlap": 2,
+            "tag_scale": "good, bad",
+            "unblinding_rate": 0,
+            "ask_spans": "on",
+            "include_reference": "on",
+        },
+    )
+    study = Study.objects.get(name="Spans only")
+    assert response.status_code == 302 and study.ask_spans and not study.ask_ranking
+    page = organizer_client.get(reverse("study_detail", args=[study.pk])).content.decode()
+    assert "mark each answer&#x27;s hallucinated words" in page or "mark each answer's hallucinated words" in page
+
+
+def _systems():
+    from ranking.models import System
+
+    return System.objects.filter(is_reference=False)
