@@ -149,6 +149,11 @@ def test_unconfirmed_answer_is_not_sent_and_phone_width_marking_by_touch(
     page.tap("#span-toolbar .span-kind[data-kind=other]")
     page.wait_for_selector("#span-text-A mark.kind-other")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.tap("#span-text-A mark.kind-other")  # tapping a mark opens it: change its kind
+    page.wait_for_selector("#span-toolbar:not([hidden]) .span-remove:visible")
+    assert page.get_attribute("#span-toolbar .span-kind[data-kind=other]", "aria-pressed") == "true"
+    page.tap("#span-toolbar .span-kind[data-kind=intrinsic]")
+    page.wait_for_selector("#span-text-A mark.kind-intrinsic")
 
     page.click("#submit-ranking")  # answer B neither marked nor confirmed: not sent
     assert "answer B: mark its hallucinated words" in page.inner_text("#form-problems")
@@ -156,6 +161,6 @@ def test_unconfirmed_answer_is_not_sent_and_phone_width_marking_by_touch(
     page.click("#submit-ranking")
     page.wait_for_url(lambda url: "done=1" in url)
     start = TEXT.index("Take")
-    assert list(HallucinationSpan.objects.values_list("start", "end", "kind")) == [(start, start + 4, "other")]
+    assert list(HallucinationSpan.objects.values_list("start", "end", "kind")) == [(start, start + 4, "intrinsic")]
     context.close()
     assert not violations, violations

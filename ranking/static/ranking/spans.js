@@ -337,6 +337,7 @@
         if (span && span.slot === slot) pending = span;
       }
       if (pending && pending.slot === slot) markPending(KEY_KIND[key.toLowerCase()], "");
+      else status.textContent = "Select words first: → moves to the next word, Shift+→ adds it.";
       e.preventDefault();
     } else if (key === "Enter") {
       const index = markAtCursor(slot);
