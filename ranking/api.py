@@ -93,6 +93,7 @@ class RankingTaskSubmitApi(APIView):
                 unblinding_guess=data["unblinding_guess"],
                 nugget_labels=data["nugget_labels"],
                 sentence_marks=data["sentence_marks"],
+                spans=data["spans"],
             )
         except IncompleteRanking as exc:
             return Response({"detail": str(exc), "code": exc.code, "problems": exc.problems}, status=400)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 
 from django import forms
@@ -49,6 +50,13 @@ class StudyForm(forms.Form):
         help_text="Rankers mark every validated nugget as supported, partly supported or not supported by each "
         "answer, and mark its wrong or unsupported sentences. Only items with validated nuggets take part.",
     )
+    ask_spans = forms.BooleanField(
+        required=False,
+        label="Rankers mark hallucinated words",
+        help_text="Rankers select the words of each answer that are hallucinated (intrinsic, extrinsic or other), "
+        "or confirm an answer has none; stored as character spans (SHROOM's labels). With the hallucination "
+        "question below, its yes/no and kind are derived from the marks.",
+    )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
     ties_allowed = forms.BooleanField(required=False)
@@ -78,9 +86,10 @@ class StudyForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if not (data.get("ask_ranking") or data.get("ask_nuggets")):
+        if not (data.get("ask_ranking") or data.get("ask_nuggets") or data.get("ask_spans")):
             raise forms.ValidationError(
-                "Choose what rankers do: rank the answers, check them against the item's nuggets, or both."
+                "Choose what rankers do: rank the answers, check them against the item's nuggets, mark hallucinated "
+                "words, or any combination."
             )
         return data
 
@@ -117,6 +126,18 @@ def answers_from_post(post, slots: list[str]) -> dict:
             "harm": post.get(f"harm_{slot}") == "on",
         }
     return answers
+
+
+def spans_from_post(post) -> object:
+    """The page's ``spans`` field (JSON written by spans.js) as the service's ``spans``; text that is not JSON is
+    passed on as is, so the service names the problem."""
+    raw = post.get("spans", "")
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def assessment_from_post(post, nuggets: list[dict]) -> tuple[dict, dict]:

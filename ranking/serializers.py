@@ -53,6 +53,7 @@ class RankerStudyFormSerializer(serializers.Serializer):
     show_passage = serializers.BooleanField()
     ask_ranking = serializers.BooleanField()
     ask_nuggets = serializers.BooleanField()
+    ask_spans = serializers.BooleanField()
 
 
 class BlindedTaskSerializer(serializers.Serializer):
@@ -108,6 +109,14 @@ class SubmitSerializer(serializers.Serializer):
         help_text='Nugget studies: {slot letter: {sentence position (from 0): "wrong" | "unsupported"}}; '
         "unmarked sentences are fine.",
     )
+    spans = serializers.DictField(
+        child=serializers.ListField(child=serializers.DictField()),
+        required=False,
+        default=dict,
+        help_text='Span studies: {slot letter: [{"start", "end", "kind": "intrinsic" | "extrinsic" | "other", '
+        '"note"?}]} for every answer; start/end are character (code point) offsets into the answer text, end '
+        "excluded; an empty list means the answer was read and has no hallucination.",
+    )
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     time_spent_ms = WholeNumberSerializerField(required=False, allow_null=True, min_value=0)
     idempotency_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
@@ -153,6 +162,7 @@ class StudySerializer(serializers.ModelSerializer):
             "tag_scale",
             "ask_ranking",
             "ask_nuggets",
+            "ask_spans",
             "ask_hallucination",
             "ask_harm",
             "show_passage",
@@ -189,6 +199,9 @@ class StudyCreateSerializer(serializers.Serializer):
     ask_ranking = serializers.BooleanField(required=False, default=True)
     ask_nuggets = serializers.BooleanField(
         required=False, default=False, help_text="Rankers check each answer against the item's validated nuggets."
+    )
+    ask_spans = serializers.BooleanField(
+        required=False, default=False, help_text="Rankers mark the hallucinated words of each answer."
     )
 
 

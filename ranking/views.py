@@ -17,7 +17,7 @@ from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
-from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post
+from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
     question_nuggets,
@@ -79,8 +79,13 @@ class RankingTaskView(RoleRequiredMixin, View):
     required_roles = (Role.RANKER,)
 
     def _context(self, request, task, problems=(), posted=None):
+        view = task_blinded(task=task)
         return {
-            "view": task_blinded(task=task),
+            "view": view,
+            # Span studies: the texts exactly as stored (a JSON block keeps "\r" that HTML parsing would drop, so
+            # offsets count the same characters as the server); the yes/no hallucination box is derived there.
+            "span_texts": {a["slot"]: a["text"] for a in view["answers"]} if task.study.ask_spans else {},
+            "ask_hallucination_box": task.study.ask_hallucination and not task.study.ask_spans,
             "task_key": str(task.pk),
             "idempotency_key": (posted or {}).get("idempotency_key") or uuid.uuid4().hex,
             "problems": problems,
@@ -115,6 +120,7 @@ class RankingTaskView(RoleRequiredMixin, View):
                 unblinding_guess=request.POST.get("unblinding_guess", ""),
                 nugget_labels=labels,
                 sentence_marks=marks,
+                spans=spans_from_post(request.POST) if task.study.ask_spans else None,
             )
         except IncompleteRanking as exc:
             return render(

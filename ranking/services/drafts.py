@@ -3,7 +3,9 @@
 A draft belongs to one task, and a task to one ranker: only that ranker reads or writes it (callers pass the task
 found by ``selectors.task_for_ranker``). It holds slot letters and the ranker's own choices, nothing that names a
 system; it is deleted when the ranking is submitted (``submissions.task_submit``). Nugget studies keep the nugget
-labels (``nug_<slot>_<position>``) and sentence marks (``mark_<slot>_<index>``) in the same draft.
+labels (``nug_<slot>_<position>``) and sentence marks (``mark_<slot>_<index>``) in the same draft; span studies
+the marked spans (``spans``, checked as a submission's are, :mod:`ranking.span_rules`) and the "no hallucination in
+this answer" confirmations (``clean_<slot>``).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from metrics.nuggets import LABELS
 from portal.errors import Conflict, DomainError
 from ranking.models import RankingDraft, RankingTask
 from ranking.nugget_rules import SENTENCE_KINDS
-from ranking.services.submissions import task_slots
+from ranking.services.submissions import task_slots, task_texts
+from ranking.span_rules import spans_check
 
 MAX_TEXT = 5000
 # The ranking page's own field names (see ranking/forms.py answers_from_post), and nothing else.
 _FIELD = re.compile(
-    r"^(?:(?:tag|hall|hallkind|harm|tie)_[A-Z]{1,2}|unblinding_guess|comment|nug_[A-Z]{1,2}_\d{1,4}|mark_[A-Z]{1,2}_\d{1,5})$"
+    r"^(?:(?:tag|hall|hallkind|harm|tie|clean)_[A-Z]{1,2}|unblinding_guess|comment|nug_[A-Z]{1,2}_\d{1,4}|mark_[A-Z]{1,2}_\d{1,5})$"
 )
 # Nugget labels and sentence marks keep only the values the assessment accepts.
 _CHOICES = {"nug_": LABELS, "mark_": SENTENCE_KINDS}
@@ -57,12 +60,19 @@ def draft_clean(*, task: RankingTask, data: object) -> dict:
     elapsed = data.get("elapsed", 0)
     if not isinstance(elapsed, (int, float)) or elapsed < 0:
         raise BadDraft("elapsed must be a number of milliseconds")
-    return {
+    cleaned = {
         "order": order,
         "ordered": bool(data.get("ordered", False)),
         "fields": clean_fields,
         "elapsed": int(min(elapsed, 24 * 3600 * 1000)),
     }
+    if data.get("spans"):
+        lengths = {slot: len(text) for slot, text in task_texts(task).items()}
+        spans, problems = spans_check(slots=slots, text_lengths=lengths, spans=data["spans"], every_answer=False)
+        if problems:
+            raise BadDraft("spans: " + "; ".join(problems))
+        cleaned["spans"] = {slot: [span.as_dict() for span in marks] for slot, marks in spans.items() if marks}
+    return cleaned
 
 
 def draft_save(*, task: RankingTask, data: object) -> RankingDraft:

@@ -17,8 +17,9 @@ from portal import csv_cells
 from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
-from ranking.models import AnswerJudgement, RankingTask, Study
+from ranking.models import AnswerJudgement, HallucinationSpan, RankingTask, Study, StudyAnswer
 from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export
+from ranking.span_rules import MarkedSpan, derived_label
 
 RANKING_FORMATS = ("csv", "parquet", "shroom")
 FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS)
@@ -110,30 +111,32 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     """Per answer: every rater's hallucination label, the majority label, and the share who said hallucination.
 
     ``label`` is "Hallucination" when more than half said so (a tie is not a majority), as in SHROOM's hard labels;
-    ``p(Hallucination)`` is the soft label.
+    ``p(Hallucination)`` is the soft label. In a span study a rater's label is derived from their spans (any span:
+    hallucination; kind: :func:`ranking.span_rules.derived_label`), with or without a ranking, so the item label and
+    the spans never disagree.
     """
-    if not study.ask_hallucination:
+    if not (study.ask_hallucination or study.ask_spans):
         raise DomainError("this study did not ask about hallucinations", code="no_hallucination_labels")
     answers: dict[int, dict] = {}
     labels: dict[int, list[dict]] = defaultdict(list)
-    for j in _judgements(study):
+    for answer, ranker, hallucination, kind, harm in _hallucination_votes(study):
         answers.setdefault(
-            j.answer_id,
+            answer.pk,
             {
                 "study": study.name,
-                "item_uid": j.answer.question.item.uid,
-                "qa_type": j.answer.question.item.qa_type,
-                "system": j.answer.system.name,
-                "is_reference": j.answer.system.is_reference,
-                "model_output_text": j.answer.text,
+                "item_uid": answer.question.item.uid,
+                "qa_type": answer.question.item.qa_type,
+                "system": answer.system.name,
+                "is_reference": answer.system.is_reference,
+                "model_output_text": answer.text,
             },
         )
-        labels[j.answer_id].append(
+        labels[answer.pk].append(
             {
-                "annotator": _ranker_label(j.task.ranker, identities),
-                "label": "Hallucination" if j.hallucination else "Not Hallucination",
-                "kind": j.hallucination_kind or None,
-                "harm": j.harm,
+                "annotator": _ranker_label(ranker, identities),
+                "label": "Hallucination" if hallucination else "Not Hallucination",
+                "kind": kind or None,
+                "harm": harm,
             }
         )
     records = []
@@ -152,9 +155,39 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     return records
 
 
+def _hallucination_votes(study: Study):
+    """(answer, ranker, hallucination, kind, harm) per rater and answer: from the spans in a span study (an answer
+    without spans in a submitted task was read and found clean), else from the ranking form."""
+    if not study.ask_spans:
+        for j in _judgements(study):
+            yield j.answer, j.task.ranker, j.hallucination, j.hallucination_kind, j.harm
+        return
+    tasks = (
+        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+        .select_related("ranker", "question")
+        .order_by("question__position", "submitted_at")
+    )
+    task_list = list(tasks)
+    answer_ids = {pk for task in task_list for pk in task.order}
+    by_id = StudyAnswer.objects.select_related("system", "question__item").in_bulk(answer_ids)
+    spans: dict[tuple, list[MarkedSpan]] = defaultdict(list)
+    for span in HallucinationSpan.objects.filter(task__in=task_list):
+        spans[(span.task_id, span.answer_id)].append(MarkedSpan(span.start, span.end, span.kind))
+    harms = dict(
+        ((j["task_id"], j["answer_id"]), j["harm"])
+        for j in AnswerJudgement.objects.filter(task__in=task_list).values("task_id", "answer_id", "harm")
+    )
+    for task in task_list:
+        for answer_id in sorted(task.order, key=lambda pk: (by_id[pk].system.name, pk)):
+            hallucination, kind = derived_label(spans[(task.pk, answer_id)])
+            yield by_id[answer_id], task.ranker, hallucination, kind, harms.get((task.pk, answer_id))
+
+
 def study_formats(study: Study) -> list[tuple[str, str]]:
     """(format, label) of the downloads that fit what the study asked."""
-    wanted = (RANKING_FORMATS if study.ask_ranking else ()) + (NUGGET_FORMATS if study.ask_nuggets else ())
+    wanted = (RANKING_FORMATS if study.ask_ranking else ("shroom",) if study.ask_spans else ()) + (
+        NUGGET_FORMATS if study.ask_nuggets else ()
+    )
     return [(fmt, FORMAT_LABELS[fmt]) for fmt in wanted]
 
 

@@ -82,10 +82,12 @@ def _check_options(
     ask_nuggets: bool,
     ask_hallucination: bool = False,
     ask_harm: bool = False,
+    ask_spans: bool = False,
 ) -> None:
-    if not (ask_ranking or ask_nuggets):
+    if not (ask_ranking or ask_nuggets or ask_spans):
         raise DomainError(
-            "choose what rankers do: rank the answers, check them against the item's nuggets, or both",
+            "choose what rankers do: rank the answers, check them against the item's nuggets, mark hallucinated "
+            "words, or any combination",
             code="nothing_asked",
         )
     if not name.strip():
@@ -132,12 +134,14 @@ def study_create(
     lease_seconds: int = 30 * 60,
     ask_ranking: bool = True,
     ask_nuggets: bool = False,
+    ask_spans: bool = False,
     user: User | None = None,
 ) -> StudyCreateResult:
     """Create a study over the items matching the filter that have an output from every chosen system.
 
     ``ask_ranking``: rankers order the answers; ``ask_nuggets``: they label each answer against the item's
-    validated nuggets and mark its wrong or unsupported sentences (at least one of the two). A nugget study takes
+    validated nuggets and mark its wrong or unsupported sentences; ``ask_spans``: they mark each answer's
+    hallucinated words (character spans into the frozen text; at least one of the three). A nugget study takes
     only items with a validated nugget list (the rest are counted in ``excluded_without_nuggets``), freezes that
     version on each question and each answer's sentences (:func:`metrics.nuggets.split_sentences`).
 
@@ -160,6 +164,7 @@ def study_create(
         ask_nuggets=ask_nuggets,
         ask_hallucination=ask_hallucination,
         ask_harm=ask_harm,
+        ask_spans=ask_spans,
     )
     if sample_size is not None and sample_size < 1:
         raise DomainError("the sample size must be at least 1 (or left empty for every item)")
@@ -213,6 +218,7 @@ def study_create(
             lease_seconds=lease_seconds,
             ask_ranking=ask_ranking,
             ask_nuggets=ask_nuggets,
+            ask_spans=ask_spans,
             excluded_items=excluded,
             excluded_without_nuggets=without_nuggets,
             created_by=acting_user(user),
@@ -236,6 +242,7 @@ def study_create(
                 "excluded_without_nuggets": without_nuggets,
                 "ask_ranking": ask_ranking,
                 "ask_nuggets": ask_nuggets,
+                "ask_spans": ask_spans,
                 "systems": [s.name for s in chosen],
                 "include_reference": include_reference,
                 "overlap": overlap,

@@ -15,6 +15,7 @@ from portal.errors import Conflict, DomainError
 from portal.models import User
 from ranking.models import (
     AnswerJudgement,
+    HallucinationSpan,
     NuggetJudgement,
     RankingDraft,
     RankingTask,
@@ -26,6 +27,7 @@ from ranking.nugget_rules import Assessment, assessment_check
 from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check, unblinding_problems
 from ranking.services.queue import question_active_count
 from ranking.shuffle import slot_letter
+from ranking.span_rules import MarkedSpan, derived_label, spans_check
 
 MAX_TIME_MS = 24 * 3600 * 1000
 
@@ -66,7 +68,8 @@ def task_rules(task: RankingTask) -> FormRules:
         identical=tuple(frozenset(group) for group in task_identical_slots(task)),
         tag_scale=tuple(study.tag_scale),
         ties_allowed=study.ties_allowed,
-        ask_hallucination=study.ask_hallucination,
+        # In a span study the item-level hallucination label is derived from the spans, never asked apart.
+        ask_hallucination=study.ask_hallucination and not study.ask_spans,
         ask_harm=study.ask_harm,
         ask_unblinding=task.ask_unblinding,
     )
@@ -83,6 +86,7 @@ def task_submit(
     unblinding_guess: str = "",
     nugget_labels: dict | None = None,
     sentence_marks: dict | None = None,
+    spans: dict | None = None,
     now: datetime | None = None,
 ) -> RankingTask:
     """Store the ranker's ranking and / or nugget assessment of a leased task (what the study asks).
@@ -90,7 +94,9 @@ def task_submit(
     ``answers`` maps slot letters to ``{rank, tag, hallucination?, hallucination_kind?, harm?}`` (ignored when the
     study asks no ranking). In a nugget study ``nugget_labels`` maps slot letters to ``{nugget id: label}`` for
     every nugget of the question, and ``sentence_marks`` slot letters to ``{sentence index: "wrong" |
-    "unsupported"}`` (:mod:`ranking.nugget_rules`). Incomplete or inconsistent input raises
+    "unsupported"}`` (:mod:`ranking.nugget_rules`). In a span study ``spans`` maps every slot letter to its marks
+    ``[{start, end, kind, note?}]`` in characters of the answer text (an empty list: read, nothing hallucinated;
+    :mod:`ranking.span_rules`); the answers' item-level hallucination label is derived from them. Incomplete or inconsistent input raises
     :class:`IncompleteRanking` listing every problem and stores nothing. Sending the same idempotency key again
     returns the stored task unchanged; a second, different submission is refused.
     """
@@ -120,6 +126,8 @@ def task_submit(
             parsed, problems = [], unblinding_problems(slots=slots, asked=task.ask_unblinding, guess=unblinding_guess)
         assessment, nugget_ids, nugget_problems = _assessment_parse(task, slots, nugget_labels, sentence_marks)
         problems += nugget_problems
+        marked, span_problems = _spans_parse(task, slots, spans)
+        problems += span_problems
         if problems:
             raise IncompleteRanking(problems)
         if (
@@ -130,6 +138,8 @@ def task_submit(
             task.save(update_fields=["status"])
             raise Conflict("Your time on this question ran out and it went to another ranker.", code="lease_expired")
         slot_answer = dict(zip(slots, task.order, strict=True))
+        # In a span study the answer's item-level label is the spans' (ranking.span_rules.derived_label).
+        labels = {slot: derived_label(slot_spans) for slot, slot_spans in marked.items()}
         AnswerJudgement.objects.bulk_create(
             [
                 AnswerJudgement(
@@ -139,11 +149,20 @@ def task_submit(
                     position=slots.index(j.slot) + 1,
                     rank=j.rank,
                     tag=j.tag,
-                    hallucination=j.hallucination,
-                    hallucination_kind=j.hallucination_kind,
+                    hallucination=labels[j.slot][0] if j.slot in labels else j.hallucination,
+                    hallucination_kind=labels[j.slot][1] if j.slot in labels else j.hallucination_kind,
                     harm=j.harm,
                 )
                 for j in parsed
+            ]
+        )
+        HallucinationSpan.objects.bulk_create(
+            [
+                HallucinationSpan(
+                    task=task, answer_id=slot_answer[slot], start=s.start, end=s.end, kind=s.kind, note=s.note
+                )
+                for slot, slot_spans in marked.items()
+                for s in slot_spans
             ]
         )
         _assessment_store(task, dict(zip(slots, task.order, strict=True)), assessment, nugget_ids)
@@ -182,6 +201,11 @@ def task_submit(
                     if task.study.ask_nuggets
                     else {}
                 ),
+                **(
+                    {"spans": {slot: [s.as_dict() for s in slot_spans] for slot, slot_spans in marked.items()}}
+                    if task.study.ask_spans
+                    else {}
+                ),
             },
         )
     return task
@@ -208,6 +232,14 @@ def _assessment_parse(
         marks=marks,
     )
     return assessment, dict(nuggets), problems
+
+
+def _spans_parse(task: RankingTask, slots: list[str], spans: object) -> tuple[dict[str, list[MarkedSpan]], list[str]]:
+    """The checked, merged spans per slot (empty outside span studies) and the problems found."""
+    if not task.study.ask_spans:
+        return {}, (["this study does not ask for hallucination spans"] if _given(spans) else [])
+    lengths = {slot: len(text) for slot, text in task_texts(task).items()}
+    return spans_check(slots=slots, text_lengths=lengths, spans=spans)
 
 
 def _given(value: object) -> bool:

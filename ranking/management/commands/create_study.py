@@ -26,6 +26,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--nuggets", action="store_true", help="Ask rankers to check each answer against the item's nuggets."
         )
+        parser.add_argument(
+            "--spans", action="store_true", help="Ask rankers to mark each answer's hallucinated words."
+        )
         parser.add_argument("--guidelines", default="", help="Text, or @path to read it from a file.")
 
     def handle(self, *args, **o):
@@ -51,6 +54,7 @@ class Command(BaseCommand):
                 guidelines=guidelines,
                 ask_ranking=not o["no_ranking"],
                 ask_nuggets=o["nuggets"],
+                ask_spans=o["spans"],
             )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc

@@ -90,6 +90,7 @@
     const t = e.target;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
+    if (t.closest && t.closest("#span-marking")) return;  // the span marking's keys are its own (spans.js)
     const inside = panel.contains(t);
     // With a ranking on the same page its keys win outside this panel (N comes here); alone, the keys are these.
     if (!inside && rankingToo && e.key.toLowerCase() === "n" && !e.shiftKey && nuggets.length) {

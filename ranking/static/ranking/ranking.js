@@ -17,6 +17,7 @@
   const askUnblinding = form.dataset.askUnblinding === "1";
   const draftKey = "ranking-draft:" + form.dataset.draftKey;
   const draftUrl = form.dataset.draftUrl;
+  const spansField = document.getElementById("spans-field");  // span studies: the marks, kept by spans.js
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const cards = () => (ranking ? Array.from(list.children) : []);
   const cardOf = (slot) => document.getElementById("answer-" + slot);
@@ -125,7 +126,8 @@
     const t = e.target;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     // The nugget assessment has keys of its own (nuggets.js); without a ranking there is nothing to do here.
-    if (!ranking || (t.closest && t.closest("#nugget-assessment"))) return;
+    // Nor has the span marking (spans.js): its keys act only inside it.
+    if (!ranking || (t.closest && t.closest("#nugget-assessment, #span-marking"))) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
     const key = e.key;
     const card = (t.closest && t.closest(".answer-card")) || selected;
@@ -195,6 +197,9 @@
     form.querySelectorAll("select[name], textarea, input[type=hidden][name^=mark_]").forEach((i) => {
       if (i.value) data.fields[i.name] = i.value;
     });
+    if (spansField) {
+      try { data.spans = JSON.parse(spansField.value || "{}"); } catch (err) { data.spans = {}; }
+    }
     return data;
   }
   let serverTimer = null;
@@ -241,6 +246,7 @@
     form.querySelectorAll("select[name], textarea[name], input[type=hidden][name^=mark_]").forEach((i) => {
       i.value = fields[i.name] || "";
     });
+    if (spansField) spansField.value = JSON.stringify(data.spans || {});
     elapsed = Number(data.elapsed) || 0;
     form.dispatchEvent(new CustomEvent("draft:applied"));
   }
