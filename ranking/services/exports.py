@@ -19,9 +19,10 @@ from portal.errors import DomainError
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
 from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export
+from ranking.services.span_exports import SPAN_FORMATS, span_export
 
 RANKING_FORMATS = ("csv", "parquet", "shroom")
-FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS)
+FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS, *SPAN_FORMATS)
 CONTENT_TYPES = {
     "csv": "text/csv",
     "parquet": "application/vnd.apache.parquet",
@@ -29,6 +30,9 @@ CONTENT_TYPES = {
     "nugget-labels": "application/x-ndjson",
     "nugget-csv": "text/csv",
     "sentence-marks": "text/csv",
+    "spans-jsonl": "application/x-ndjson",
+    "spans-csv": "text/csv",
+    "spans-parquet": "application/vnd.apache.parquet",
 }
 EXTENSIONS = {
     "csv": "csv",
@@ -37,6 +41,9 @@ EXTENSIONS = {
     "nugget-labels": "jsonl",
     "nugget-csv": "csv",
     "sentence-marks": "csv",
+    "spans-jsonl": "jsonl",
+    "spans-csv": "csv",
+    "spans-parquet": "parquet",
 }
 FORMAT_LABELS = {
     "csv": "CSV",
@@ -45,6 +52,9 @@ FORMAT_LABELS = {
     "nugget-labels": "nugget labels (JSONL)",
     "nugget-csv": "nugget labels (CSV)",
     "sentence-marks": "sentence marks (CSV)",
+    "spans-jsonl": "hallucination spans (Mu-SHROOM JSONL)",
+    "spans-csv": "hallucination spans (CSV)",
+    "spans-parquet": "hallucination spans (Parquet)",
 }
 COLUMNS = [
     "study",
@@ -154,17 +164,26 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
 
 def study_formats(study: Study) -> list[tuple[str, str]]:
     """(format, label) of the downloads that fit what the study asked."""
-    wanted = (RANKING_FORMATS if study.ask_ranking else ()) + (NUGGET_FORMATS if study.ask_nuggets else ())
+    wanted = (
+        (RANKING_FORMATS if study.ask_ranking else ())
+        + (NUGGET_FORMATS if study.ask_nuggets else ())
+        + (SPAN_FORMATS if study.ask_spans else ())
+    )
     return [(fmt, FORMAT_LABELS[fmt]) for fmt in wanted]
 
 
-def rankings_export(*, study: Study, fmt: str, identities: bool = False, user: User | None = None) -> bytes:
+def rankings_export(
+    *, study: Study, fmt: str, identities: bool = False, blind_systems: bool = False, user: User | None = None
+) -> bytes:
     """The export as bytes (``fmt``: csv, parquet, shroom, or for nugget studies nugget-labels, nugget-csv,
-    sentence-marks); audited, since it may carry identities."""
+    sentence-marks, for span studies spans-jsonl, spans-csv, spans-parquet); audited, since it may carry
+    identities. ``blind_systems`` (span exports): systems as "system 1", "system 2"…."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if fmt in NUGGET_FORMATS:
         data = nugget_export(study=study, fmt=fmt, identities=identities)
+    elif fmt in SPAN_FORMATS:
+        data = span_export(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems)
     elif fmt == "shroom":
         data = json.dumps(shroom_records(study=study, identities=identities), ensure_ascii=False, indent=1).encode()
     else:
