@@ -185,7 +185,7 @@ def report_study(
         result["spans"] = study_span_report(study, **kw)
     if ranks.empty:
         result["undefined_reason"] = (
-            "no submitted rankings yet" if study.ask_ranking else "the study asks for no ranking"
+            "no submitted rankings yet" if study.ask_ranking else "no ranking asked (the hallucination spans are below)"
         )
         return result
     names = _pseudonyms(set(ranks["annotator"].unique()) | {ranker for _, ranker in recognised_reference(study)})

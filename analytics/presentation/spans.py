@@ -48,14 +48,21 @@ def segments(text: str, soft: Iterable[dict], hard: Iterable[Sequence[int]]) -> 
     return pieces
 
 
-def hard_spans_in_words(text: str, soft: Iterable[dict], hard: Iterable[Sequence[int]]) -> list[str]:
-    """The text alternative of the highlighting: each hard-label span quoted with where it is."""
+def hard_spans_in_words(
+    text: str, soft: Iterable[dict], hard: Iterable[Sequence[int]], *, physicians: bool = True
+) -> list[str]:
+    """The text alternative of the highlighting: each hard-label span quoted with where it is and how sure."""
     soft = list(soft)
     out = []
     for start, end in hard:
         shares = [r["prob"] for r in soft if r["start"] < end and start < r["end"]]
-        share = f", marked by {round(100 * max(shares))} % at most" if shares else ""
-        out.append(f"“{text[start:end]}” (characters {start + 1}–{end}{share})")
+        if not shares:
+            how = ""
+        elif physicians:
+            how = f", marked by up to {round(100 * max(shares))} % of the physicians"
+        else:
+            how = f", probability up to {max(shares):.2f}"
+        out.append(f"“{text[start:end]}” (characters {start + 1}–{end}{how})")
     return out
 
 
@@ -86,7 +93,7 @@ def answer_view(answer: AnswerSpans, names: dict[int, str], predictions: dict[st
         {
             "name": name,
             "segments": segments(answer.text, p.soft_labels, p.hard_labels),
-            "in_words": hard_spans_in_words(answer.text, p.soft_labels, p.hard_labels),
+            "in_words": hard_spans_in_words(answer.text, p.soft_labels, p.hard_labels, physicians=False),
         }
         for name, p in predictions.items()
     ]

@@ -58,4 +58,4 @@ def test_span_pages_fit_a_phone(page, login, organizer, make_user):
             )
             assert not wide, (url, wide)
     page.goto(pages[1])
-    assert page.locator("mark.hard").first.inner_text() == "cancer"
+    assert page.locator(".span-text mark.hard").first.inner_text() == "cancer"
