@@ -146,3 +146,11 @@ def test_command_writes_the_jsonl(made, tmp_path):
     out = tmp_path / "out.jsonl"
     call_command("export_rankings", str(made.study.pk), "--format", "spans-jsonl", "--blind-systems", "--out", str(out))
     assert len(out.read_text().splitlines()) == 6
+
+
+def test_api_blinds_systems_on_request(made, client, make_user):
+    client.force_login(make_user("organizer"))
+    url = reverse("api_study_export", args=[made.study.pk])
+    named = client.get(url, {"fmt": "spans-jsonl"}).content.decode()
+    blind = client.get(url, {"fmt": "spans-jsonl", "blind_systems": "true"}).content.decode()
+    assert "SPAN-A" in named and "SPAN-A" not in blind and '"system 1"' in blind
