@@ -159,3 +159,9 @@ def test_item_view_highlights_with_classes_and_escapes(made, client, organizer):
     assert made.physicians[0].email not in html and "style=" not in html
     assert "“cancer” (characters 15–20" in html
     assert 'rel="next"' in html and 'rel="prev"' not in html
+
+
+def test_linked_from_the_analytics_home(made, client, organizer):
+    client.force_login(organizer)
+    html = client.get(reverse("analytics_home")).content.decode()
+    assert reverse("span_detectors", args=[made.study.pk]) in html
