@@ -24,6 +24,7 @@ from django.utils import timezone
 from analytics.demo_judges import demo_judge_scores
 from analytics.demo_nugget_study import demo_nugget_study
 from analytics.demo_nuggets import demo_nuggets
+from analytics.demo_spans import demo_spans
 from analytics.models import Report, ScoringRun
 from analytics.services import report_request, scoring_request
 from annotation.models import Dispute, GoldItem, QAItem, Release, Review
@@ -65,6 +66,7 @@ def demo_activity(*, users: dict, out=None) -> list[str]:
         _nugget_judges,
         _scoring,
         _study_judges,
+        _spans,
         _reports,
     )
     for step in steps:
@@ -366,6 +368,11 @@ def _scoring(users: dict) -> str:
             f"{ScoringRun.objects.get(pk=every.pk).n_items} in all)"
         )
     return f"Scored: {', '.join(lines)}." if lines else ""
+
+
+def _spans(users: dict) -> str:
+    """Span marks from both rankers on the demo study and two demo detectors' predictions (demo_spans)."""
+    return demo_spans(users, STUDY_NAME)
 
 
 def _reports(users: dict) -> str:

@@ -207,3 +207,38 @@ class JudgeScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge}: answer {self.answer_id} {self.score}"
+
+
+class SpanDetector(models.Model):
+    """An automatic hallucination detector whose span predictions for a study's answers were imported from a file
+    (Mu-SHROOM JSON Lines); scored against the physicians' spans on the detector leaderboard."""
+
+    study = models.ForeignKey("ranking.Study", on_delete=models.CASCADE, related_name="span_detectors")
+    name = models.CharField(max_length=100, help_text="Named like a judge: letters, digits, spaces and . _ ( ) + -.")
+    file = models.CharField(max_length=255, blank=True, help_text="The file its predictions came from.")
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="span_detector_once_per_study")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SpanPrediction(models.Model):
+    """A detector's labels for one study answer: soft labels ``[{"start", "end", "prob"}]`` and hard labels
+    ``[[start, end]]`` in characters of :attr:`ranking.StudyAnswer.text` (checked on import)."""
+
+    detector = models.ForeignKey(SpanDetector, on_delete=models.CASCADE, related_name="predictions")
+    answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="span_predictions")
+    soft_labels = models.JSONField(default=list)
+    hard_labels = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["detector_id", "answer_id"]
+        constraints = [models.UniqueConstraint(fields=["detector", "answer"], name="span_prediction_once_per_answer")]
+
+    def __str__(self) -> str:
+        return f"{self.detector_id}: answer {self.answer_id}"

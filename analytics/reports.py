@@ -30,6 +30,7 @@ from analytics.selectors import (
     study_scoring_runs,
     vetting_ratings,
 )
+from analytics.span_reports import study_span_report
 from analytics.study_judges import (
     harm_rates,
     recognised_reference,
@@ -180,8 +181,12 @@ def report_study(
         "n_judgements": len(ranks),
         "profile": profile,
     }
+    if study.ask_spans:
+        result["spans"] = study_span_report(study, **kw)
     if ranks.empty:
-        result["undefined_reason"] = "no submitted rankings yet"
+        result["undefined_reason"] = (
+            "no submitted rankings yet" if study.ask_ranking else "no ranking asked (the hallucination spans are below)"
+        )
         return result
     names = _pseudonyms(set(ranks["annotator"].unique()) | {ranker for _, ranker in recognised_reference(study)})
     ranks["annotator"] = ranks["annotator"].map(names)

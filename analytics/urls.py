@@ -1,6 +1,6 @@
 from django.urls import path
 
-from analytics import api, judge_views, nugget_views, views
+from analytics import api, judge_views, nugget_views, span_views, views
 
 urlpatterns = [
     path("analytics/", views.AnalyticsHomeView.as_view(), name="analytics_home"),
@@ -26,6 +26,15 @@ urlpatterns = [
         "analytics/studies/<int:pk>/judges/scores/",
         judge_views.JudgeScoresImportView.as_view(),
         name="judge_scores_import",
+    ),
+    path("analytics/studies/<int:pk>/spans/", span_views.SpanDetectorsView.as_view(), name="span_detectors"),
+    path(
+        "analytics/studies/<int:pk>/spans/plot.<str:fmt>", span_views.SpanDetectorPlotView.as_view(), name="span_plot"
+    ),
+    path(
+        "analytics/studies/<int:pk>/spans/items/<int:question_id>/",
+        span_views.SpanItemView.as_view(),
+        name="span_item",
     ),
 ]
 

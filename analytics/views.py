@@ -16,6 +16,7 @@ from analytics.models import Report, ScoringRun
 from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
 from analytics.presentation.headlines import headline
 from analytics.presentation.judges import judge_context
+from analytics.presentation.span_report import span_context
 from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
 from analytics.services import report_request, scoring_request
 from annotation.models import Release
@@ -94,6 +95,7 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "missing_plots": missing_plots(report.kind, result),
                 "reviewer_gaps": REVIEWER_GAPS,
                 **judge_context(result),
+                **span_context(result),
             },
         )
 

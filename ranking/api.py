@@ -161,6 +161,9 @@ class StudyExportApi(APIView):
         parameters=[
             OpenApiParameter("fmt", str, enum=list(FORMATS), default="csv"),
             OpenApiParameter("identities", bool, default=False),
+            OpenApiParameter(
+                "blind_systems", bool, default=False, description='Span exports: systems as "system 1", "system 2"….'
+            ),
         ],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
     )
@@ -170,7 +173,8 @@ class StudyExportApi(APIView):
         if fmt not in FORMATS:
             raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
         identities = request.query_params.get("identities") in ("1", "true")
-        data = rankings_export(study=study, fmt=fmt, identities=identities, user=request.user)
+        blind = request.query_params.get("blind_systems") in ("1", "true")
+        data = rankings_export(study=study, fmt=fmt, identities=identities, blind_systems=blind, user=request.user)
         return HttpResponse(data, content_type=CONTENT_TYPES[fmt])
 
 

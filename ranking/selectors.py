@@ -14,7 +14,6 @@ from annotation.models import Nugget
 from annotation.qa_types import QA_TYPE_LABELS, QAType
 from portal.models import User
 from ranking.models import (
-    HallucinationSpan,
     NuggetJudgement,
     RankingTask,
     SentenceFlag,
@@ -275,27 +274,3 @@ def study_sentence_marks(study: Study, *, identities: bool = False) -> list[dict
                 }
             )
     return rows
-
-
-# --- hallucination spans -------------------------------------------------------------------------------------------
-
-
-def study_span_annotations(*, study: Study) -> dict[int, dict[int, list[tuple[int, int, str]]]]:
-    """Every rater's spans per answer of a span study: ``{StudyAnswer id: {ranker id: [(start, end, kind), ...]}}``
-    over submitted tasks, sorted by start, offsets in characters of ``StudyAnswer.text``. A ranker who submitted the
-    question and marked nothing in an answer has an empty list (read, found clean): they count as an annotator."""
-    tasks = list(
-        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).values_list(
-            "pk", "ranker_id", "order"
-        )
-    )
-    annotations: dict[int, dict[int, list[tuple[int, int, str]]]] = {}
-    ranker_of = {}
-    for task_id, ranker_id, order in tasks:
-        ranker_of[task_id] = ranker_id
-        for answer_id in order:
-            annotations.setdefault(answer_id, {})[ranker_id] = []
-    spans = HallucinationSpan.objects.filter(task_id__in=ranker_of).order_by("answer_id", "start")
-    for task_id, answer_id, start, end, kind in spans.values_list("task_id", "answer_id", "start", "end", "kind"):
-        annotations[answer_id][ranker_of[task_id]].append((start, end, kind))
-    return annotations

@@ -4,6 +4,7 @@ PNG / SVG by ``stats.plots``)."""
 from __future__ import annotations
 
 from analytics.presentation.judges import judges_chart
+from analytics.presentation.span_report import SPAN_PLOTS, span_chart, span_plot_names
 from analytics.presentation.tables import REVIEWER_GAPS, human_label, pair_rows, system_label
 from analytics.selectors import SCORE_METRICS
 from annotation.qa_types import QA_TYPE_LABELS
@@ -11,6 +12,7 @@ from stats import plots
 from stats.pairs import MIN_PAIR_ITEMS
 from stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart
 from stats.results import StatResult
+from stats.stacked_plots import StackedBarChart, draw_stacked
 
 PLOT_TITLES = {
     "verdict_alpha_by_type": "Verdict agreement per QA type",
@@ -22,6 +24,7 @@ PLOT_TITLES = {
     "gold_accuracy": "Gold accuracy per reviewer",
     "overturn_rate": "Adjudication overturn rate per reviewer",
     "pace": "Time per review",
+    **SPAN_PLOTS,
 }
 
 
@@ -34,12 +37,15 @@ def plot_title(name: str) -> str:
 def available_plots(kind: str, result: dict) -> list[str]:
     if kind == "vetting_agreement" and result.get("by_type"):
         return ["verdict_alpha_by_type", "relevance_alpha_by_type", *(["pair_kappa"] if result.get("pairs") else [])]
-    if kind == "study" and result.get("human_leaderboard"):
+    if kind == "study" and not result.get("human_leaderboard"):
+        return span_plot_names(result)
+    if kind == "study":
         return [
             "human_leaderboard",
             *[f"scatter_{m}" for m, data in result.get("scatter", {}).items() if data.get("systems")],
             "metric_correlation",
             *(["judges"] if (result.get("judges") or {}).get("judges") else []),
+            *span_plot_names(result),
         ]
     if kind == "reviewer_quality":
         rows = result.get("reviewers", [])
@@ -64,7 +70,7 @@ def missing_plots(kind: str, result: dict) -> list[str]:
     ]
 
 
-def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
+def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart | StackedBarChart:
     """The description of plot ``name`` of a report: what is drawn, with n per group."""
     if name in {"verdict_alpha_by_type", "relevance_alpha_by_type"}:
         block = "verdict" if name.startswith("verdict") else "relevance_ordinal"
@@ -148,6 +154,8 @@ def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart:
         )
     if name == "judges":
         return judges_chart(result)
+    if name in SPAN_PLOTS:
+        return span_chart(result, name)
     if name in {"gold_accuracy", "overturn_rate", "pace"}:
         return _reviewer_chart(name, result["reviewers"])
     raise KeyError(name)
@@ -198,7 +206,10 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
 
 
 def render_plot(kind: str, result: dict, name: str, fmt: str) -> bytes:
-    return plots.draw(report_chart(kind, result, name), fmt)
+    chart = report_chart(kind, result, name)
+    if isinstance(chart, StackedBarChart):
+        return draw_stacked(chart, fmt)  # type: ignore[arg-type]
+    return plots.draw(chart, fmt)  # type: ignore[arg-type]
 
 
 def task1_chart(distributions: dict[str, dict[str, list[float]]], *, metric: str, profile: str) -> DistributionChart:

@@ -57,6 +57,12 @@ STAT_LABELS = {
     "vetting_agreement": "Vetting agreement",
     "study": "Preference study",
     "reviewer_quality": "Reviewer quality",
+    "spans": "Hallucination spans",
+    "pairwise_iou": "Mean pairwise character IoU",
+    "hallucination_rate": "Hallucination rate",
+    "span_share": "Hallucinated share of the answer",
+    "by_system": "By system",
+    "by_qa_type": "By QA type",
 }
 
 

@@ -17,12 +17,14 @@ from portal import csv_cells
 from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
-from ranking.models import AnswerJudgement, HallucinationSpan, RankingTask, Study, StudyAnswer
+from ranking.models import AnswerJudgement, RankingTask, Study
 from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export
-from ranking.span_rules import MarkedSpan, derived_label
+from ranking.services.span_exports import SPAN_FORMATS, span_export
+from ranking.span_rules import derived_label
+from ranking.span_selectors import study_span_labels
 
 RANKING_FORMATS = ("csv", "parquet", "shroom")
-FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS)
+FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS, *SPAN_FORMATS)
 CONTENT_TYPES = {
     "csv": "text/csv",
     "parquet": "application/vnd.apache.parquet",
@@ -30,6 +32,9 @@ CONTENT_TYPES = {
     "nugget-labels": "application/x-ndjson",
     "nugget-csv": "text/csv",
     "sentence-marks": "text/csv",
+    "spans-jsonl": "application/x-ndjson",
+    "spans-csv": "text/csv",
+    "spans-parquet": "application/vnd.apache.parquet",
 }
 EXTENSIONS = {
     "csv": "csv",
@@ -38,6 +43,9 @@ EXTENSIONS = {
     "nugget-labels": "jsonl",
     "nugget-csv": "csv",
     "sentence-marks": "csv",
+    "spans-jsonl": "jsonl",
+    "spans-csv": "csv",
+    "spans-parquet": "parquet",
 }
 FORMAT_LABELS = {
     "csv": "CSV",
@@ -46,6 +54,9 @@ FORMAT_LABELS = {
     "nugget-labels": "nugget labels (JSONL)",
     "nugget-csv": "nugget labels (CSV)",
     "sentence-marks": "sentence marks (CSV)",
+    "spans-jsonl": "hallucination spans (Mu-SHROOM JSONL)",
+    "spans-csv": "hallucination spans (CSV)",
+    "spans-parquet": "hallucination spans (Parquet)",
 }
 COLUMNS = [
     "study",
@@ -119,21 +130,21 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
         raise DomainError("this study did not ask about hallucinations", code="no_hallucination_labels")
     answers: dict[int, dict] = {}
     labels: dict[int, list[dict]] = defaultdict(list)
-    for answer, ranker, hallucination, kind, harm in _hallucination_votes(study):
+    for answer, annotator, hallucination, kind, harm in _hallucination_votes(study, identities):
         answers.setdefault(
-            answer.pk,
+            answer["id"],
             {
                 "study": study.name,
-                "item_uid": answer.question.item.uid,
-                "qa_type": answer.question.item.qa_type,
-                "system": answer.system.name,
-                "is_reference": answer.system.is_reference,
-                "model_output_text": answer.text,
+                "item_uid": answer["item_uid"],
+                "qa_type": answer["qa_type"],
+                "system": answer["system"],
+                "is_reference": answer["is_reference"],
+                "model_output_text": answer["text"],
             },
         )
-        labels[answer.pk].append(
+        labels[answer["id"]].append(
             {
-                "annotator": _ranker_label(ranker, identities),
+                "annotator": annotator,
                 "label": "Hallucination" if hallucination else "Not Hallucination",
                 "kind": kind or None,
                 "harm": harm,
@@ -155,49 +166,64 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     return records
 
 
-def _hallucination_votes(study: Study):
-    """(answer, ranker, hallucination, kind, harm) per rater and answer: from the spans in a span study (an answer
-    without spans in a submitted task was read and found clean), else from the ranking form."""
+def _hallucination_votes(study: Study, identities: bool):
+    """(answer, annotator, hallucination, kind, harm) per rater and answer: in a span study derived from the spans
+    (the one reading of them, :func:`ranking.span_selectors.study_span_labels`; an answer without spans in a
+    submitted task was read and found clean), else from the ranking form."""
     if not study.ask_spans:
         for j in _judgements(study):
-            yield j.answer, j.task.ranker, j.hallucination, j.hallucination_kind, j.harm
+            answer = {
+                "id": j.answer_id,
+                "item_uid": j.answer.question.item.uid,
+                "qa_type": j.answer.question.item.qa_type,
+                "system": j.answer.system.name,
+                "is_reference": j.answer.system.is_reference,
+                "text": j.answer.text,
+            }
+            yield answer, _ranker_label(j.task.ranker, identities), j.hallucination, j.hallucination_kind, j.harm
         return
-    tasks = (
-        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
-        .select_related("ranker", "question")
-        .order_by("question__position", "submitted_at")
-    )
-    task_list = list(tasks)
-    answer_ids = {pk for task in task_list for pk in task.order}
-    by_id = StudyAnswer.objects.select_related("system", "question__item").in_bulk(answer_ids)
-    spans: dict[tuple, list[MarkedSpan]] = defaultdict(list)
-    for span in HallucinationSpan.objects.filter(task__in=task_list):
-        spans[(span.task_id, span.answer_id)].append(MarkedSpan(span.start, span.end, span.kind))
-    harms = dict(
-        ((j["task_id"], j["answer_id"]), j["harm"])
-        for j in AnswerJudgement.objects.filter(task__in=task_list).values("task_id", "answer_id", "harm")
-    )
-    for task in task_list:
-        for answer_id in sorted(task.order, key=lambda pk: (by_id[pk].system.name, pk)):
-            hallucination, kind = derived_label(spans[(task.pk, answer_id)])
-            yield by_id[answer_id], task.ranker, hallucination, kind, harms.get((task.pk, answer_id))
+    harms = {
+        (ranker, answer): harm
+        for ranker, answer, harm in AnswerJudgement.objects.filter(
+            task__study=study, task__status=RankingTask.Status.SUBMITTED
+        ).values_list("task__ranker_id", "answer_id", "harm")
+    }
+    for labelled in study_span_labels(study, identities=identities):
+        answer = {
+            "id": labelled.answer_id,
+            "item_uid": labelled.item_uid,
+            "qa_type": labelled.qa_type,
+            "system": labelled.system,
+            "is_reference": labelled.is_reference,
+            "text": labelled.text,
+        }
+        for annotation in labelled.annotations:
+            hallucination, kind = derived_label(annotation.spans)
+            yield answer, annotation.label, hallucination, kind, harms.get((annotation.ranker_id, labelled.answer_id))
 
 
 def study_formats(study: Study) -> list[tuple[str, str]]:
     """(format, label) of the downloads that fit what the study asked."""
-    wanted = (RANKING_FORMATS if study.ask_ranking else ("shroom",) if study.ask_spans else ()) + (
-        NUGGET_FORMATS if study.ask_nuggets else ()
+    wanted = (
+        (RANKING_FORMATS if study.ask_ranking else ("shroom",) if study.ask_spans else ())
+        + (NUGGET_FORMATS if study.ask_nuggets else ())
+        + (SPAN_FORMATS if study.ask_spans else ())
     )
     return [(fmt, FORMAT_LABELS[fmt]) for fmt in wanted]
 
 
-def rankings_export(*, study: Study, fmt: str, identities: bool = False, user: User | None = None) -> bytes:
+def rankings_export(
+    *, study: Study, fmt: str, identities: bool = False, blind_systems: bool = False, user: User | None = None
+) -> bytes:
     """The export as bytes (``fmt``: csv, parquet, shroom, or for nugget studies nugget-labels, nugget-csv,
-    sentence-marks); audited, since it may carry identities."""
+    sentence-marks, for span studies spans-jsonl, spans-csv, spans-parquet); audited, since it may carry
+    identities. ``blind_systems`` (span exports): systems as "system 1", "system 2"…."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if fmt in NUGGET_FORMATS:
         data = nugget_export(study=study, fmt=fmt, identities=identities)
+    elif fmt in SPAN_FORMATS:
+        data = span_export(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems)
     elif fmt == "shroom":
         data = json.dumps(shroom_records(study=study, identities=identities), ensure_ascii=False, indent=1).encode()
     else:

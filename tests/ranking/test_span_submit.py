@@ -166,17 +166,21 @@ def test_api_submit_accepts_spans_and_reports_problems(make_study, make_user, cl
 
 
 @pytest.mark.django_db
-def test_study_span_annotations_lists_every_rater_with_empty_lists_for_clean_answers(span_task):
-    from ranking.selectors import study_span_annotations
+def test_the_span_labels_list_every_rater_with_no_spans_for_clean_answers(span_task):
+    """What the ranker submitted is what the one reading of spans (study_span_labels) returns: merged, sorted,
+    and an answer without marks counted as read by that ranker."""
+    from ranking.span_selectors import study_span_labels
 
     study, ranker, task = span_task()
     spans = {"A": [span(12, 14, "other"), span(3, 9)], "B": [], "C": []}
     task_submit(task_id=task.pk, ranker=ranker, answers=full_answers(task), spans=spans)
-    result = study_span_annotations(study=study)
-    assert result == {
-        task.order[0]: {ranker.pk: [(3, 9, "extrinsic"), (12, 14, "other")]},
-        task.order[1]: {ranker.pk: []},
-        task.order[2]: {ranker.pk: []},
+    result = {a.answer_id: a.annotations for a in study_span_labels(study)}
+    assert {
+        pk: [(n.ranker_id, [(s.start, s.end, s.kind) for s in n.spans]) for n in result[pk]] for pk in task.order
+    } == {
+        task.order[0]: [(ranker.pk, [(3, 9, "extrinsic"), (12, 14, "other")])],
+        task.order[1]: [(ranker.pk, [])],
+        task.order[2]: [(ranker.pk, [])],
     }
 
 

@@ -11,7 +11,8 @@ class Command(BaseCommand):
     help = (
         "Export a study's rankings and tags (csv / parquet, one row per ranker × answer) or SHROOM-style JSON; for "
         "nugget studies the nugget labels (nugget-labels: JSONL for nugget_eval --labels; nugget-csv) and the "
-        "sentence marks (sentence-marks)."
+        "sentence marks (sentence-marks); for span studies the hallucination spans (spans-jsonl: Mu-SHROOM JSON "
+        "Lines; spans-csv, spans-parquet: one row per span)."
     )
 
     def add_arguments(self, parser):
@@ -19,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument("--identities", action="store_true", help="E-mail addresses instead of pseudonyms.")
+        parser.add_argument(
+            "--blind-systems", action="store_true", help='Span exports: systems as "system 1", "system 2"….'
+        )
 
     def handle(self, *args, **o):
         key = o["study"]
@@ -27,7 +31,9 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"No study with id or name {key!r}.")
         try:
-            data = rankings_export(study=study, fmt=o["format"], identities=o["identities"])
+            data = rankings_export(
+                study=study, fmt=o["format"], identities=o["identities"], blind_systems=o["blind_systems"]
+            )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
         o["out"].write_bytes(data)

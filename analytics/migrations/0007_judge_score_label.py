@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analytics', '0005_judge_scores'),
+        ('analytics', '0006_span_detectors'),
     ]
 
     operations = [

@@ -1,0 +1,117 @@
+"""The organizer's hallucination-span pages of a study: the detector leaderboard (with the import of a detector's
+predictions and its plot) and the per-item view of the physicians' and detectors' spans. Organizers only: these
+pages name the systems."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from analytics.presentation import spans as present
+from analytics.span_detectors import detector_leaderboard, span_detector_import, study_span_predictions
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+from portal.uploads import upload_too_large
+from ranking.models import Study, StudyQuestion
+from ranking.span_selectors import study_span_labels
+from records.jsonl import InputFileError
+from stats import plots
+
+PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+def _span_study(pk) -> Study:
+    return get_object_or_404(Study, pk=pk, ask_spans=True)
+
+
+def _questions(study: Study) -> list[StudyQuestion]:
+    return list(study.questions.select_related("item").order_by("position"))
+
+
+class SpanDetectorsView(RoleRequiredMixin, View):
+    """Detectors ranked by mean IoU against the physicians, per system too; upload a detector's predictions."""
+
+    required_roles = (Role.ORGANIZER,)
+    template = "analytics/span_detectors.html"
+
+    def _render(self, request, study: Study, status: int = 200, **extra):
+        board = detector_leaderboard(study)
+        context = {"study": study, "board": board, "questions": _questions(study), **extra}
+        return render(request, self.template, context, status=status)
+
+    def get(self, request, pk):
+        return self._render(request, _span_study(pk))
+
+    def post(self, request, pk):
+        study = _span_study(pk)
+        upload = request.FILES.get("file")
+        detector = request.POST.get("detector", "")
+        if upload is None:
+            messages.error(request, "Nothing was imported: choose a JSONL file first.")
+            return redirect("span_detectors", pk=study.pk)
+        too_large = upload_too_large(upload.name or "upload", upload.size or 0)
+        if too_large:
+            messages.error(request, f"Nothing was imported: {too_large}.")
+            return redirect("span_detectors", pk=study.pk)
+        try:
+            result = span_detector_import(
+                study=study, detector=detector, source=upload.read().split(b"\n"), name=upload.name, user=request.user
+            )
+        except InputFileError as exc:
+            return self._render(request, study, status=400, error=exc, detector=detector)
+        replaced = f"; {result.replaced:,} earlier predictions replaced" if result.replaced else ""
+        messages.success(
+            request, f"Imported {result.predictions:,} predictions of {result.detector} from {result.file}{replaced}."
+        )
+        return redirect("span_detectors", pk=study.pk)
+
+
+class SpanDetectorPlotView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk, fmt):
+        if fmt not in PLOT_TYPES:
+            raise Http404("formats: svg, png")
+        board = detector_leaderboard(_span_study(pk))
+        if not board["detectors"]:
+            raise Http404("no detector yet")
+        return HttpResponse(plots.draw(present.detector_chart(board), fmt), content_type=PLOT_TYPES[fmt])
+
+
+class SpanItemView(RoleRequiredMixin, View):
+    """One question of a span study: each answer with the physicians' spans highlighted (hard labels outlined, soft
+    labels as shading), each physician's marks in words, and each detector's predictions beside them."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk, question_id):
+        study = _span_study(pk)
+        questions = _questions(study)
+        ids = [q.pk for q in questions]
+        if question_id not in ids:
+            raise Http404("no such question in this study")
+        at = ids.index(question_id)
+        labels = study_span_labels(study)
+        names = present.physician_numbers(labels)
+        predictions = study_span_predictions(study)
+        answers = [
+            present.answer_view(a, names, {name: p[a.answer_id] for name, p in predictions.items() if a.answer_id in p})
+            for a in labels
+            if a.question_id == question_id
+        ]
+        return render(
+            request,
+            "analytics/span_item.html",
+            {
+                "study": study,
+                "question": questions[at],
+                "answers": answers,
+                "legend": present.SHADE_LEGEND,
+                "position": at + 1,
+                "count": len(ids),
+                "previous": ids[at - 1] if at > 0 else None,
+                "next": ids[at + 1] if at + 1 < len(ids) else None,
+            },
+        )

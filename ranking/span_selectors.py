@@ -1,0 +1,111 @@
+"""The physicians' hallucination spans of a study, answer by answer: the one place the exports, the detector
+scores, the report's span sections and the per-item view read them from.
+
+Only submitted tasks count. In a submitted task of a span study every answer the ranker was shown counts as read:
+an answer without a span was found free of hallucinations. Soft and hard labels follow :mod:`metrics.spans`.
+For organizers and reports only: the rows name systems.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from metrics.spans import hard_labels, merge_spans, soft_labels
+from portal.models import User
+from ranking.models import HallucinationSpan, RankingTask, Study, StudyAnswer
+from ranking.span_rules import MarkedSpan
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One physician's marks on one answer (empty: read, nothing hallucinated). ``label``: the pseudonym, or the
+    e-mail address when identities were asked for."""
+
+    ranker_id: int
+    label: str
+    spans: tuple[MarkedSpan, ...]
+
+
+@dataclass
+class AnswerSpans:
+    answer_id: int
+    question_id: int
+    item_uid: str
+    question: str
+    qa_type: str
+    lang: str
+    system: str
+    is_reference: bool
+    text: str
+    annotations: list[Annotation] = field(default_factory=list)
+
+    @property
+    def answer_key(self) -> str:
+        """The answer's stable id in span files: the item and the answer's row (never the system's name)."""
+        return f"{self.item_uid}/{self.answer_id}"
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotations)
+
+    @property
+    def soft_labels(self) -> list[dict]:
+        return soft_labels([[(s.start, s.end) for s in a.spans] for a in self.annotations], len(self.text))
+
+    @property
+    def hard_labels(self) -> list[list[int]]:
+        return hard_labels(self.soft_labels)
+
+
+def answer_lang(benchmark: str) -> str:
+    """Mu-SHROOM's language code of an item (the Chinese benchmark's items are ZH, all others EN)."""
+    return "ZH" if benchmark == "promptcblue" else "EN"
+
+
+def study_span_labels(study: Study, *, identities: bool = False) -> list[AnswerSpans]:
+    """Every answer of a span study in queue order (then by system), with each physician's merged spans from the
+    submitted tasks that showed it. Answers nobody has read yet come with no annotations. Empty for a study that
+    did not ask for spans."""
+    if not study.ask_spans:
+        return []
+    answers = {
+        a.pk: AnswerSpans(
+            answer_id=a.pk,
+            question_id=a.question_id,
+            item_uid=a.question.item.uid,
+            question=a.question.item.question,
+            qa_type=a.question.item.qa_type,
+            lang=answer_lang(a.question.item.benchmark),
+            system=a.system.name,
+            is_reference=a.system.is_reference,
+            text=a.text,
+        )
+        for a in StudyAnswer.objects.filter(question__study=study)
+        .select_related("question__item", "system")
+        .order_by("question__position", "system__name")
+    }
+    tasks = list(
+        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+        .order_by("question__position", "submitted_at", "pk")
+        .values_list("pk", "ranker_id", "order")
+    )
+    marks: dict[tuple, list[tuple[int, int, str, str]]] = defaultdict(list)
+    for task_id, answer_id, start, end, kind, note in HallucinationSpan.objects.filter(
+        task__study=study, task__status=RankingTask.Status.SUBMITTED
+    ).values_list("task_id", "answer_id", "start", "end", "kind", "note"):
+        marks[task_id, answer_id].append((start, end, kind, note))
+    people = User.objects.in_bulk({ranker for _, ranker, _ in tasks})
+    for task_id, ranker_id, order in tasks:
+        person = people[ranker_id]
+        label = person.email if identities else person.pseudonym
+        for answer_id in order:
+            if answer_id not in answers:
+                continue
+            spans = sorted(marks.get((task_id, answer_id), []))
+            # stored spans never overlap; merging again keeps the labels right for rows written by hand
+            by_start = {s: (k, n) for s, _, k, n in reversed(spans)}  # a merged run keeps its first span's kind
+            merged = merge_spans((s, e) for s, e, _, _ in spans)
+            kept = tuple(MarkedSpan(s, e, *by_start[s]) for s, e in merged)
+            answers[answer_id].annotations.append(Annotation(ranker_id, label, kept))
+    return list(answers.values())

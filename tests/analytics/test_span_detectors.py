@@ -1,0 +1,167 @@
+"""Detector predictions imported from Mu-SHROOM JSON Lines (refusals naming file, line and field; nothing stored
+then), scored against the physicians' spans by hand-computed IoU / Spearman, and the detector pages: organizers
+only, no developer output, per-item view escaped and highlighted with classes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from analytics.models import SpanDetector, SpanPrediction
+from analytics.span_detectors import detector_leaderboard, span_detector_import
+from records.jsonl import InputFileError
+from tests.span_rows import spanned_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def made(make_user):
+    return spanned_study(make_user)
+
+
+def _lines(records) -> list[bytes]:
+    return [json.dumps(r, ensure_ascii=False).encode() for r in records]
+
+
+def _key(made, uid, system):
+    return f"{uid}/{made.answers[uid, system].pk}"
+
+
+def _perfect_and_silent(made):
+    """Predicts s1/SPAN-A exactly as the physicians, marks nothing elsewhere (s2/SPAN-A: hard [[6,10]] missed)."""
+    perfect = {
+        "id": _key(made, "s1", "SPAN-A"),
+        "soft_labels": [{"start": 8, "end": 14, "prob": 0.5}, {"start": 14, "end": 20, "prob": 1.0}],
+    }
+    silent = [{"id": _key(made, uid, s), "soft_labels": []} for uid, s in made.answers if (uid, s) != ("s1", "SPAN-A")]
+    return [perfect, *silent]
+
+
+def test_import_stores_predictions_and_replaces_them(made, organizer):
+    result = span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    assert (result.detector, result.predictions, result.replaced) == ("Lookup 1", 6, 0)
+    again = span_detector_import(
+        study=made.study,
+        detector="Lookup 1",
+        source=_lines(_perfect_and_silent(made)[:2]),
+        name="p.jsonl",
+        user=organizer,
+    )
+    assert again.replaced == 6 and SpanPrediction.objects.count() == 2
+
+
+def test_scores_are_the_hand_computed_means(made, organizer):
+    span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    board = detector_leaderboard(made.study, n_resamples=200)
+    assert board["n_answers"] == 6
+    row = board["detectors"][0]
+    # IoU per answer: s1 A 1 (exact); s1 B 1 (both empty); s2 A 0 (missed [6,10)); s2 B 1 (no hard label, none
+    # predicted); s3 A 0 (missed [0,4)); s3 B 1  -> 4/6
+    assert row["iou"].value == pytest.approx(4 / 6)
+    # Spearman: s1 A 1 (same vector); constant vectors: s1 B 1, s2 A 0 (physicians vary, detector constant),
+    # s2 B 0, s3 A 0, s3 B 1 -> 3/6
+    assert row["cor"].value == pytest.approx(3 / 6)
+    assert row["n"] == 6 and row["missing"] == 0
+    assert row["iou"].ci_low is not None and row["iou"].ci_low <= 4 / 6 <= row["iou"].ci_high
+    by_system = {s["system"]: s for s in row["systems"]}
+    assert by_system["SPAN-A"]["iou"].value == pytest.approx(1 / 3)
+    assert by_system["SPAN-B"]["iou"].value == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("records", "line", "field", "detail"),
+    [
+        ([{"id": "nope", "soft_labels": []}], 1, "id", "no answer of this study"),
+        ([{"id": "KEY", "soft_labels": [{"start": 0, "end": 99, "prob": 1}]}], 1, "soft_labels (entry 1)", "after"),
+        ([{"id": "KEY", "soft_labels": [], "hard_labels": [[3, 2]]}], 1, "hard_labels (entry 1)", "empty"),
+        ([{"id": "KEY", "soft_labels": []}, {"id": "KEY", "soft_labels": []}], 2, "id", "already given"),
+        ([{"id": "KEY"}], 1, "soft_labels", "missing"),
+        ([{"id": "KEY", "soft_labels": [], "model_output_text": "other"}], 1, "model_output_text", "not the text"),
+    ],
+)
+def test_bad_files_are_refused_naming_line_and_field(made, organizer, records, line, field, detail):
+    key = _key(made, "s1", "SPAN-A")
+    records = [{k: (key if v == "KEY" else v) for k, v in r.items()} for r in records]
+    with pytest.raises(InputFileError) as caught:
+        span_detector_import(study=made.study, detector="d", source=_lines(records), name="bad.jsonl", user=organizer)
+    assert (caught.value.file, caught.value.line, caught.value.field) == ("bad.jsonl", line, field)
+    assert detail in caught.value.detail
+    assert not SpanDetector.objects.exists()
+
+
+def test_detector_names_follow_the_judge_rule(made, organizer):
+    for bad in ("a/b", made.physicians[0].pseudonym, "physicians"):
+        with pytest.raises(InputFileError) as caught:
+            span_detector_import(
+                study=made.study, detector=bad, source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+            )
+        assert caught.value.field == "detector name"
+    assert not SpanDetector.objects.exists()
+
+
+def test_pages_for_organizers_only(made, client, make_user, organizer):
+    span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    urls = [
+        reverse("span_detectors", args=[made.study.pk]),
+        reverse("span_plot", args=[made.study.pk, "svg"]),
+        reverse("span_item", args=[made.study.pk, made.questions["s1"].pk]),
+    ]
+    for role in ("ranker", "reviewer"):
+        client.force_login(make_user(role))
+        for url in urls:
+            assert client.get(url).status_code in (403, 404), (role, url)
+    client.force_login(organizer)
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+
+
+def test_leaderboard_page_reads_well(made, client, organizer):
+    span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    client.force_login(organizer)
+    html = client.get(reverse("span_detectors", args=[made.study.pk])).content.decode()
+    assert "Lookup 1" in html and "0.667" in html and "SPAN-A" in html
+    for dev in ("None", "{'", "n_answers", "0.6666"):
+        assert dev not in html
+
+
+def test_upload_refusal_is_shown_and_stores_nothing(made, client, organizer):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(organizer)
+    upload = SimpleUploadedFile("bad.jsonl", b'{"id": "nope", "soft_labels": []}\n')
+    response = client.post(reverse("span_detectors", args=[made.study.pk]), {"detector": "d1", "file": upload})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Nothing was imported" in html and "line 1" in html and "“id”" in html
+    assert not SpanDetector.objects.exists()
+
+
+def test_item_view_highlights_with_classes_and_escapes(made, client, organizer):
+    from ranking.models import StudyAnswer
+
+    StudyAnswer.objects.filter(pk=made.answers["s1", "SPAN-B"].pk).update(text="<script>x</script> daily.")
+    client.force_login(organizer)
+    html = client.get(reverse("span_item", args=[made.study.pk, made.questions["s1"].pk])).content.decode()
+    assert '<mark class="shade-2">cures </mark><mark class="shade-4 hard">cancer</mark>' in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>x" not in html
+    assert "Physician 1" in html and "Physician 2" in html
+    assert made.physicians[0].email not in html and "style=" not in html
+    assert "“cancer” (characters 15–20" in html
+    assert 'rel="next"' in html and 'rel="prev"' not in html
+
+
+def test_linked_from_the_analytics_home(made, client, organizer):
+    client.force_login(organizer)
+    html = client.get(reverse("analytics_home")).content.decode()
+    assert reverse("span_detectors", args=[made.study.pk]) in html
