@@ -40,7 +40,7 @@ def span_task(make_study, make_user):
 def test_a_spans_only_study_can_be_created_and_nothing_asked_is_refused(make_study):
     study = make_study(sample_size=1, ask_ranking=False, ask_spans=True)
     assert study.ask_spans and not study.ask_ranking
-    assert study_formats(study) == [("shroom", "SHROOM")]
+    assert [fmt for fmt, _ in study_formats(study)] == ["shroom", "spans-jsonl", "spans-csv", "spans-parquet"]
     with pytest.raises(DomainError, match="mark hallucinated words"):
         make_study(sample_size=1, ask_ranking=False)
 
