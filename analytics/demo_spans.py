@@ -105,7 +105,11 @@ def demo_spans(users: dict, study_name: str) -> str:
     with transaction.atomic():
         if not study.ask_spans:
             study.ask_spans = True
-            study.save(update_fields=["ask_spans"])
+            study.guidelines = (
+                f"{study.guidelines.rstrip()} Then select the hallucinated words of each answer and give their kind "
+                "(1 contradicts, 2 not supported, 3 other), or tick “No hallucination in this answer”."
+            ).strip()
+            study.save(update_fields=["ask_spans", "guidelines"])
         for task in tasks:
             for answer_id in task.order:
                 spans = _ranker_spans(answers[answer_id], task.ranker.email != first_ranker)

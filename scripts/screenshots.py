@@ -43,6 +43,9 @@ ROLES = [
         ("study-detail", r"link:^/organize/studies/\d+/$"),
         ("nuggets", "/organize/nuggets/"),
         ("nugget-leaderboard", "/analytics/studies/2/nuggets/"),  # the demo's second study asks for nuggets
+        ("judge-scores", "/analytics/studies/1/judges/scores/"),
+        ("span-detectors", "/analytics/studies/1/spans/"),  # the demo study asks for hallucination spans
+        ("span-item", r"link:^/analytics/studies/1/spans/items/\d+/$"),
     ]),
     ("reviewer", "reviewer1@demo.portal", "check-every-answer-25", [
         ("home", "/"),

@@ -51,7 +51,8 @@ def span_agreement(
     usable = [np.asarray(m, dtype=bool) for m in answers if np.asarray(m).ndim == 2 and np.asarray(m).shape[0] >= 2]
     usable = [m for m in usable if m.shape[1] > 0]
     left_out = len(answers) - len(usable)
-    notes = (f"{left_out} answer(s) with fewer than two annotators left out",) if left_out else ()
+    answers = "answer" if left_out == 1 else "answers"
+    notes = (f"{left_out} {answers} with fewer than two annotators left out",) if left_out else ()
     if not usable:
         reason = "no answer was marked by two or more physicians"
         return {

@@ -7,20 +7,12 @@ from dataclasses import dataclass
 
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES
 from analytics.nugget_reports import NuggetReport, item_labels, labeller_label
-from analytics.presentation.tables import system_label
+from analytics.presentation.tables import number, system_label
 from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
 from stats.plots import Bar, BarChart
 
 LABEL_WORDS = {"support": "Supported", "partial": "Partly supported", "not_support": "Not supported"}
 IMPORTANCE_WORDS = {"vital": "Vital", "okay": "Okay", "avoid": "Must not appear"}
-
-
-def number(value, digits: int = 2) -> str:
-    """A figure rounded for reading; "—" when undefined; never "-0.00"."""
-    if value is None or value != value:
-        return "—"
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def interval(ci) -> str:

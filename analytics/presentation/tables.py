@@ -86,6 +86,14 @@ def section_label(section: str) -> str:
     return " · ".join(human_label(part) for part in section.split("/") if part)
 
 
+def number(value, digits: int = 2) -> str:
+    """A figure rounded for reading; "—" when undefined; never "-0.00"."""
+    if value is None or value != value:
+        return "—"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def system_label(name: str, is_reference: bool) -> str:
     """A system's name, marked when it is the reference answer, unless its name already says so (the demo's
     reference system is called "reference": "reference (reference)" said nothing twice)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 
 import pandas as pd
 from django.db.models import QuerySet
@@ -166,7 +167,9 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
     return records
 
 
-def _hallucination_votes(study: Study, identities: bool):
+def _hallucination_votes(
+    study: Study, identities: bool
+) -> Iterator[tuple[dict, str, bool | None, str | None, bool | None]]:
     """(answer, annotator, hallucination, kind, harm) per rater and answer: in a span study derived from the spans
     (the one reading of them, :func:`ranking.span_selectors.study_span_labels`; an answer without spans in a
     submitted task was read and found clean), else from the ranking form."""

@@ -49,7 +49,7 @@ def span_records(study: Study, *, identities: bool = False, blind_systems: bool 
     systems = _system_names(answers, blind_systems)
     records = []
     for a in answers:
-        record = {
+        record: dict[str, object] = {
             "id": a.answer_key,
             "lang": a.lang,
             "model_input": a.question,

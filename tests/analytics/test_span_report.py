@@ -32,7 +32,7 @@ def test_agreement_known_answers(spans):
     # answers read twice: s1 A 6/12, s1 B 1 (both empty), s2 A 4/6, s2 B 0/2; s3 (one physician) left out
     assert overall["pairwise_iou"]["value"] == pytest.approx((0.5 + 1 + 4 / 6 + 0) / 4)
     assert overall["pairwise_iou"]["n_items"] == 4
-    assert "2 answer(s) with fewer than two annotators left out" in overall["pairwise_iou"]["notes"]
+    assert "2 answers with fewer than two annotators left out" in overall["pairwise_iou"]["notes"]
     # 60 characters x 2 physicians; 10 characters disagree; 30 of the 120 values are "marked":
     # alpha = 1 - (n - 1) * 2 * 10 / (2 * 90 * 30)
     assert overall["krippendorff_alpha"]["value"] == pytest.approx(1 - 119 * 20 / (2 * 90 * 30))

@@ -39,7 +39,7 @@ def test_undefined_with_a_reason():
     single = span_agreement([np.array([A], dtype=bool)])
     assert single["pairwise_iou"].value is None
     assert "two or more physicians" in single["krippendorff_alpha"].undefined_reason
-    assert "1 answer(s) with fewer than two annotators" in single["pairwise_iou"].notes[0]
+    assert "1 answer with fewer than two annotators" in single["pairwise_iou"].notes[0]
     nothing = span_agreement([np.array([C, C], dtype=bool)], n_resamples=0)
     assert nothing["pairwise_iou"].value == 1.0
     assert nothing["krippendorff_alpha"].value is None
