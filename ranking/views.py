@@ -30,7 +30,7 @@ from ranking.selectors import (
     task_for_ranker,
 )
 from ranking.services.drafts import draft_get, draft_save
-from ranking.services.exports import CONTENT_TYPES, EXTENSIONS, FORMATS, rankings_export, study_formats
+from ranking.services.exports import CONTENT_TYPES, EXTENSIONS, FORMATS, SPAN_FORMATS, rankings_export, study_formats
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
 from ranking.services.queue import task_next, task_release
@@ -252,6 +252,7 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
                 "formats": study_formats(study),
+                "span_formats": [(fmt, label) for fmt, label in study_formats(study) if fmt in SPAN_FORMATS],
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
             },
@@ -279,7 +280,11 @@ class StudyExportView(RoleRequiredMixin, View):
             raise Http404("Unknown export format.")
         try:
             data = rankings_export(
-                study=study, fmt=fmt, identities=request.GET.get("identities") == "1", user=request.user
+                study=study,
+                fmt=fmt,
+                identities=request.GET.get("identities") == "1",
+                blind_systems=request.GET.get("blind_systems") == "1",
+                user=request.user,
             )
         except DomainError as exc:
             messages.error(request, str(exc))

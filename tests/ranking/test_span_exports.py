@@ -154,3 +154,13 @@ def test_api_blinds_systems_on_request(made, client, make_user):
     named = client.get(url, {"fmt": "spans-jsonl"}).content.decode()
     blind = client.get(url, {"fmt": "spans-jsonl", "blind_systems": "true"}).content.decode()
     assert "SPAN-A" in named and "SPAN-A" not in blind and '"system 1"' in blind
+
+
+def test_the_study_page_offers_span_files_with_systems_pseudonymised(made, client, make_user):
+    client.force_login(make_user("organizer"))
+    page = client.get(reverse("study_detail", args=[made.study.pk])).content.decode()
+    url = reverse("study_export", args=[made.study.pk, "spans-jsonl"]) + "?blind_systems=1"
+    assert "Spans with the systems pseudonymised too" in page and f'href="{url}"' in page
+    blind = client.get(url).content.decode()
+    assert "SPAN-A" not in blind and '"system 1"' in blind
+    assert "SPAN-A" in client.get(reverse("study_export", args=[made.study.pk, "spans-jsonl"])).content.decode()
