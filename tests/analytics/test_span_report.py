@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
-from analytics.models import Report
 from analytics.reports import report_study
 from stats.rates import wilson_interval
+from tests.report_rows import stored_study_report
 from tests.span_rows import spanned_study
 
 pytestmark = pytest.mark.django_db
@@ -69,14 +68,7 @@ def test_analysis_known_answers(spans):
 
 
 def _stored(made, organizer):
-    result = report_study(study_id=made.study.pk, **KW)
-    return Report.objects.create(
-        kind="study",
-        params={"study_id": made.study.pk},
-        result=result,
-        created_by=organizer,
-        finished_at=timezone.now(),
-    )
+    return stored_study_report(made.study, created_by=organizer, **KW)
 
 
 def test_report_page_shows_the_span_sections(made, client, organizer):

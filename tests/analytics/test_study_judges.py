@@ -12,6 +12,7 @@ from analytics.reports import report_study
 from analytics.selectors import study_rankings
 from stats.judges import judge_meta_evaluation
 from tests.analytics.judge_rows import ranked_study, score_lines
+from tests.report_rows import stored_study_report
 
 pytestmark = pytest.mark.django_db
 KW = {"n_resamples": 50, "seed": 7}
@@ -60,18 +61,7 @@ def test_judge_figures_equal_the_meta_evaluation_on_the_same_data(made):
 
 
 def stored_report(made, organizer):
-    from django.utils import timezone
-
-    from analytics.models import Report
-
-    result = report_study(study_id=made.study.pk, **KW)
-    return Report.objects.create(
-        kind="study",
-        params={"study_id": made.study.pk},
-        result=result,
-        created_by=organizer,
-        finished_at=timezone.now(),
-    )
+    return stored_study_report(made.study, created_by=organizer, **KW)
 
 
 def test_style_harm_and_recognised_reference_sections(made):

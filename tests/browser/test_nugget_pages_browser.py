@@ -4,14 +4,12 @@ nothing but the tables inside their cards is wider than a 390 px phone."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from analytics.judge_import import judge_labels_import
 from tests.analytics.nugget_rows import hand_study
-
-SHOTS = os.environ.get("PORTAL_SCREENSHOTS")
+from tests.browser.layout import assert_page_fits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,19 +33,7 @@ def test_nugget_pages_fit_a_phone(page, login, organizer, make_user):
         page.set_viewport_size({"width": width, "height": height})
         for n, url in enumerate(pages):
             page.goto(url)
-            for img in page.locator("img.plot").all():
-                img.scroll_into_view_if_needed()
-                assert img.evaluate("i => i.decode().then(() => i.naturalWidth > 0)"), img.get_attribute("src")
-                assert img.bounding_box()["width"] <= width
-            if SHOTS:
-                page.screenshot(path=f"{SHOTS}/nuggets-{n}-{width}.png", full_page=True)
-            wide = page.evaluate(
-                "w => [...document.querySelectorAll('main *')]"
-                ".filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > w + 1)"
-                ".map(e => e.tagName + '.' + e.className)",
-                width,
-            )
-            assert not wide, (url, wide)
+            assert_page_fits(page, width, f"nuggets-{n}")
     page.goto(pages[0])
     page.select_option("select[name=labeller]", "lenient-llm")
     page.click("form.filters button")

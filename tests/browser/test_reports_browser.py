@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,10 @@ from analytics.models import Report
 from analytics.services import report_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
+from tests.browser.layout import assert_page_fits
 from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = os.environ.get("PORTAL_SCREENSHOTS")  # a folder: save what the test saw, to look at it
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,21 +116,7 @@ def test_report_page_leads_with_its_reading_and_fits_a_phone(page, login, organi
             assert "their rankings agreed moderately (Kendall's W 0.52)" in reading.inner_text()
         # The reading comes before the plots and the tables.
         assert reading.bounding_box()["y"] < page.locator("h2").first.bounding_box()["y"]
-        for img in page.locator("img.plot").all():
-            img.scroll_into_view_if_needed()
-            assert img.evaluate("i => i.decode().then(() => i.naturalWidth > 0)"), img.get_attribute("src")
-            assert img.bounding_box()["width"] <= width
-        if SHOTS:
-            page.screenshot(path=f"{SHOTS}/{kind}-{width}.png", full_page=True)
-        # Nothing in the page's content is wider than the screen; wide tables scroll inside their card.
-        # (The top bar is the layout's, checked with the layout.)
-        wide = page.evaluate(
-            "w => [...document.querySelectorAll('main *')]"
-            ".filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > w + 1)"
-            ".map(e => e.tagName + '.' + e.className)",
-            width,
-        )
-        assert not wide
+        assert_page_fits(page, width, kind)
 
 
 def test_task1_page_shows_one_box_per_system_and_fits_a_phone(page, login, organizer):
@@ -152,17 +137,5 @@ def test_task1_page_shows_one_box_per_system_and_fits_a_phone(page, login, organ
     for width, height in ((1300, 900), (390, 844)):
         page.set_viewport_size({"width": width, "height": height})
         page.goto("/analytics/task1/")
-        plots = page.locator("img.plot").all()
-        assert plots
-        for img in plots:
-            img.scroll_into_view_if_needed()
-            assert img.evaluate("i => i.decode().then(() => i.naturalWidth > 0)"), img.get_attribute("src")
-        if SHOTS:
-            page.screenshot(path=f"{SHOTS}/task1-{width}.png", full_page=True)
-        wide = page.evaluate(
-            "w => [...document.querySelectorAll('main *')]"
-            ".filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > w + 1)"
-            ".map(e => e.tagName + '.' + e.className)",
-            width,
-        )
-        assert not wide
+        assert page.locator("img.plot").all()
+        assert_page_fits(page, width, "task1", plots_fit=False)

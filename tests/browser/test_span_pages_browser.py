@@ -5,17 +5,13 @@ phone."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from django.utils import timezone
 
-from analytics.models import Report
-from analytics.reports import report_study
 from analytics.span_detectors import span_detector_import
+from tests.browser.layout import assert_page_fits
+from tests.report_rows import stored_study_report
 from tests.span_rows import spanned_study
-
-SHOTS = os.environ.get("PORTAL_SCREENSHOTS")
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,12 +23,7 @@ def test_span_pages_fit_a_phone(page, login, organizer, make_user):
         for (uid, _), answer in made.answers.items()
     ]
     span_detector_import(study=made.study, detector="Demo-like detector", source=lines, name="d.jsonl", user=None)
-    report = Report.objects.create(
-        kind="study",
-        params={"study_id": made.study.pk},
-        result=report_study(study_id=made.study.pk, n_resamples=50),
-        finished_at=timezone.now(),
-    )
+    report = stored_study_report(made.study, n_resamples=50)
     login(organizer)
     pages = [
         f"/analytics/studies/{made.study.pk}/spans/",
@@ -44,18 +35,6 @@ def test_span_pages_fit_a_phone(page, login, organizer, make_user):
         page.set_viewport_size({"width": width, "height": height})
         for n, url in enumerate(pages):
             page.goto(url)
-            for img in page.locator("img.plot").all():
-                img.scroll_into_view_if_needed()
-                assert img.evaluate("i => i.decode().then(() => i.naturalWidth > 0)"), img.get_attribute("src")
-                assert img.bounding_box()["width"] <= width
-            if SHOTS:
-                page.screenshot(path=f"{SHOTS}/spans-{n}-{width}.png", full_page=True)
-            wide = page.evaluate(
-                "w => [...document.querySelectorAll('main *')]"
-                ".filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > w + 1)"
-                ".map(e => e.tagName + '.' + e.className)",
-                width,
-            )
-            assert not wide, (url, wide)
+            assert_page_fits(page, width, f"spans-{n}")
     page.goto(pages[1])
     assert page.locator(".span-text mark.hard").first.inner_text() == "cancer"
