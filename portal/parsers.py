@@ -1,8 +1,7 @@
 """Request input the portal refuses before any view code runs.
 
-``refused_character`` is the one rule for text PostgreSQL cannot store: NUL characters (text and jsonb cannot hold
-them: a DataError, a 500) and unpaired UTF-16 surrogates (not encodable as UTF-8: a crash when stored or echoed
-back in an error message). ``portal.middleware.RefuseUnstorableTextMiddleware`` applies it to URLs, query strings
+``refused_character`` (:mod:`records.text`) is the one rule for text PostgreSQL cannot store: NUL characters and
+unpaired UTF-16 surrogates. ``portal.middleware.RefuseUnstorableTextMiddleware`` applies it to URLs, query strings
 and form fields; the importers' loader applies it to every text value of an uploaded file and of an API JSON body,
 which the JSON parser below reads through that loader, so the same values are refused as in uploaded files (also
 NaN / Infinity, integers of thousands of digits, deep nesting, text over the length bound), with a 400 naming the
@@ -11,25 +10,16 @@ field.
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 
+from records.text import refused_character
+
+__all__ = ["API_MAX_DEPTH", "StrictJSONParser", "json_body", "printable", "refused_character"]
+
 #: Request bodies nest a few levels (a ranking: body → judgements → one judgement); 16 leaves room for any form.
 API_MAX_DEPTH = 16
-_REFUSED = re.compile("[\x00\ud800-\udfff]")
-
-
-def refused_character(text: str) -> str | None:
-    """Why ``text`` cannot be stored (it holds a NUL character or an unpaired surrogate), or None."""
-    found = _REFUSED.search(text)
-    if found is None:
-        return None
-    if found.group() == "\x00":
-        return "contains a NUL character (\\u0000), which cannot be stored"
-    return f"contains a lone surrogate (\\u{ord(found.group()):04x}), which is not valid Unicode text"
 
 
 def printable(text: str) -> str:
@@ -37,19 +27,27 @@ def printable(text: str) -> str:
     return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def json_body(raw: bytes, encoding: str = "utf-8", display: str = "request body"):
+    """A request's JSON body read by the importers' loader with the API's limits: NaN / Infinity, huge integers, deep
+    nesting, overlong text, NUL characters and lone surrogates are refused (``ImportProblem``, naming the field), so
+    nothing a client sends can reach the database as a value it cannot store. ``UnicodeDecodeError`` for a body that
+    is not ``encoding`` text."""
+    # Imported here: portal.importing imports this module (refused_character), and DRF imports this module while
+    # portal.errors (which portal.importing uses) is still loading.
+    from portal.importing import Limits, parse_json
+
+    limits = Limits(max_depth=API_MAX_DEPTH, max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS)
+    return parse_json(raw.decode(encoding), limits, display, records=False)
+
+
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        # Imported here: portal.importing imports this module (refused_character), and DRF imports this class while
-        # portal.errors (which portal.importing uses) is still loading.
-        from portal.importing import ImportProblem, Limits, parse_json
+        from portal.importing import ImportProblem
 
         encoding = get_encoding(parser_context or {})
         try:
-            text = stream.read().decode(encoding) if stream is not None else ""
+            return json_body(stream.read() if stream is not None else b"", encoding)
         except UnicodeDecodeError as exc:
             raise ParseError(f"JSON parse error - the body is not {encoding} text") from exc
-        limits = Limits(max_depth=API_MAX_DEPTH, max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS)
-        try:
-            return parse_json(text, limits, "request body", records=False)
         except ImportProblem as exc:
             raise ParseError(str(exc)) from exc

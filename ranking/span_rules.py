@@ -5,7 +5,7 @@ characters (Unicode code points, Python's string indices) into the answer text s
 browser's UTF-16 offsets and applies the same checks before sending; only this module decides.
 
 Rules: whole numbers inside the text and not empty (:func:`metrics.spans.check_span`); kind one of
-:data:`metrics.spans.KINDS`; note at most :data:`MAX_NOTE` characters; at most :data:`MAX_SPANS` marks per answer.
+:data:`metrics.spans.KINDS`; note at most :data:`MAX_NOTE` characters, storable (:mod:`records.text`); at most :data:`MAX_SPANS` marks per answer.
 Overlapping or touching marks of the same kind are merged into one (their distinct notes joined with " / "); marks of
 *different* kinds that overlap or touch are refused: which kind the merged stretch has is the physician's call, not
 ours (the page never sends them: a new mark there absorbs the marks it overlaps or touches and takes its kind).
@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from metrics.spans import KINDS, check_span, merge_spans
+from records.text import refused_character
 
 MAX_SPANS = 200
 MAX_NOTE = 1000
@@ -97,6 +98,9 @@ def _answer_check(slot: str, given: object, text_length: int, problems: list[str
             continue
         if len(note) > MAX_NOTE:
             problems.append(f"{where}: the note is longer than {MAX_NOTE} characters ({len(note)})")
+            continue
+        if why := refused_character(note):
+            problems.append(f"{where}: the note {why}")
             continue
         numbered.append((number, MarkedSpan(start, end, kind, note.strip())))
     return _merge(slot, numbered, problems)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from django.contrib import messages
@@ -13,7 +12,9 @@ from django.views import View
 
 from annotation.qa_types import qa_type_label
 from portal.errors import DomainError
+from portal.importing import ImportProblem
 from portal.numbers import whole_number
+from portal.parsers import json_body
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
@@ -169,9 +170,10 @@ class RankingDraftView(RoleRequiredMixin, View):
         if len(request.body) > self.MAX_BYTES:
             return JsonResponse({"error": "The draft is too large."}, status=400)
         try:
-            data = json.loads(request.body or b"null")
-        except ValueError:
-            return JsonResponse({"error": "The draft is not valid JSON."}, status=400)
+            data = json_body(request.body or b"null", display="draft")
+        except (ImportProblem, UnicodeDecodeError) as exc:
+            why = str(exc) if isinstance(exc, ImportProblem) else "not UTF-8 text"
+            return JsonResponse({"error": f"The draft is not valid JSON: {why}."}, status=400)
         try:
             draft = draft_save(task=task, data=data)
         except DomainError as exc:

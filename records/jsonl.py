@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from records.text import refused_character
+
 MAX_LINE_BYTES = 1_000_000
 MAX_DEPTH = 20
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -139,9 +141,6 @@ def json_type(value) -> str:
     return "an object" if isinstance(value, dict) else "null"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def text_field(
     record: dict,
     key: str,
@@ -161,10 +160,8 @@ def text_field(
     value = record[key]
     if not isinstance(value, str) or isinstance(value, _Refused):
         raise InputFileError(display, f"must be a string, not {json_type(value)}", line=number, field=field)
-    if "\x00" in value:
-        raise InputFileError(display, "contains a NUL character", line=number, field=field)
-    if _SURROGATE.search(value):
-        raise InputFileError(display, "contains a lone surrogate (broken UTF-16)", line=number, field=field)
+    if why := refused_character(value):
+        raise InputFileError(display, why, line=number, field=field)
     if strip:
         value = value.strip()
     if not value.strip() and not allow_empty:

@@ -5,8 +5,6 @@ Views validate input and call one service; the rule for changing a review is ``a
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
@@ -24,6 +22,8 @@ from annotation.services.review_edit import (
 )
 from annotation.workflow import RELEVANCE_SCALE, edit_refusal_message
 from portal.errors import DomainError
+from portal.importing import ImportProblem
+from portal.parsers import json_body
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -126,9 +126,10 @@ class ReviewDraftView(RoleRequiredMixin, View):
         if len(request.body) > 200_000:
             return JsonResponse({"detail": "The draft is too large.", "code": "invalid_draft"}, status=400)
         try:
-            data = json.loads(request.body or b"null")
-        except (ValueError, UnicodeDecodeError):
-            return JsonResponse({"detail": "The draft must be JSON.", "code": "invalid_draft"}, status=400)
+            data = json_body(request.body or b"null", display="draft")
+        except (ImportProblem, UnicodeDecodeError) as exc:
+            why = str(exc) if isinstance(exc, ImportProblem) else "not UTF-8 text"
+            return JsonResponse({"detail": f"The draft must be JSON: {why}.", "code": "invalid_draft"}, status=400)
         try:
             review_draft_save(reviewer=request.user, assignment_id=pk, data=data)
         except DomainError as exc:

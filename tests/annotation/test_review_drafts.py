@@ -128,3 +128,15 @@ def test_a_dispute_sent_through_the_api_clears_the_draft(sample_items, config, r
     response = api.post(f"/api/review/assignments/{assignment.pk}/dispute/", body, format="json")
     assert response.status_code == 201, response.content
     assert not ReviewDraft.objects.exists()
+
+
+@pytest.mark.parametrize("comment", ["a\u0000b", "\ud800", "x" * 2_000_000])
+def test_a_draft_with_text_the_database_cannot_store_is_a_clear_400(client, sample_items, config, reviewer, comment):
+    """The draft body is read by the same strict loader as API bodies: a NUL or a lone surrogate in a comment was a
+    500 (jsonb refuses them) before."""
+    assignment = assignment_next(reviewer=reviewer)
+    client.force_login(reviewer)
+    body = json.dumps({**DRAFT, "comment": comment})
+    response = client.post(reverse("review_draft", args=[assignment.pk]), body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_draft"
+    assert not ReviewDraft.objects.exists()
