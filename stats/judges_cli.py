@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from records import jsonl
+from records.text import refused_character
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .cli import StatsInputError, metric_correlation_report, read_csv, read_rankings, read_scores, wrap_errors
@@ -63,6 +64,10 @@ def read_records(
             if col not in df.columns:
                 df[col] = ""
         df = df.loc[:, [*fields, *optional]]
+        for col in df.columns:  # the same text rule as the JSON Lines reader's: nothing the database cannot store
+            for pos, value in enumerate(df[col]):
+                if why := refused_character(value):
+                    raise StatsInputError(f"{path}: line {pos + 2}, field {col!r}: {why}")
         df["_line"] = range(2, len(df) + 2)
         for col in numbers:
             values = [None if col in optional and v == "" else _finite(v) for v in df[col]]

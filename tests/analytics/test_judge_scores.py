@@ -242,3 +242,12 @@ def test_a_score_without_label_keeps_an_empty_label(made):
         study=made.study, source=jsonl([good(), good(system="SYS-B", label="fine")]), name="s.jsonl", user=None
     )
     assert sorted(JudgeScore.objects.values_list("label", flat=True)) == ["", "fine"]
+
+
+def test_a_csv_cell_the_database_cannot_store_is_refused_by_line_and_field(made):
+    """A label is stored beside its score: a NUL in it was a 500 (PostgreSQL text cannot hold NUL) before."""
+    data = b"item_uid,system,judge,score,label\nq1,SYS-A,j,1,fine\nq1,SYS-B,j,1,a\x00b\n"
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(study=made.study, source=data, name="s.csv", user=None)
+    assert (caught.value.line, caught.value.field) == (3, "label") and "NUL character" in caught.value.detail
+    assert not JudgeScore.objects.exists()
