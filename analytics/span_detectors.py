@@ -116,10 +116,13 @@ def span_detector_import(
     return DetectorImport(file=name, detector=detector, predictions=len(rows), replaced=replaced)
 
 
-def study_span_predictions(study: Study) -> dict[str, dict[int, SpanPrediction]]:
-    """detector name -> answer id -> its prediction."""
+def study_span_predictions(study: Study, *, question_id: int | None = None) -> dict[str, dict[int, SpanPrediction]]:
+    """detector name -> answer id -> its prediction (``question_id``: only that question's answers)."""
     out: dict[str, dict[int, SpanPrediction]] = {}
-    for p in SpanPrediction.objects.filter(detector__study=study).select_related("detector").order_by("detector__name"):
+    rows = SpanPrediction.objects.filter(detector__study=study)
+    if question_id is not None:
+        rows = rows.filter(answer__question_id=question_id)
+    for p in rows.select_related("detector").order_by("detector__name"):
         out.setdefault(p.detector.name, {})[p.answer_id] = p
     return out
 

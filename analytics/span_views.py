@@ -15,7 +15,7 @@ from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import upload_too_large
 from ranking.models import Study, StudyQuestion
-from ranking.span_selectors import study_span_labels
+from ranking.span_selectors import study_span_labels, study_span_physicians
 from records.jsonl import InputFileError
 from stats import plots
 
@@ -93,13 +93,13 @@ class SpanItemView(RoleRequiredMixin, View):
         if question_id not in ids:
             raise Http404("no such question in this study")
         at = ids.index(question_id)
-        labels = study_span_labels(study)
-        names = present.physician_numbers(labels)
-        predictions = study_span_predictions(study)
+        # Only this question's answers, marks and predictions: the page must not read the whole study.
+        labels = study_span_labels(study, question_id=question_id)
+        names = present.physician_numbers(study_span_physicians(study))
+        predictions = study_span_predictions(study, question_id=question_id)
         answers = [
             present.answer_view(a, names, {name: p[a.answer_id] for name, p in predictions.items() if a.answer_id in p})
             for a in labels
-            if a.question_id == question_id
         ]
         return render(
             request,

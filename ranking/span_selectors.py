@@ -63,12 +63,13 @@ def answer_lang(benchmark: str) -> str:
     return "ZH" if benchmark == "promptcblue" else "EN"
 
 
-def study_span_labels(study: Study, *, identities: bool = False) -> list[AnswerSpans]:
+def study_span_labels(study: Study, *, identities: bool = False, question_id: int | None = None) -> list[AnswerSpans]:
     """Every answer of a span study in queue order (then by system), with each physician's merged spans from the
     submitted tasks that showed it. Answers nobody has read yet come with no annotations. Empty for a study that
-    did not ask for spans."""
+    did not ask for spans. ``question_id``: only that question's answers (one page's worth)."""
     if not study.ask_spans:
         return []
+    scope = {"question_id": question_id} if question_id is not None else {}
     answers = {
         a.pk: AnswerSpans(
             answer_id=a.pk,
@@ -81,18 +82,18 @@ def study_span_labels(study: Study, *, identities: bool = False) -> list[AnswerS
             is_reference=a.system.is_reference,
             text=a.text,
         )
-        for a in StudyAnswer.objects.filter(question__study=study)
+        for a in StudyAnswer.objects.filter(question__study=study, **scope)
         .select_related("question__item", "system")
         .order_by("question__position", "system__name")
     }
     tasks = list(
-        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED, **scope)
         .order_by("question__position", "submitted_at", "pk")
         .values_list("pk", "ranker_id", "order")
     )
     marks: dict[tuple, list[tuple[int, int, str, str]]] = defaultdict(list)
     for task_id, answer_id, start, end, kind, note in HallucinationSpan.objects.filter(
-        task__study=study, task__status=RankingTask.Status.SUBMITTED
+        task__study=study, task__status=RankingTask.Status.SUBMITTED, **{f"task__{k}": v for k, v in scope.items()}
     ).values_list("task_id", "answer_id", "start", "end", "kind", "note"):
         marks[task_id, answer_id].append((start, end, kind, note))
     people = User.objects.in_bulk({ranker for _, ranker, _ in tasks})
@@ -109,3 +110,15 @@ def study_span_labels(study: Study, *, identities: bool = False) -> list[AnswerS
             kept = tuple(MarkedSpan(s, e, *by_start[s]) for s, e in merged)
             answers[answer_id].annotations.append(Annotation(ranker_id, label, kept))
     return list(answers.values())
+
+
+def study_span_physicians(study: Study) -> list[int]:
+    """The ids of the rankers who submitted a task of the study, in order: the pages number them "Physician 1",
+    "Physician 2"… by this list, so a physician keeps their number on every page of the study."""
+    return sorted(
+        set(
+            RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).values_list(
+                "ranker_id", flat=True
+            )
+        )
+    )

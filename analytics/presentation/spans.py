@@ -66,10 +66,10 @@ def hard_spans_in_words(
     return out
 
 
-def physician_numbers(answers: Iterable[AnswerSpans]) -> dict[int, str]:
-    """ranker id -> "Physician 1", "Physician 2"… in the order of their ids (stable across the study's pages)."""
-    ids = sorted({a.ranker_id for answer in answers for a in answer.annotations})
-    return {ranker_id: f"Physician {n}" for n, ranker_id in enumerate(ids, start=1)}
+def physician_numbers(ranker_ids: Iterable[int]) -> dict[int, str]:
+    """ranker id -> "Physician 1", "Physician 2"… in the order given (:func:`ranking.span_selectors.study_span_physicians`:
+    by id, so stable across the study's pages)."""
+    return {ranker_id: f"Physician {n}" for n, ranker_id in enumerate(ranker_ids, start=1)}
 
 
 def kind_label(kind: str) -> str:

@@ -165,3 +165,25 @@ def test_linked_from_the_analytics_home(made, client, organizer):
     client.force_login(organizer)
     html = client.get(reverse("analytics_home")).content.decode()
     assert reverse("span_detectors", args=[made.study.pk]) in html
+
+
+def test_item_view_reads_only_its_question(made, client, organizer, make_user):
+    """The page's work does not grow with the rest of the study; a physician keeps their number on every page
+    (s3 was read by physician 1 only, who is still "Physician 1" there)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.span_rows import submitted_task
+
+    client.force_login(organizer)
+    url = reverse("span_item", args=[made.study.pk, made.questions["s3"].pk])
+    with CaptureQueriesContext(connection) as before:
+        html = client.get(url).content.decode()
+    assert "Physician 1" in html and "Physician 2" not in html
+    for _ in range(3):  # more physicians marking another question
+        submitted_task(made.questions["s1"], make_user("ranker"), {made.answers["s1", "SPAN-A"]: [(0, 7, "other")]})
+    with CaptureQueriesContext(connection) as after:
+        client.get(url)
+    assert len(after.captured_queries) == len(before.captured_queries)
+    rows = [q["sql"] for q in after.captured_queries if "ranking_hallucinationspan" in q["sql"]]
+    assert rows and all(str(made.questions["s3"].pk) in sql for sql in rows)
