@@ -30,8 +30,12 @@ def guard_frame(frame: pd.DataFrame) -> pd.DataFrame:
     guarded = frame.copy()
     for column in guarded.columns:
         series = guarded[column]
-        if pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(series.dtype):
+        if pd.api.types.is_object_dtype(series.dtype):  # anything may be in it: cell by cell
             guarded[column] = series.map(guard_cell)
+        elif pd.api.types.is_string_dtype(series.dtype):  # pandas' own text column: the same rule, vectorised
+            starts = series.str.startswith(FORMULA_TRIGGERS, na=False)
+            if starts.any():
+                guarded[column] = series.mask(starts, "'" + series)
     return guarded
 
 

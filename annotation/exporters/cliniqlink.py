@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from annotation.qa_types import CLINIQLINK_FILES, QAType
+from portal.parallel import fork_map, processes_for
 
 KEY_ORDER: dict[str, list[str]] = {
     QAType.TRUE_FALSE: ["question", "answer", "source", "type"],
@@ -44,11 +45,16 @@ def dumps(records: list[dict]) -> bytes:
 
 
 def write(records_by_type: dict[str, list[dict]], out_dir: Path) -> list[Path]:
-    """Write all seven files (an empty array where a type has no items) and return their paths."""
+    """Write all seven files (an empty array where a type has no items) and return their paths.
+
+    A large release's files are written by parallel processes: an indented ``json.dumps`` is pure Python."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for file_name, qa_type in CLINIQLINK_FILES.items():
+
+    def write_file(names: tuple[str, str]) -> Path:
+        file_name, qa_type = names
         path = out_dir / file_name
         path.write_bytes(dumps(records_by_type.get(qa_type, [])))
-        paths.append(path)
-    return paths
+        return path
+
+    rows = sum(len(records) for records in records_by_type.values())
+    return fork_map(write_file, list(CLINIQLINK_FILES.items()), processes=processes_for(rows))

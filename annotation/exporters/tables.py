@@ -16,13 +16,23 @@ def table_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     and numbers as text. Build it once when writing both."""
     frame = pd.DataFrame(rows, columns=columns)
     for column in columns:
+        if pd.api.types.infer_dtype(frame[column], skipna=True) in _ONE_SCALAR_KIND:
+            continue  # no list or mapping, no text beside numbers: pandas' own scan (C) says so at once
         if frame[column].map(lambda v: isinstance(v, list | dict)).any():
-            frame[column] = frame[column].map(lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True))
+            frame[column] = frame[column].map(_CELL_JSON.encode)
         elif _mixes_text_and_numbers(frame[column]):
             # Parquet columns have one type: a page stored as 12 in one record and "xii" in another (rows imported
             # before pages were normalised) is written as text. Columns of one type keep their bytes.
             frame[column] = frame[column].map(lambda v: v if _null(v) or isinstance(v, str) else str(v))
     return frame
+
+
+# One encoder for every cell (json.dumps with options builds a new one per call).
+_CELL_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False)
+
+#: What ``pandas.api.types.infer_dtype`` calls a column of text only, numbers only or booleans only (nulls skipped).
+_ONE_SCALAR_KIND = frozenset({"string", "integer", "floating", "mixed-integer-float", "decimal", "boolean", "empty"})
 
 
 def _null(value) -> bool:
@@ -51,7 +61,7 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> Path:
 def write_jsonl(rows: list[dict], columns: list[str], path: Path) -> Path:
     with path.open("w", encoding="utf-8", newline="\n") as out:
         for row in rows:
-            out.write(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
+            out.write(_ROW_JSON.encode({c: row.get(c) for c in columns}) + "\n")
     return path
 
 

@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from annotation.exporters import cliniqlink, manifest, tables
-from annotation.models import QAItem, Release, ReleaseItem
+from annotation.models import QAItem, Release
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.selectors.disputes import open_issue_q
 from annotation.selectors.releases import REVIEW_COUNT, composition_report
@@ -31,12 +31,20 @@ from annotation.services.release_nuggets import (
     nuggets_jsonl_write,
     release_nugget_snapshot,
 )
+from annotation.services.release_snapshot import (
+    release_entries,
+    snapshot_entries,
+    snapshot_item_ids,
+    snapshot_set_nuggets,
+    snapshot_store,
+    snapshot_take,
+)
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, ItemStatus, Verdict
 from portal.actors import acting_user
 from portal.audit import audit_record
-from portal.bulk import copy_insert
 from portal.errors import Conflict, DomainError, NotFound
 from portal.models import User
+from portal.parallel import fork_map, processes_for
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
 # Independent reviews of real items (gold answers are stored apart and never count).
@@ -245,15 +253,12 @@ def release_freeze(
         # One freeze per name at a time: the version number is read and used inside the lock.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"release:{name}"])
-        # Plain values, not model instances: at 50,000 items building the instances cost more than the query.
-        items = list(selection.queryset().annotate(review_count=REVIEW_COUNT).values(*SNAPSHOT_FIELDS))
-        if not items:
+        count = snapshot_take(selection.queryset().annotate(review_count=REVIEW_COUNT))
+        if not count:
             raise DomainError("the selection rule selects no items; nothing was frozen", code="empty_release")
-        entries = [_entry(position, item) for position, item in enumerate(items)]
         if with_nuggets:
-            snapshot = release_nugget_snapshot(item["pk"] for item in items)
-            for entry in entries:
-                entry["nuggets"] = snapshot.get(entry["item_id"])
+            snapshot_set_nuggets(release_nugget_snapshot(snapshot_item_ids()))
+        entries = snapshot_entries()
         csv_cells = Release.CsvCells.GUARDED
         manifests = _manifests(entries, csv_cells=csv_cells, with_nuggets=with_nuggets)
         latest = Release.objects.filter(name=name).order_by("-version").first()
@@ -276,10 +281,10 @@ def release_freeze(
             csv_cells=csv_cells,
             with_nuggets=with_nuggets,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
-            report=composition_report(included_ids={item["pk"] for item in items}),
+            report=composition_report(included_ids={entry["item_id"] for entry in entries}),
             created_by=acting_user(user),
         )
-        copy_insert(ReleaseItem, (ReleaseItem(release=release, **entry) for entry in entries))
+        snapshot_store(release)
         # From here on the database refuses any item for this release (and requires this before commit).
         Release.objects.filter(pk=release.pk).update(frozen=True)
         release.frozen = True
@@ -297,37 +302,31 @@ def release_freeze(
     return release
 
 
-#: What a freeze reads of each selected item (``review_count`` is annotated).
-SNAPSHOT_FIELDS = ("pk", "uid", "qa_type", "raw", "final_verdict", "final_relevance", "final_source", "review_count")
-
-
-def _entry(position: int, item: Mapping[str, Any]) -> dict:
-    return {
-        "position": position,
-        "item_id": item["pk"],
-        "uid": item["uid"],
-        "qa_type": item["qa_type"],
-        "record": item["raw"],
-        "final_verdict": item["final_verdict"],
-        "final_relevance": item["final_relevance"],
-        "final_source": item["final_source"],
-        "review_count": item["review_count"],
-        "nuggets": None,
-    }
+#: The formats hashed together in one process: the three tables share their rows, CSV and Parquet their frame.
+_MANIFEST_GROUPS = (("cliniqlink", "jsonl"), ("csv", "parquet"))
 
 
 def _manifests(entries: list[dict], *, csv_cells: str, with_nuggets: bool) -> dict[str, dict[str, str]]:
     """Each format's manifest, by writing the export exactly as :func:`release_export` will and hashing the files.
 
-    The three tables share their rows and their frame (built once, not once per format)."""
+    The formats are written in parallel processes (:func:`portal.parallel.fork_map`): at 50,000 items this was half
+    of the freeze's time on one core. The table's rows are built once, before the processes start."""
     table = _Table(entries)
-    with tempfile.TemporaryDirectory() as tmp:
-        result = {}
-        for fmt in EXPORT_FORMATS:
-            folder = Path(tmp) / fmt
-            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
-            result[fmt] = manifest.build(paths, folder)
-        return result
+    table.rows  # noqa: B018 (built here, shared by the forked processes)
+
+    def group_manifests(formats: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = {}
+            for fmt in formats:
+                folder = Path(tmp) / fmt
+                paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
+                result[fmt] = manifest.build(paths, folder)
+            return result
+
+    manifests: dict[str, dict[str, str]] = {}
+    for group in fork_map(group_manifests, _MANIFEST_GROUPS, processes=processes_for(len(entries))):
+        manifests.update(group)
+    return {fmt: manifests[fmt] for fmt in EXPORT_FORMATS}
 
 
 class _Table:
@@ -353,19 +352,7 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join((*EXPORT_FORMATS, NUGGETS_FORMAT))}")
     if fmt == NUGGETS_FORMAT and not release.with_nuggets:
         raise DomainError(f"{release.label} was frozen without nuggets", code="no_nuggets")
-    entries = list(
-        release.items.order_by("position").values(
-            "position",
-            "uid",
-            "qa_type",
-            "record",
-            "final_verdict",
-            "final_relevance",
-            "final_source",
-            "review_count",
-            "nuggets",
-        )
-    )
+    entries = release_entries(release)
     if fmt == NUGGETS_FORMAT:
         out_dir.mkdir(parents=True, exist_ok=True)
         return [nuggets_jsonl_write(entries, out_dir)]

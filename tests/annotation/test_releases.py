@@ -256,3 +256,23 @@ def test_release_pages_show_table_and_download_zip(sample_items, organizer_clien
         and any(n.endswith("SHA256SUMS") for n in names)
         and any(n.endswith("README.txt") for n in names)
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_release_hashed_and_exported_by_parallel_processes_has_the_serial_bytes(tmp_path, monkeypatch):
+    """Past a few thousand items the freeze writes its formats, and the export its seven files, in forked
+    processes: the manifests and the files are the ones one process writes, and the database work around them
+    (the snapshot, the insert) goes on in the same transaction."""
+    import portal.parallel
+
+    items_import(paths=[SAMPLE])
+    QAItem.objects.update(status="verified", final_verdict="correct", final_relevance=5.0, final_source="primary")
+    monkeypatch.setattr(portal.parallel, "PARALLEL_FROM_ROWS", 10**9)
+    serial = release_freeze(name="serial", with_nuggets=True)
+    monkeypatch.setattr(portal.parallel, "PARALLEL_FROM_ROWS", 0)
+    forked = release_freeze(name="forked", with_nuggets=True)
+    assert forked.manifests == serial.manifests and forked.checksum == serial.checksum
+    assert forked.items.count() == serial.items.count() == QAItem.objects.count()
+    for fmt in ("cliniqlink", "csv", "parquet", "jsonl"):
+        release_export(release=forked, fmt=fmt, out_dir=tmp_path / fmt)
+        assert release_verify(release=serial, folder=tmp_path / fmt, fmt=fmt) == []

@@ -38,6 +38,20 @@ def test_text_cells_are_guarded_and_numbers_are_not():
     assert buffer.getvalue() == "text,n\n'=1+1,-1\n"
 
 
+def test_text_columns_and_mixed_columns_are_guarded_by_the_same_rule():
+    """A column pandas holds as text is guarded vectorised, one holding anything cell by cell: same result."""
+    text = [*HOSTILE, "plain", None, "x-1", "'=already quoted"]
+    mixed = [*HOSTILE, 3, None, ["=list"], -1.5]
+    frame = pd.DataFrame({"text": text, "mixed": pd.Series(mixed, dtype=object)})
+    assert not pd.api.types.is_object_dtype(frame["text"].dtype)  # pandas' own string dtype
+    guarded = csv_cells.guard_frame(frame)
+    for column, values in (("text", text), ("mixed", mixed)):
+        expected = [csv_cells.guard_cell(v) for v in values]
+        got = list(guarded[column])
+        assert [None if (not isinstance(v, list) and pd.isna(v)) else v for v in got] == expected
+    assert list(frame["text"][:1]) == HOSTILE[:1]  # the caller's frame is left as it was
+
+
 @pytest.mark.django_db
 def test_judgement_csv_guards_comments_and_dispute_text(make_user, tmp_path):
     items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample" / "TF.json"])
@@ -88,14 +102,24 @@ def test_release_frozen_before_the_guard_still_exports_its_recorded_bytes(tmp_pa
     migration and keeps exporting exactly the bytes its manifest recorded."""
     from django.db import connection, transaction
     from django.db.migrations.executor import MigrationExecutor
-    from django.db.models import Value
 
     from annotation.exporters import manifest
-    from annotation.services.releases import SNAPSHOT_FIELDS, _entry, _write
+    from annotation.services.releases import _write
 
     _import_formula_item(tmp_path)
-    item = QAItem.objects.annotate(review_count=Value(0)).values(*SNAPSHOT_FIELDS).get()
-    entry = _entry(0, item)
+    item = QAItem.objects.get()
+    entry = {
+        "position": 0,
+        "item_id": item.pk,
+        "uid": item.uid,
+        "qa_type": item.qa_type,
+        "record": item.raw,
+        "final_verdict": item.final_verdict,
+        "final_relevance": item.final_relevance,
+        "final_source": item.final_source,
+        "review_count": 0,
+        "nuggets": None,
+    }
     folder = tmp_path / "frozen"
     paths = _write("csv", [entry], folder, csv_cells="verbatim")  # the bytes the old freeze wrote
     assert ",=1+1 is it?,-1," in paths[0].read_text()
