@@ -31,7 +31,7 @@ def _sql() -> str:
     groups = user_model.groups.through._meta.db_table
     columns = ", ".join(f"u.{f.column}" for f in user_model._meta.concrete_fields)
     token_columns = ", ".join(f"t.{f.column} AS token_{f.column}" for f in _TOKEN_FIELDS)
-    institution = ", ".join(f"i.{f.column} AS institution_{f.column}" for f in Institution._meta.concrete_fields)
+    institution = ", ".join(f"i.{f.column} AS inst_{f.column}" for f in Institution._meta.concrete_fields)
     return f"""
         SELECT {columns}, {token_columns}, {institution},
                ARRAY(SELECT g.name FROM {groups} ug JOIN {Group._meta.db_table} g ON g.id = ug.group_id
@@ -58,7 +58,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         token = _take(user, ApiToken, "token_", _TOKEN_FIELDS)
         token.user_id, token.user = user.pk, user
-        institution = _take(user, Institution, "institution_", Institution._meta.concrete_fields)
+        institution = _take(user, Institution, "inst_", Institution._meta.concrete_fields)
         if user.institution_id is not None:
             user.institution = institution
         remember_roles(user, user.__dict__.pop("role_names"))

@@ -46,6 +46,26 @@ def test_a_valid_token_authenticates_with_the_persons_roles_in_one_query(make_us
         if any(t in q["sql"] for t in ("portal_apitoken", "auth_group", "portal_institution", "mfa_authenticator"))
     ]
     assert len(auth_queries) == 1
+    # ... and the person is not read again (the institution's id once shadowed the person's institution_id, which
+    # Django then fetched with a query of its own on every API request)
+    assert not [
+        q for q in queries.captured_queries if '"portal_user"' in q["sql"] and "portal_apitoken" not in q["sql"]
+    ]
+
+
+def test_the_person_keeps_their_institution_through_token_authentication(make_user):
+    from portal.authentication import TokenAuthentication
+    from portal.models import Institution
+
+    reviewer = make_user("reviewer")
+    reviewer.institution = Institution.objects.create(name="Elsewhere", admitted=True)
+    reviewer.save()
+    user, _ = TokenAuthentication().authenticate_credentials(_key(reviewer))
+    assert "institution_id" in user.__dict__ and user.institution_id == reviewer.institution_id
+    assert user.institution.name == "Elsewhere"
+    loner = make_user("reviewer")
+    user, _ = TokenAuthentication().authenticate_credentials(_key(loner))
+    assert "institution_id" in user.__dict__ and user.institution_id is None
 
 
 def test_roles_are_read_on_every_request_so_a_revoked_role_takes_effect_at_once(make_user):

@@ -1,0 +1,143 @@
+"""Capacity of one box: the review rate the portal sustains, and where its latency curve bends (issue #22).
+
+For each gunicorn layout (processes × threads), reviews are offered at rising rates by an open-loop generator
+(``_capacity_client.py``: Poisson arrivals, one gevent loop, a C HTTP parser), each rate for ``--seconds``. A review
+is the API's "next" then "submit" by one of ``--reviewers`` reviewers. Printed per layout and rate: offered and
+achieved reviews/s, p50 / p95 / p99 of both requests, errors; then the knee (the rate at which the p95 of either
+request crosses 50 ms, interpolated between the two rates around it) and whether the target holds (at least 150
+reviews/s with p95 under 100 ms). After every layout the database is checked: every acknowledged review stored
+exactly once, no item leased twice in one stage.
+
+Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
+     [--rates 50,100,150,175,200] [--seconds 15]
+Both the server and the generator run on this machine's cores; the generator's CPU time is printed beside the
+server's so the share it took is known.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _django import ROOT, setup_django
+from _server import free_port, percentile, start_server
+from bench_review import check_database, prepare
+
+KNEE_MS = 50.0
+TARGET_RATE, TARGET_P95_MS = 150.0, 100.0
+
+
+def run_rate(port: int, tokens_file: Path, rate: float, seconds: float, seed: int) -> tuple[dict, float]:
+    """One open-loop run; returns the generator's result and the CPU seconds the generator itself used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = [sys.executable, str(ROOT / "bench" / "_capacity_client.py"), "--port", str(port)]
+    command += ["--tokens", str(tokens_file), "--rate", str(rate), "--seconds", str(seconds), "--seed", str(seed)]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(output), cpu
+
+
+def server_cpu_seconds(server: subprocess.Popen) -> float:
+    """CPU seconds used so far by gunicorn's master and workers (from /proc)."""
+    pids = [server.pid]
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+def knee(rows: list[dict]) -> str:
+    """The rate at which the worse p95 crosses KNEE_MS, interpolated between the measured rates around it."""
+    previous = None
+    for row in rows:
+        if row["p95"] > KNEE_MS:
+            if previous is None:
+                return f"below {row['achieved']:.0f} reviews/s (p95 {row['p95']:.0f} ms at the lowest rate)"
+            x0, y0, x1, y1 = previous["achieved"], previous["p95"], row["achieved"], row["p95"]
+            at = x0 + (KNEE_MS - y0) * (x1 - x0) / (y1 - y0) if y1 != y0 else x0
+            return f"about {at:.0f} reviews/s (p95 {y0:.0f} ms at {x0:.0f}/s, {y1:.0f} ms at {x1:.0f}/s)"
+        previous = row
+    return f"above {rows[-1]['achieved']:.0f} reviews/s (p95 stayed under {KNEE_MS:.0f} ms at every rate measured)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=60_000)
+    parser.add_argument("--reviewers", type=int, default=300)
+    parser.add_argument("--layouts", default="4x4,5x1", help="gunicorn processes x threads, comma separated")
+    parser.add_argument("--rates", default="50,100,150,175,200", help="offered reviews per second")
+    parser.add_argument("--seconds", type=float, default=15)
+    args = parser.parse_args()
+    setup_django("portal_bench_capacity")
+    from django.db import connection
+
+    tokens = prepare(args.items, args.reviewers)
+    connection.close()
+    rates = [float(r) for r in args.rates.split(",")]
+    print(f"# {os.uname().nodename}: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+    with tempfile.TemporaryDirectory() as tmp:
+        tokens_file = Path(tmp) / "tokens"
+        tokens_file.write_text("\n".join(tokens))
+        for layout in args.layouts.split(","):
+            workers, threads = (int(n) for n in layout.split("x"))
+            port = free_port()
+            server = start_server(port, workers, threads)
+            rows, acknowledged = [], []
+            try:
+                run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
+                print(f"\ngunicorn {workers} processes x {threads} threads, {args.seconds:.0f} s per rate")
+                print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
+                      "submit p99 | errors | server CPU | generator CPU |")  # fmt: skip
+                print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+                for i, rate in enumerate(rates):
+                    cpu_before = server_cpu_seconds(server)
+                    result, generator_cpu = run_rate(port, tokens_file, rate, args.seconds, seed=100 + i)
+                    server_cpu = server_cpu_seconds(server) - cpu_before
+                    nxt, sub = result["next_ms"], result["submit_ms"]
+                    row = {
+                        "achieved": result["achieved_per_s"],
+                        "p95": max(percentile(nxt, 95), percentile(sub, 95)),
+                    }
+                    rows.append(row)
+                    acknowledged += result["acknowledged"]
+                    elapsed = result["elapsed_s"]
+                    print(
+                        f"| {result['offered_per_s']:.0f} | {row['achieved']:.0f} | {percentile(nxt, 50):.0f} | "
+                        f"{percentile(nxt, 95):.0f} | {percentile(nxt, 99):.0f} | {percentile(sub, 50):.0f} | "
+                        f"{percentile(sub, 95):.0f} | {percentile(sub, 99):.0f} | {len(result['errors'])} | "
+                        f"{server_cpu / elapsed:.2f} cores | {generator_cpu / elapsed:.2f} cores |"
+                    )
+                    if result["errors"]:
+                        print(f"  first error: {result['errors'][0]}")
+            finally:
+                server.terminate()
+                server.wait(30)
+            met = [r for r in rows if r["achieved"] >= TARGET_RATE and r["p95"] < TARGET_P95_MS]
+            print(f"knee (p95 crosses {KNEE_MS:.0f} ms): {knee(rows)}")
+            print(
+                f"target (>= {TARGET_RATE:.0f} reviews/s with p95 < {TARGET_P95_MS:.0f} ms): "
+                + (f"met at {max(r['achieved'] for r in met):.0f} reviews/s" if met else "not met")
+            )
+            print(f"database: {check_database(acknowledged)}")
+            connection.close()
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
