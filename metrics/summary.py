@@ -42,26 +42,29 @@ class SubmissionScore:
 
     def item_rows(self, submission: str = "") -> list[dict[str, Any]]:
         """One row per item in the shape of ``metric-reference/expected.jsonl``."""
-        rows = []
-        for qa_type in QA_TYPES:
-            result = self.per_type.get(qa_type)
-            for item in result.items if result else []:
-                row = {"submission": submission, "qa_type": qa_type, "index": item["index"],
-                       "paragraph_id": item["paragraph_id"]}  # fmt: skip
-                if qa_type in OPEN_TYPES:
-                    row.update({k: item[k] for k in ("semantic", "word", "sentence", "paragraph", *TEXT_METRICS)})
-                    if qa_type == "multi_hop_inverse":
-                        row.update(predicted_step=item["predicted_step"], step_distance=item["step_distance"])
-                elif qa_type == "list":
-                    row.update(precision=item["precision"], recall=item["recall"], f1=item["f1"])
-                else:
-                    row["correct"] = item["correct"]
-                rows.append(row)
-        return rows
+        return [
+            item_row(qa_type, item, submission)
+            for qa_type in QA_TYPES
+            for item in (self.per_type[qa_type].items if qa_type in self.per_type else [])
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {"summary": self.summary, "run": self.run, "notes": self.notes,
                 "per_type": {t: r.summary for t, r in self.per_type.items()}}  # fmt: skip
+
+
+def item_row(qa_type: str, item: dict[str, Any], submission: str = "") -> dict[str, Any]:
+    """One item's record in the shape of a ``metric-reference/expected.jsonl`` row."""
+    row = {"submission": submission, "qa_type": qa_type, "index": item["index"], "paragraph_id": item["paragraph_id"]}
+    if qa_type in OPEN_TYPES:
+        row.update({k: item[k] for k in ("semantic", "word", "sentence", "paragraph", *TEXT_METRICS)})
+        if qa_type == "multi_hop_inverse":
+            row.update(predicted_step=item["predicted_step"], step_distance=item["step_distance"])
+    elif qa_type == "list":
+        row.update(precision=item["precision"], recall=item["recall"], f1=item["f1"])
+    else:
+        row["correct"] = item["correct"]
+    return row
 
 
 def build_summary(per_type: Mapping[str, TypeResult], profile: Profile) -> dict[str, Any]:
