@@ -126,6 +126,9 @@ else:
         }
     }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind pgbouncer in transaction mode (README, "Scaling out"): a server-side cursor does not survive between
+# the pooler's transactions, so ``.iterator()`` must fetch client-side.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (login throttling needs a shared cache when there are several web workers) -------------------
