@@ -237,13 +237,13 @@ def report(args, under_load: dict, quiet: dict, single: dict) -> None:
     print("| run | slices (per worker) | wall s | speed-up vs one process | max abs diff of any score | max abs diff "
           "of the summary |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- |")
-    for name, entry in (("2 workers, under the load above", under_load), ("2 workers, quiet", quiet)):
+    for name, entry in (("2 workers, under the load above", under_load), ("2 workers, after the load test", quiet)):
         entry["run"].refresh_from_db()
         print(f"| {name} | {entry['slices']} ({' + '.join(str(n) for n in entry['per_worker'])}) | "
               f"{entry['seconds']:.1f} | {single['seconds'] / entry['seconds']:.2f}x | "
               f"{max_difference(entry['run'], base):.1e} | "
               f"{summary_difference(entry['run'].summary, base.summary):.1e} |")  # fmt: skip
-    print(f"| 1 process, quiet | - | {single['seconds']:.1f} | 1.00x | 0 | 0 |")
+    print(f"| 1 process, after the load test | - | {single['seconds']:.1f} | 1.00x | 0 | 0 |")
 
 
 if __name__ == "__main__":
