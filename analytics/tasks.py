@@ -48,6 +48,8 @@ def scoring_task(job_id: str) -> None:
             for part in slices:
                 job_part_enqueue(scoring_slice_task, job_id, part.pk)
             return CONTINUES
+        if run.slices.exists():  # every slice is scored and the final task was lost: combine them here
+            return _score(run, progress)
         chunks = scoring_run_split(run=run)
         if not chunks:
             return _score(run, progress)

@@ -14,7 +14,7 @@ from analytics.models import AnswerScore, ScoringRun, ScoringSlice
 from analytics.scoring import settings_encoder
 from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
 from analytics.services import scoring_request
-from analytics.tasks import scoring_finish_task, scoring_slice_task
+from analytics.tasks import scoring_finish_task, scoring_slice_task, scoring_task
 from annotation.services.imports import items_import
 from portal.jobs import job_create
 from portal.models import Job
@@ -109,6 +109,19 @@ def test_redelivered_slices_count_once_and_the_last_one_queues_the_final_task(sy
     scoring_slice_task(str(job.pk), first.pk)  # after the end: nothing is done
     first.refresh_from_db()
     assert first.attempts == 2
+
+
+def test_a_run_whose_final_task_was_lost_is_combined_when_its_first_task_runs_again(system, organizer):
+    """Job recovery queues the run's first task again: with every slice scored, it combines them at once."""
+    run = _new_run(system, organizer)
+    parts = scoring_run_slice(run=run, slice_items=5)
+    for part in parts:
+        scoring_slice_score(part=part)
+    scoring_task(str(run.job_id))  # as jobs_recover would queue it
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == "succeeded", job.error
+    assert AnswerScore.objects.filter(run=run).count() == 35
+    assert sorted(ScoringSlice.objects.filter(run=run).values_list("attempts", flat=True)) == [1] * len(parts)
 
 
 def test_a_failing_slice_fails_the_job_with_the_reason(system, organizer, settings, monkeypatch):
