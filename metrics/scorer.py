@@ -143,6 +143,7 @@ class _Job:
 
     def slice(self, inputs_by_type, responses_by_type, state: ScoringState, start: int, stop: int):
         """Pass 2: the records of open-ended items ``[start, stop)``."""
+        self._check(state)
         inputs, responses, _ = usable_submission(inputs_by_type, responses_by_type)
         items, _ = compared_items(inputs, responses)
         mine = [(t, it) for t in items for it in items[t]][start:stop]
@@ -162,6 +163,10 @@ class _Job:
             scored = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics, strict=True)}
         return [(t, item_record(t, it, scored.get(id(it)))) for t, it in mine]
 
+    def _check(self, state: ScoringState) -> None:
+        if state.profile != self.profile.name:
+            raise ValueError(f"the state was computed for profile {state.profile!r}, not {self.profile.name!r}")
+
     def _ticker(self, stage: str, total: int) -> Callable[[int], None]:
         done = 0
         if self.progress:
@@ -177,6 +182,7 @@ class _Job:
 
     def combine(self, inputs_by_type, responses_by_type, state: ScoringState, records: Sequence[SliceRecord]):
         """Pass 3: the closed-ended types, and every slice's records into the per-type results and the summary."""
+        self._check(state)
         inputs, responses, notes = usable_submission(inputs_by_type, responses_by_type)
         if len(records) != state.n_open:
             raise ValueError(f"the slices hold {len(records)} open-ended items; the submission has {state.n_open}")

@@ -65,6 +65,13 @@ def test_missing_slices_are_refused(encoder, text_metrics):
             combine_slices(sub.inputs, sub.responses, state, part)
 
 
+def test_a_state_of_another_profile_is_refused(encoder, text_metrics):
+    sub = load_submission_dir(REFERENCE / FOLDERS[0])
+    state = scoring_state(sub.inputs, sub.responses, encoder=encoder)
+    with pytest.raises(ValueError, match="profile"):
+        score_slice(sub.inputs, sub.responses, state, 0, 1, profile="paper", encoder=encoder, text_metrics=text_metrics)
+
+
 def test_the_state_is_small_and_names_the_baseline(encoder):
     sub = load_submission_dir(REFERENCE / FOLDERS[0])
     state = scoring_state(sub.inputs, sub.responses, encoder=encoder)
