@@ -29,6 +29,12 @@ class ScoringRun(models.Model):
         help_text="Profile, seed, baseline, stop words, model hash, versions.",
     )
     n_items = models.PositiveIntegerField(default=0)
+    scoring_state = models.JSONField(
+        default=dict,
+        blank=True,
+        encoder=FiniteJSONEncoder,
+        help_text="A run scored in slices: what the whole submission shares (IDF table, paragraph baseline).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -98,6 +104,28 @@ class ScoringChunk(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} chunk {self.index}"
+
+
+class ScoringSlice(models.Model):
+    """Open-ended answers ``[start, stop)`` of a run scored in slices, one task each (:mod:`analytics.scoring_slices`).
+    ``records`` keeps the metric's per-answer records, which the run's last task combines into the summary;
+    ``done_at`` is set once they and the slice's scores are stored. A redelivered task scores it again harmlessly
+    and counts the attempt."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="slices")
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    stop = models.PositiveIntegerField()
+    records = models.JSONField(null=True, blank=True, encoder=FiniteJSONEncoder)
+    attempts = models.PositiveIntegerField(default=0)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="scoring_slice_once")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} slice {self.index}"
 
 
 class TextEmbedding(models.Model):

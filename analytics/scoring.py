@@ -21,14 +21,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from analytics.embeddings import DatabaseTextStore
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun
 from metrics import Encoder, TextMetrics, score_submission
 from metrics.free_text import score_free_text
-from metrics.scorer import embedding_texts
+from metrics.open_ended import OPEN_TYPES
+from metrics.scorer import ScoringState, combine_slices, embedding_texts
 from portal.errors import DomainError
 from portal.jobs import Progress, job_part_progress
 from ranking.models import SystemOutput
@@ -117,38 +118,51 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     scores: list[AnswerScore] = []
     summary: dict[str, Any] = {}
     record: dict[str, Any] = {"notes": []}
+    n_items = 0
     if inputs:
         encoder = settings_encoder()
         before = (encoder.stats.texts_encoded, encoder.stats.texts_from_store)
-        result = score_submission(
-            inputs,
-            responses,
-            profile=run.profile,
-            seed=run.seed,
-            encoder=encoder,
-            text_metrics=settings_text_metrics(),
-            stopwords_version=settings.METRIC_STOPWORDS_VERSION,
-            progress=_progress_bridge(progress),
-        )
-        for row in result.item_rows():
-            item_id, output_id = keys[row["qa_type"]][row["index"]]
-            values = {name: row.get(name) for name in SCORE_FIELDS}
-            scores.append(
-                AnswerScore(
-                    run=run,
-                    item_id=item_id,
-                    output_id=output_id,
-                    qa_type=PORTAL_TYPE[row["qa_type"]],
-                    index=row["index"],
-                    **values,
-                )
+        slices = list(run.slices.all())
+        if slices:  # scored by the slice tasks, whose open-ended scores are stored: combine them
+            if any(part.records is None for part in slices):
+                raise ValueError(f"run {run.pk}: a slice is not scored yet")
+            if progress:
+                progress.start(len(slices), "scoring: combining the slices")
+            result = combine_slices(
+                inputs,
+                responses,
+                ScoringState.from_json(run.scoring_state),
+                [record for part in slices for record in part.records],
+                profile=run.profile,
+                encoder=encoder,
+                text_metrics=settings_text_metrics(),
             )
+            rows = result.item_rows()
+            scores += answer_scores(run, keys, [row for row in rows if row["qa_type"] not in OPEN_TYPES])
+            n_items += len(rows)
+            if progress:
+                progress.advance(len(slices), "scoring: slices combined")
+        else:
+            result = score_submission(
+                inputs,
+                responses,
+                profile=run.profile,
+                seed=run.seed,
+                encoder=encoder,
+                text_metrics=settings_text_metrics(),
+                stopwords_version=settings.METRIC_STOPWORDS_VERSION,
+                progress=_progress_bridge(progress),
+            )
+            scores += answer_scores(run, keys, result.item_rows())
+            n_items += len(scores)
         summary, record = result.summary, {**result.run, "notes": result.notes}
         record["sentence_embeddings"] = {
             "encoded_by_this_task": encoder.stats.texts_encoded - before[0],
             "read_from_store": encoder.stats.texts_from_store - before[1],
             "chunk_tasks": run.chunks.count(),
         }
+        if slices:
+            record["slice_tasks"] = len(slices)
     if others:
         free = score_free_text([(ref, resp) for *_, ref, resp in others], text_metrics=settings_text_metrics())
         for (item_id, output_id, qa_type, _, _), row in zip(others, free.rows, strict=True):
@@ -158,25 +172,52 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
                     run=run, item_id=item_id, output_id=output_id, qa_type=qa_type, index=row["index"], **values
                 )
             )
+        n_items += len(others)
         summary = {**summary, **{f"other_benchmarks_{k}": v for k, v in free.summary.items() if k != "notes"}}
         record["notes"] = record["notes"] + free.summary["notes"]
     with transaction.atomic():
-        AnswerScore.objects.bulk_create(
-            scores,
-            batch_size=2000,
-            update_conflicts=True,
-            unique_fields=["run", "item"],
-            update_fields=["output", "qa_type", "index", *SCORE_FIELDS],
-        )
+        answer_scores_store(scores)
         run.summary = summary
         run.run_record = record
-        run.n_items = len(scores)
+        run.n_items = n_items
         run.finished_at = timezone.now()
         run.save(update_fields=["summary", "run_record", "n_items", "finished_at"])
     return run
 
 
 PORTAL_TYPE = {metric: portal for portal, metric in METRIC_TYPE.items()}
+
+
+def answer_scores(
+    run: ScoringRun, keys: dict[str, list[tuple[int, int]]], rows: list[dict[str, Any]]
+) -> list[AnswerScore]:
+    """The metric's item rows (:func:`metrics.summary.item_row`) as the run's answer scores."""
+    scores = []
+    for row in rows:
+        item_id, output_id = keys[row["qa_type"]][row["index"]]
+        values = {name: row.get(name) for name in SCORE_FIELDS}
+        scores.append(
+            AnswerScore(
+                run=run,
+                item_id=item_id,
+                output_id=output_id,
+                qa_type=PORTAL_TYPE[row["qa_type"]],
+                index=row["index"],
+                **values,
+            )  # fmt: skip
+        )
+    return scores
+
+
+def answer_scores_store(scores: list[AnswerScore]) -> None:
+    """Write the scores, overwriting a run's earlier row for the same item (a redelivered task)."""
+    AnswerScore.objects.bulk_create(
+        scores,
+        batch_size=2000,
+        update_conflicts=True,
+        unique_fields=["run", "item"],
+        update_fields=["output", "qa_type", "index", *SCORE_FIELDS],
+    )
 
 
 def scoring_run_split(*, run: ScoringRun, chunk_texts: int | None = None) -> list[ScoringChunk]:
@@ -216,15 +257,27 @@ def scoring_chunk_encode(*, chunk: ScoringChunk) -> bool:
     # One write of every vector: texts this worker already had in memory are stored too.
     vectors = encoder.embed_texts(chunk.texts, write_store=False)
     DatabaseTextStore().put_many(encoder.embedding_key, dict(zip(chunk.texts, vectors, strict=True)))
+    return run_part_done(
+        parts=ScoringChunk.objects.filter(run_id=chunk.run_id),
+        part_pk=chunk.pk,
+        units=len(chunk.texts),
+        what="encoding texts",
+        noun="chunks",
+    )
+
+
+def run_part_done(*, parts: QuerySet, part_pk: int, units: int, what: str, noun: str, **fields: Any) -> bool:
+    """Mark one part of a run split across tasks done (writing ``fields`` with it) and count its ``units`` on
+    the job once; True when no part of the run is left (the caller then queues the run's next task; a
+    redelivered last part says True again, which is harmless: that task is idempotent)."""
+    run_id = parts.values_list("run_id", flat=True).get(pk=part_pk)
     with transaction.atomic():
-        run = ScoringRun.objects.select_for_update().get(pk=chunk.run_id)  # serialises the chunks' endings
-        first_time = ScoringChunk.objects.filter(pk=chunk.pk, done_at__isnull=True).update(done_at=timezone.now())
-        counts = run.chunks.aggregate(total=Count("pk"), left=Count("pk", filter=Q(done_at__isnull=True)))
+        run = ScoringRun.objects.select_for_update().get(pk=run_id)  # serialises the parts' endings
+        first_time = parts.filter(pk=part_pk, done_at__isnull=True).update(done_at=timezone.now(), **fields)
+        counts = parts.aggregate(total=Count("pk"), left=Count("pk", filter=Q(done_at__isnull=True)))
         total, left = counts["total"], counts["left"]
         if first_time and run.job_id:
-            job_part_progress(
-                run.job_id, done=len(chunk.texts), message=f"encoding texts: {total - left} of {total} chunks done"
-            )
+            job_part_progress(run.job_id, done=units, message=f"{what}: {total - left} of {total} {noun} done")
     return left == 0
 
 

@@ -5,10 +5,11 @@ from django.conf import settings
 from django.urls import reverse
 
 from analytics.embeddings import embeddings_prune
-from analytics.models import Report, ScoringChunk, ScoringRun
+from analytics.models import Report, ScoringChunk, ScoringRun, ScoringSlice
 from analytics.nugget_matching import nugget_matcher_run
 from analytics.reports import report_run
 from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
+from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
 from portal.job_kinds import job_task
 from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
 from ranking.models import Study
@@ -36,10 +37,19 @@ def report_task(job_id: str) -> None:
     links=lambda result, params: [("Scoring runs and the Task 1 leaderboard", reverse("analytics_home"))],
 )
 def scoring_task(job_id: str) -> None:
-    """Score a run in this task, or split its encoding into chunk tasks (``analytics.scoring``)."""
+    """Score a run in this task; or, for a very large run, compute what its slices share and queue them
+    (``analytics.scoring_slices``); or split its encoding into chunk tasks (``analytics.scoring``)."""
 
     def work(job, progress):
         run = ScoringRun.objects.get(pk=job.params["run_id"])
+        slices = scoring_run_slice(run=run)
+        if slices:
+            progress.start(sum(p.stop - p.start for p in slices), f"scoring answers: {len(slices)} slices queued")
+            for part in slices:
+                job_part_enqueue(scoring_slice_task, job_id, part.pk)
+            return CONTINUES
+        if run.slices.exists():  # every slice is scored and the final task was lost: combine them here
+            return _score(run, progress)
         chunks = scoring_run_split(run=run)
         if not chunks:
             return _score(run, progress)
@@ -61,8 +71,18 @@ def scoring_chunk_task(job_id: str, chunk_id: int) -> None:
 
 
 @shared_task(acks_late=True)
+def scoring_slice_task(job_id: str, slice_id: int) -> None:
+    def work(job):
+        if scoring_slice_score(part=ScoringSlice.objects.get(pk=slice_id)):
+            job_part_enqueue(scoring_finish_task, job_id)
+
+    job_part(job_id, work)
+
+
+@shared_task(acks_late=True)
 def scoring_finish_task(job_id: str) -> None:
-    """The last step of a split run: every text is in the store, the scoring itself encodes nothing."""
+    """The last step of a split run: every text is in the store, or every slice is scored (then only the
+    closed-ended types are scored here, and the summary combined)."""
     job_run(job_id, lambda job, progress: _score(ScoringRun.objects.get(pk=job.params["run_id"]), progress),
             resume=True)  # fmt: skip
 

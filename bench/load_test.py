@@ -117,6 +117,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between a user's actions")
     parser.add_argument("--host", default="")
+    parser.add_argument("--hosts", default="", help="several web processes, comma-separated: users spread over them")
     parser.add_argument("--serve", action="store_true", help="start gunicorn (3 workers × 4 threads) on 127.0.0.1")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = parser.parse_args()
@@ -127,7 +128,7 @@ def main() -> None:
     users_path, log_path = workdir / "users.json", workdir / "submitted.jsonl"
     users_path.write_text(json.dumps(users))
     server = None
-    host = args.host
+    host = args.host or args.hosts.split(",")[0]
     if args.serve or not host:
         server, host = serve()
     try:
@@ -138,6 +139,7 @@ def main() -> None:
             "LOAD_THINK": str(args.think),
             "LOAD_REVIEWERS": str(args.reviewers),
             "LOAD_RANKERS": str(args.rankers),
+            "LOAD_HOSTS": args.hosts,
         }
         total = args.reviewers + args.rankers
         subprocess.run(

@@ -126,6 +126,9 @@ else:
         }
     }
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind pgbouncer in transaction mode (README, "Scaling out"): a server-side cursor does not survive between
+# the pooler's transactions, so ``.iterator()`` must fetch client-side.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (login throttling needs a shared cache when there are several web workers) -------------------
@@ -276,6 +279,9 @@ METRIC_EMBEDDING_RETENTION_DAYS = env_int("METRIC_EMBEDDING_RETENTION_DAYS", 90)
 # A scoring job with more new texts than this is split into encoding tasks of this many texts, which any
 # worker may take (0: never split).
 METRIC_CHUNK_TEXTS = env_int("METRIC_CHUNK_TEXTS", 400)
+# A scoring job with more open-ended answers than this is scored in slices of this many answers, one task each,
+# after a first task computes what the whole submission shares (IDF, paragraph baseline); 0: never sliced.
+METRIC_SLICE_ITEMS = env_int("METRIC_SLICE_ITEMS", 1000)
 # The nugget matcher's cosine thresholds (docs/nuggets.md): support at >= the first (BioACE's 0.75), partial at
 # >= the second. Each matcher job records the values it ran with.
 NUGGET_SUPPORT_THRESHOLD = env_float("NUGGET_SUPPORT_THRESHOLD", _nugget_defaults.DEFAULT_SUPPORT_THRESHOLD)

@@ -12,12 +12,25 @@ Public API::
     result.item_rows()  # one dict per item, the shape of metric-reference/expected.jsonl
     result.run          # run record: profile, seed, baseline, stop-word version, weights SHA-256, versions
 
+    # The same run split across workers (one home: score_submission is these three over one slice):
+    state = scoring_state(sub.inputs, sub.responses, encoder=encoder)     # IDF + baseline, JSON via to_json()
+    part = score_slice(sub.inputs, sub.responses, state, 0, state.n_open, encoder=encoder, text_metrics=text)
+    result = combine_slices(sub.inputs, sub.responses, state, part)
+
 See ``docs/metric.md`` for the algorithm; :mod:`.profiles` lists every reproduced quirk with its section.
 """
 
 from .encoder import Encoder, TextVectorStore, shared_encoder
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
-from .scorer import QA_TYPES, SubmissionScore, score_submission
+from .scorer import (
+    QA_TYPES,
+    ScoringState,
+    SubmissionScore,
+    combine_slices,
+    score_slice,
+    score_submission,
+    scoring_state,
+)
 from .submission import Problem, Submission, SubmissionError, load_submission_dir
 from .text_metrics import TextMetrics, shared_text_metrics
 
@@ -30,12 +43,16 @@ __all__ = [
     "Profile",
     "Submission",
     "SubmissionError",
+    "ScoringState",
     "SubmissionScore",
     "TextMetrics",
     "TextVectorStore",
+    "combine_slices",
     "get_profile",
     "load_submission_dir",
+    "score_slice",
     "score_submission",
+    "scoring_state",
     "shared_encoder",
     "shared_text_metrics",
 ]

@@ -1,14 +1,23 @@
 """Score one ClinIQLink submission: per item, per type, and the public summary (docs/metric.md §2.4, §3–§6).
 
-``overall_effectiveness`` = unweighted mean of TF accuracy, ``multiple_choice_average``,
-``list_overall_macro_avg_f1_score`` and the four per-type mean semantic scores (§2.4).
+A run has three passes, so that one very large submission can be scored by several workers:
+
+1. :func:`scoring_state`: the submission-wide part, computed once — the IDF table over every answer (§5.3) and
+   the paragraph baseline from a seeded sample (§5.5) — as a small JSON-serialisable :class:`ScoringState`;
+2. :func:`score_slice`: the open-ended items ``[start, stop)`` of the submission (in :data:`OPEN_TYPES` order)
+   scored with that state: word, sentence and paragraph layers, BLEU/ROUGE/METEOR, the multi-hop penalty;
+3. :func:`combine_slices`: every slice's records, in order, with the closed-ended types (cheap, scored here)
+   into the per-type results and the public summary.
+
+:func:`score_submission` is the three passes over one slice holding every item, so a split run and a run in
+one process share every line of scoring code, and give the same numbers.
 """
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +30,7 @@ from .profiles import Profile, get_profile
 from .resources import DEFAULT_STOPWORD_VERSION, library_versions, stopwords
 from .semantic import (
     Baseline,
+    IdfTable,
     SemanticConfig,
     SemanticScorer,
     baseline_sample,
@@ -28,46 +38,45 @@ from .semantic import (
     embedded_texts,
     paragraph_baseline,
 )
+from .summary import QA_TYPES, TEXT_METRICS, SubmissionScore, build_summary, mean_or_none, mean_or_zero
 from .text_metrics import TextMetrics, shared_text_metrics
 
-#: The public scorer's type order (``QA_FILES``); it fixes the order of the IDF corpus and the baseline sample.
-QA_TYPES = ("true_false", "multiple_choice", "list", "short", "multi_hop", "short_inverse", "multi_hop_inverse")
-TEXT_METRICS = ("bleu", "rouge", "meteor")
+__all__ = ["QA_TYPES", "TEXT_METRICS", "ScoringState", "SubmissionScore", "build_summary", "combine_slices",
+           "score_slice", "score_submission", "scoring_state"]  # fmt: skip
 
 Progress = Callable[[str, int, int], None]
+#: One scored open-ended item of a slice: its QA type and its record (JSON-serialisable).
+SliceRecord = tuple[str, dict[str, Any]]
 
 
-@dataclass
-class SubmissionScore:
-    """Everything one scoring run produced. ``summary`` has the public summary keys; ``run`` the run record."""
+@dataclass(frozen=True)
+class ScoringState:
+    """The submission-wide part of a run (pass 1): what every slice needs besides its own items.
 
-    summary: dict[str, Any]
-    per_type: dict[str, TypeResult]
-    run: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
+    ``idf_df`` is None when no open-ended item is compared (no IDF is then built, as before the split);
+    ``n_open`` counts the open-ended items, the index space of the slices.
+    """
 
-    def item_rows(self, submission: str = "") -> list[dict[str, Any]]:
-        """One row per item in the shape of ``metric-reference/expected.jsonl``."""
-        rows = []
-        for qa_type in QA_TYPES:
-            result = self.per_type.get(qa_type)
-            for item in result.items if result else []:
-                row = {"submission": submission, "qa_type": qa_type, "index": item["index"],
-                       "paragraph_id": item["paragraph_id"]}  # fmt: skip
-                if qa_type in OPEN_TYPES:
-                    row.update({k: item[k] for k in ("semantic", "word", "sentence", "paragraph", *TEXT_METRICS)})
-                    if qa_type == "multi_hop_inverse":
-                        row.update(predicted_step=item["predicted_step"], step_distance=item["step_distance"])
-                elif qa_type == "list":
-                    row.update(precision=item["precision"], recall=item["recall"], f1=item["f1"])
-                else:
-                    row["correct"] = item["correct"]
-                rows.append(row)
-        return rows
+    profile: str
+    seed: int | None
+    stopwords_version: int
+    idf_answers: int
+    idf_df: dict[str, int] | None
+    idf_unseen: float
+    baseline: float
+    baseline_source: str
+    n_open: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "run": self.run, "notes": self.notes,
-                "per_type": {t: r.summary for t, r in self.per_type.items()}}  # fmt: skip
+    @property
+    def idf(self) -> IdfTable | None:
+        return None if self.idf_df is None else IdfTable(self.idf_answers, self.idf_df, self.idf_unseen)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScoringState:
+        return cls(**data)
 
 
 def idf_corpus(inputs_by_type: Mapping[str, Sequence[dict]]) -> list[str]:
@@ -86,25 +95,15 @@ def idf_corpus(inputs_by_type: Mapping[str, Sequence[dict]]) -> list[str]:
     return corpus
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def _mean_or_none(values: Sequence[float | None]) -> float | None:
-    if any(v is None for v in values):
-        return None
-    return _mean(values)  # type: ignore[arg-type]
-
-
 class _Job:
-    """State of one scoring run (kept small; ``score_submission`` is the entry point)."""
+    """One process's share of a scoring run: the profile, the lazily loaded model and NLTK data, progress."""
 
-    def __init__(self, profile: Profile, seed: int | None, encoder: Encoder | None, text_metrics: TextMetrics | None,
-                 stopwords_version: int, model_path: Any, progress: Progress | None) -> None:  # fmt: skip
-        self.profile, self.seed = profile, seed
+    def __init__(self, profile: str | Profile, seed: int | None, encoder: Encoder | None,
+                 text_metrics: TextMetrics | None, stopwords_version: int, model_path: Any,
+                 progress: Progress | None) -> None:  # fmt: skip
+        self.profile, self.seed = get_profile(profile), seed
         self.stopwords_version, self.progress = stopwords_version, progress
         self._encoder, self._model_path, self._text_metrics = encoder, model_path, text_metrics
-        self.notes: list[str] = []
 
     @property
     def encoder(self) -> Encoder:
@@ -118,7 +117,10 @@ class _Job:
             self._text_metrics = shared_text_metrics()
         return self._text_metrics
 
-    def open_types(self, inputs: Mapping[str, list], responses: Mapping[str, list[str]], corpus: list[str]):
+    def state(self, inputs_by_type: Mapping[str, Sequence[dict]], responses_by_type: Mapping[str, Sequence[Any]]):
+        """Pass 1: the IDF table and the paragraph baseline, from the whole submission."""
+        inputs, responses, _ = usable_submission(inputs_by_type, responses_by_type)
+        corpus = idf_corpus(inputs_by_type)
         items, compared = compared_items(inputs, responses)
         if self.profile.fixed_baseline is not None:
             baseline = Baseline(
@@ -126,67 +128,135 @@ class _Job:
             )
         else:  # the public scorer estimates it at start-up whenever >= 100 answers are loaded
             baseline = paragraph_baseline(corpus, self.encoder if len(corpus) >= 100 else None, seed=self.seed)
-        if not compared:
-            return {t: self._type_result(t, its, []) for t, its in items.items()}, baseline
-        tokenize = self.encoder.tokenize
-        idf = build_idf(corpus, tokenize, unseen=self.profile.unseen_idf)
-        config = semantic_config(self.profile)
-        scorer = SemanticScorer(self.encoder, idf, stopwords(self.stopwords_version), baseline.value, config)
-        pairs = [(it.expected, it.prediction) for it in compared]
+        idf = build_idf(corpus, self.encoder.tokenize, unseen=self.profile.unseen_idf) if compared else None
+        return ScoringState(
+            profile=self.profile.name,
+            seed=self.seed,
+            stopwords_version=self.stopwords_version,
+            idf_answers=len(corpus),
+            idf_df=idf.df if idf else None,
+            idf_unseen=idf.unseen if idf else 1.0,
+            baseline=baseline.value,
+            baseline_source=baseline.source,
+            n_open=sum(len(its) for its in items.values()),
+        )
+
+    def slice(self, inputs_by_type, responses_by_type, state: ScoringState, start: int, stop: int):
+        """Pass 2: the records of open-ended items ``[start, stop)``."""
+        self._check(state)
+        inputs, responses, _ = usable_submission(inputs_by_type, responses_by_type)
+        items, _ = compared_items(inputs, responses)
+        mine = [(t, it) for t in items for it in items[t]][start:stop]
+        compared = [it for _, it in mine if not it.question_echo and not it.error]
+        scored: dict[int, tuple] = {}
+        if compared:
+            config = semantic_config(self.profile)
+            scorer = SemanticScorer(self.encoder, state.idf, stopwords(self.stopwords_version), state.baseline, config)
+            pairs = [(it.expected, it.prediction) for it in compared]
+            scores = scorer.score_pairs(pairs, progress=self._ticker("semantic", len(pairs)))
+            metrics = []
+            tick = self._ticker("bleu/rouge/meteor", len(pairs))
+            for i, (expected, prediction) in enumerate(pairs, 1):
+                metrics.append(self.text_metrics.score(expected, prediction))
+                if i % 256 == 0 or i == len(pairs):
+                    tick(256 if i % 256 == 0 else i % 256)
+            scored = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics, strict=True)}
+        return [(t, item_record(t, it, scored.get(id(it)))) for t, it in mine]
+
+    def _check(self, state: ScoringState) -> None:
+        if state.profile != self.profile.name:
+            raise ValueError(f"the state was computed for profile {state.profile!r}, not {self.profile.name!r}")
+
+    def _ticker(self, stage: str, total: int) -> Callable[[int], None]:
         done = 0
         if self.progress:
-            self.progress("semantic", 0, len(pairs))
+            self.progress(stage, 0, total)
 
         def tick(n: int) -> None:
             nonlocal done
             done += n
             if self.progress:
-                self.progress("semantic", done, len(pairs))
+                self.progress(stage, done, total)
 
-        scores = scorer.score_pairs(pairs, progress=tick)
-        metrics = []
-        for i, (expected, prediction) in enumerate(pairs, 1):
-            metrics.append(self.text_metrics.score(expected, prediction))
-            if self.progress and (i % 256 == 0 or i == len(pairs)):
-                self.progress("bleu/rouge/meteor", i, len(pairs))
-        by_item = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics, strict=True)}
-        return {t: self._type_result(t, its, [by_item.get(id(it)) for it in its]) for t, its in items.items()}, baseline
+        return tick
 
-    def _type_result(self, qa_type: str, items: list[OpenItem], scored: list) -> TypeResult:
-        records, notes = [], []
-        for item, result in zip(items, scored or [None] * len(items), strict=True):
-            record: dict[str, Any] = {"index": item.index, "paragraph_id": item.paragraph_id,
-                                      "expected": item.expected, "predicted": item.prediction,
-                                      "question_echo": item.question_echo}  # fmt: skip
-            if item.error:  # dropped as the public scorer drops it: in no mean, average or rate of the type
-                record.update(semantic=None, word=None, sentence=None, paragraph=None, exact_match=False,
-                              bleu=None, rouge=None, meteor=None, skipped=True, error=item.error)  # fmt: skip
-                notes.append(item.error)
-            elif result is None:  # question echo (§5.1): 0 and BLEU/ROUGE/METEOR 0, nothing compared
-                record.update(semantic=0.0, word=None, sentence=None, paragraph=None, exact_match=False,
-                              bleu=0.0, rouge=0.0, meteor=0.0)  # fmt: skip
-            else:
-                sem, metrics = result
-                record.update(semantic=sem.semantic, word=sem.word, sentence=sem.sentence,
-                              paragraph=sem.paragraph, exact_match=sem.exact_match, **metrics)  # fmt: skip
-            if qa_type == "multi_hop_inverse":
-                record.update(expected_step=item.expected_step, predicted_step=item.predicted_step,
-                              step_distance=item.step_distance, step_correct=None if item.error else item.step_correct,
-                              unpenalised_semantic=record["semantic"])  # fmt: skip
-                if not item.error:
-                    record["semantic"] = record["semantic"] * item.penalty
-            records.append(record)
-        kept = [records[i] for i in kept_indices(records)]
-        semantic = [r["semantic"] for r in records if not r.get("skipped")]
-        summary: dict[str, Any] = {
-            "semantic_match_score": float(np.mean(semantic)) if qa_type == "multi_hop_inverse" and semantic
-            else _mean(semantic),
-            **{f"avg_{m}": _mean_or_none([r[m] for r in kept]) for m in TEXT_METRICS},
-        }  # fmt: skip
-        if qa_type == "multi_hop_inverse":
-            rates = [1.0 if r["step_correct"] else 0.0 for r in kept]
-            summary["step_identification_rate"] = float(np.mean(rates)) if rates else 0.0
-        return TypeResult(qa_type, summary, records, notes)
+    def combine(self, inputs_by_type, responses_by_type, state: ScoringState, records: Sequence[SliceRecord]):
+        """Pass 3: the closed-ended types, and every slice's records into the per-type results and the summary."""
+        self._check(state)
+        inputs, responses, notes = usable_submission(inputs_by_type, responses_by_type)
+        if len(records) != state.n_open:
+            raise ValueError(f"the slices hold {len(records)} open-ended items; the submission has {state.n_open}")
+        prof = self.profile
+        per_type: dict[str, TypeResult] = {}
+        if "true_false" in inputs:
+            per_type["true_false"] = score_true_false(inputs["true_false"], responses["true_false"])
+        if "multiple_choice" in inputs:
+            per_type["multiple_choice"] = score_multiple_choice(inputs["multiple_choice"], responses["multiple_choice"])
+        if "list" in inputs:
+            per_type["list"] = score_list(inputs["list"], responses["list"], macro=prof.list_macro)
+        by_type: dict[str, list[dict]] = {t: [] for t in OPEN_TYPES if t in inputs}
+        for qa_type, record in records:
+            by_type[qa_type].append(record)
+        per_type.update({t: type_result(t, recs) for t, recs in by_type.items()})
+        for result in per_type.values():
+            notes.extend(f"{result.qa_type}: {n}" for n in result.notes)
+        enc, text = self._encoder, self._text_metrics
+        run = {
+            "profile": prof.name,
+            "profile_settings": prof.as_dict(),
+            "seed": state.seed,
+            "baseline": state.baseline,
+            "baseline_source": state.baseline_source,
+            "idf_answers": state.idf_answers,
+            "stopwords_version": state.stopwords_version,
+            "model_path": str(enc.model_path) if enc else None,
+            "weights_sha256": enc.weights_sha256 if enc else None,
+            "encoder_engine": enc.engine if enc else None,
+            # The paper profile's word layer uses contextual states from the texts' own pass, never this table.
+            "token_vectors": enc.describe_token_vectors() if enc and not prof.contextual_tokens else None,
+            "text_metrics": text.describe() if text else None,
+            "libraries": library_versions(),
+            "python": platform.python_version(),
+        }
+        return SubmissionScore(build_summary(per_type, prof), per_type, run, notes)
+
+
+def item_record(qa_type: str, item: OpenItem, result: tuple | None) -> dict[str, Any]:
+    """One open-ended item's record: its layers and text metrics (``result``), or why it has none."""
+    record: dict[str, Any] = {"index": item.index, "paragraph_id": item.paragraph_id, "expected": item.expected,
+                              "predicted": item.prediction, "question_echo": item.question_echo}  # fmt: skip
+    if item.error:  # dropped as the public scorer drops it: in no mean, average or rate of the type
+        record.update(semantic=None, word=None, sentence=None, paragraph=None, exact_match=False,
+                      bleu=None, rouge=None, meteor=None, skipped=True, error=item.error)  # fmt: skip
+    elif result is None:  # question echo (§5.1): 0 and BLEU/ROUGE/METEOR 0, nothing compared
+        record.update(semantic=0.0, word=None, sentence=None, paragraph=None, exact_match=False,
+                      bleu=0.0, rouge=0.0, meteor=0.0)  # fmt: skip
+    else:
+        sem, metrics = result
+        record.update(semantic=sem.semantic, word=sem.word, sentence=sem.sentence,
+                      paragraph=sem.paragraph, exact_match=sem.exact_match, **metrics)  # fmt: skip
+    if qa_type == "multi_hop_inverse":
+        record.update(expected_step=item.expected_step, predicted_step=item.predicted_step,
+                      step_distance=item.step_distance, step_correct=None if item.error else item.step_correct,
+                      unpenalised_semantic=record["semantic"])  # fmt: skip
+        if not item.error:
+            record["semantic"] = record["semantic"] * item.penalty
+    return record
+
+
+def type_result(qa_type: str, records: list[dict[str, Any]]) -> TypeResult:
+    """An open-ended type's summary from its items' records, in order (§3.2: later paragraph ids win)."""
+    kept = [records[i] for i in kept_indices(records)]
+    semantic = [r["semantic"] for r in records if not r.get("skipped")]
+    summary: dict[str, Any] = {
+        "semantic_match_score": float(np.mean(semantic)) if qa_type == "multi_hop_inverse" and semantic
+        else mean_or_zero(semantic),
+        **{f"avg_{m}": mean_or_none([r[m] for r in kept]) for m in TEXT_METRICS},
+    }  # fmt: skip
+    if qa_type == "multi_hop_inverse":
+        rates = [1.0 if r["step_correct"] else 0.0 for r in kept]
+        summary["step_identification_rate"] = float(np.mean(rates)) if rates else 0.0
+    return TypeResult(qa_type, summary, records, [r["error"] for r in records if r.get("error")])
 
 
 def usable_submission(
@@ -245,6 +315,64 @@ def embedding_texts(
     return list(dict.fromkeys(texts))
 
 
+def _checked(inputs_by_type: Mapping[str, Sequence[dict]]) -> None:
+    unknown = sorted(set(inputs_by_type) - set(QA_TYPES))
+    if unknown:
+        raise ValueError(f"unknown QA type(s) {unknown}; expected some of {list(QA_TYPES)}")
+
+
+def scoring_state(
+    inputs_by_type: Mapping[str, Sequence[dict]],
+    responses_by_type: Mapping[str, Sequence[Any]],
+    *,
+    profile: str | Profile = "cliniqlink-2025",
+    seed: int | None = 0,
+    encoder: Encoder | None = None,
+    stopwords_version: int = DEFAULT_STOPWORD_VERSION,
+    model_path: Any = None,
+) -> ScoringState:
+    """Pass 1 of a split run: the submission-wide state every slice is scored with."""
+    _checked(inputs_by_type)
+    job = _Job(profile, seed, encoder, None, stopwords_version, model_path, None)
+    return job.state(inputs_by_type, responses_by_type)
+
+
+def score_slice(
+    inputs_by_type: Mapping[str, Sequence[dict]],
+    responses_by_type: Mapping[str, Sequence[Any]],
+    state: ScoringState,
+    start: int,
+    stop: int,
+    *,
+    profile: str | Profile = "cliniqlink-2025",
+    encoder: Encoder | None = None,
+    text_metrics: TextMetrics | None = None,
+    model_path: Any = None,
+    progress: Progress | None = None,
+) -> list[SliceRecord]:
+    """Pass 2: the records of the open-ended items ``[start, stop)`` (of ``state.n_open``, in type order)."""
+    _checked(inputs_by_type)
+    job = _Job(profile, state.seed, encoder, text_metrics, state.stopwords_version, model_path, progress)
+    return job.slice(inputs_by_type, responses_by_type, state, start, stop)
+
+
+def combine_slices(
+    inputs_by_type: Mapping[str, Sequence[dict]],
+    responses_by_type: Mapping[str, Sequence[Any]],
+    state: ScoringState,
+    records: Sequence[SliceRecord],
+    *,
+    profile: str | Profile = "cliniqlink-2025",
+    encoder: Encoder | None = None,
+    text_metrics: TextMetrics | None = None,
+) -> SubmissionScore:
+    """Pass 3: every slice's records, concatenated in slice order, into the result of the whole run
+    (``encoder`` and ``text_metrics``, when given, are described in the run record)."""
+    _checked(inputs_by_type)
+    job = _Job(profile, state.seed, encoder, text_metrics, state.stopwords_version, None, None)
+    return job.combine(inputs_by_type, responses_by_type, state, records)
+
+
 def score_submission(
     inputs_by_type: Mapping[str, Sequence[dict]],
     responses_by_type: Mapping[str, Sequence[Any]],
@@ -266,87 +394,8 @@ def score_submission(
     loaded only when needed (open-ended items, or ≥ 100 IDF answers for the baseline).
     ``progress(stage, done, total)`` is called as open-ended pairs are scored.
     """
-    prof = get_profile(profile)
-    unknown = sorted(set(inputs_by_type) - set(QA_TYPES))
-    if unknown:
-        raise ValueError(f"unknown QA type(s) {unknown}; expected some of {list(QA_TYPES)}")
-    job = _Job(prof, seed, encoder, text_metrics, stopwords_version, model_path, progress)
-    inputs, responses, job.notes = usable_submission(inputs_by_type, responses_by_type)
-    corpus = idf_corpus(inputs_by_type)
-    per_type: dict[str, TypeResult] = {}
-    if "true_false" in inputs:
-        per_type["true_false"] = score_true_false(inputs["true_false"], responses["true_false"])
-    if "multiple_choice" in inputs:
-        per_type["multiple_choice"] = score_multiple_choice(inputs["multiple_choice"], responses["multiple_choice"])
-    if "list" in inputs:
-        per_type["list"] = score_list(inputs["list"], responses["list"], macro=prof.list_macro)
-    open_results, baseline = job.open_types(inputs, responses, corpus)
-    per_type.update(open_results)
-    for result in per_type.values():
-        job.notes.extend(f"{result.qa_type}: {n}" for n in result.notes)
-
-    run = {
-        "profile": prof.name,
-        "profile_settings": prof.as_dict(),
-        "seed": seed,
-        "baseline": baseline.value,
-        "baseline_source": baseline.source,
-        "idf_answers": len(corpus),
-        "stopwords_version": stopwords_version,
-        "model_path": str(job._encoder.model_path) if job._encoder else None,
-        "weights_sha256": job._encoder.weights_sha256 if job._encoder else None,
-        "encoder_engine": job._encoder.engine if job._encoder else None,
-        # The paper profile's word layer uses contextual states from the texts' own pass, never this table.
-        "token_vectors": job._encoder.describe_token_vectors() if job._encoder and not prof.contextual_tokens else None,
-        "text_metrics": job._text_metrics.describe() if job._text_metrics else None,
-        "libraries": library_versions(),
-        "python": platform.python_version(),
-    }
-    return SubmissionScore(build_summary(per_type, prof), per_type, run, job.notes)
-
-
-def build_summary(per_type: Mapping[str, TypeResult], profile: Profile) -> dict[str, Any]:
-    """The public ``overall_evaluation_results.json`` keys, in its order, without the per-type dumps (§2.4)."""
-    from .closed import LIST_EMPTY, MC_EMPTY
-
-    def part(qa_type: str) -> dict[str, Any]:
-        return per_type[qa_type].summary if qa_type in per_type else {}
-
-    tf, mc, lst = part("true_false"), {**MC_EMPTY, **part("multiple_choice")}, {**LIST_EMPTY, **part("list")}
-    semantic = {t: part(t).get("semantic_match_score", 0.0) for t in OPEN_TYPES}
-    overall = float(np.mean([tf.get("accuracy", 0.0), mc["multiple_choice_average"],
-                             lst["list_overall_macro_avg_f1_score"], *semantic.values()]))  # fmt: skip
-    tf_invalid = tf.get("true_false_invalid_count", 0)
-    s: dict[str, Any] = {
-        "overall_effectiveness": overall,
-        "true_false_accuracy": tf.get("accuracy", 0.0),
-        "multiple_choice_accuracy": 0.0 if profile.summary_key_bug else mc["multiple_choice_average"],
-        "list_macro_f1_score": 0.0 if profile.summary_key_bug else lst["list_overall_macro_avg_f1_score"],
-        "total_invalid_close_ended": tf_invalid + mc["multiple_choice_invalid_count"] + lst["list_invalid_count"],
-        "true_false_invalid_count": tf_invalid,
-        "multiple_choice_invalid_count": mc["multiple_choice_invalid_count"],
-        "list_invalid_count": lst["list_invalid_count"],
-        **{f"{t}_semantic_match_score": semantic[t] for t in OPEN_TYPES},
-        "multiple_choice_match_metrics": {f"{m}_match": mc[f"multiple_choice_{m}_match"]
-                                          for m in ("full", "letter", "mixed")},
-        "list_match_metrics": {f"{m}_match": lst[f"list_{m}_match"] for m in ("full", "letter", "mixed")},
-        "multi_hop_inverse_step_identification_rate": part("multi_hop_inverse").get("step_identification_rate", 0.0),
-    }  # fmt: skip
-    s.update({k: mc[k] for k in MC_EMPTY if k != "multiple_choice_invalid_count"})
-    s.update({k: lst[k] for k in LIST_EMPTY if k != "list_invalid_count"})
-    per_open = {t: {f"avg_{m}": part(t).get(f"avg_{m}", 0.0) for m in ("bleu", "meteor", "rouge")}
-                for t in OPEN_TYPES}  # fmt: skip
-    s["open_ended_metrics_per_type"] = per_open
-    s["open_ended_metrics_overall"] = {m: _mean_or_none([v[m] for v in per_open.values()])
-                                       for m in ("avg_bleu", "avg_meteor", "avg_rouge")}  # fmt: skip
-    stats = {}
-    for t in OPEN_TYPES:
-        records = per_type[t].items if t in per_type else []
-        values = [records[i]["semantic"] for i in kept_indices(records)]
-        if values:
-            arr = np.array(values)
-            stats[t] = {"min": float(arr.min()), "p25": float(np.percentile(arr, 25)),
-                        "median": float(np.median(arr)), "p75": float(np.percentile(arr, 75)),
-                        "max": float(arr.max())}  # fmt: skip
-    s["open_ended_stats"] = stats
-    return s
+    _checked(inputs_by_type)
+    job = _Job(profile, seed, encoder, text_metrics, stopwords_version, model_path, progress)
+    state = job.state(inputs_by_type, responses_by_type)
+    records = job.slice(inputs_by_type, responses_by_type, state, 0, state.n_open)
+    return job.combine(inputs_by_type, responses_by_type, state, records)

@@ -7,6 +7,7 @@ can check afterwards that each one is in the database exactly once.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -20,10 +21,15 @@ LOG_PATH = os.environ["LOAD_LOG"]
 THINK = float(os.environ.get("LOAD_THINK", "1.0"))
 _lock = threading.Lock()
 _pools = {"reviewers": list(USERS["reviewers"]), "rankers": list(USERS["rankers"])}
+# Several web processes (bench/bench_scale_out.py): each user talks to one of them, taken in turn.
+HOSTS = [h for h in os.environ.get("LOAD_HOSTS", "").split(",") if h]
+_next_host = itertools.count()
 
 
-def _take(pool: str) -> str:
+def _take(pool: str, client) -> str:
     with _lock:
+        if HOSTS:
+            client.base_url = HOSTS[next(_next_host) % len(HOSTS)]
         return _pools[pool].pop()
 
 
@@ -37,7 +43,7 @@ class Reviewer(HttpUser):
     wait_time = between(0.5 * THINK, 1.5 * THINK)
 
     def on_start(self):
-        self.client.headers["Authorization"] = f"Token {_take('reviewers')}"
+        self.client.headers["Authorization"] = f"Token {_take('reviewers', self.client)}"
 
     @task
     def review_one(self):
@@ -70,7 +76,7 @@ class Ranker(HttpUser):
     wait_time = between(0.5 * THINK, 1.5 * THINK)
 
     def on_start(self):
-        self.client.headers["Authorization"] = f"Token {_take('rankers')}"
+        self.client.headers["Authorization"] = f"Token {_take('rankers', self.client)}"
         self.study = USERS["study_id"]
 
     @task

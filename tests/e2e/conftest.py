@@ -32,17 +32,12 @@ def wait_until(predicate, timeout: float = 60.0, interval: float = 0.2, what: st
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-@pytest.fixture
-def redis_url(tmp_path):
-    binary = shutil.which("redis-server")
-    if not binary:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is missing: .ci/run must install Debian's redis-server")
-        pytest.skip("redis-server not installed (apt-get install redis-server)")
+def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
+    """A throwaway redis-server on a free port (no persistence); its process and URL. Also used by bench/."""
     port = free_port()
     proc = subprocess.Popen(
         [
-            binary,
+            shutil.which("redis-server") or "redis-server",
             "--port",
             str(port),
             "--bind",
@@ -52,7 +47,7 @@ def redis_url(tmp_path):
             "--appendonly",
             "no",
             "--dir",
-            str(tmp_path),
+            str(directory),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -67,7 +62,17 @@ def redis_url(tmp_path):
             return False
 
     wait_until(ping, 10, what="redis-server")
-    yield f"redis://127.0.0.1:{port}/0"
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    if not shutil.which("redis-server"):
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is missing: .ci/run must install Debian's redis-server")
+        pytest.skip("redis-server not installed (apt-get install redis-server)")
+    proc, url = start_redis(tmp_path)
+    yield url
     proc.terminate()
     proc.wait(10)
 
