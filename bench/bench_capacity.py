@@ -10,8 +10,9 @@ exactly once, no item leased twice in one stage.
 
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
      [--rates 50,100,150,175,200] [--seconds 15]
-Both the server and the generator run on this machine's cores; the generator's CPU time is printed beside the
-server's so the share it took is known.
+Both the server and the generator run on this machine's cores. The CPU time each part spent per review (gunicorn's
+processes, PostgreSQL's, the generator's) is printed beside the latencies: their sum says how many reviews per second
+the cores can carry at best, which is the ceiling any layout meets.
 """
 
 from __future__ import annotations
@@ -51,6 +52,24 @@ def server_cpu_seconds(server: subprocess.Popen) -> float:
     children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
     if children.exists():
         pids += [int(p) for p in children.read_text().split()]
+    return _cpu_seconds(pids)
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU seconds used so far by every PostgreSQL process of this machine (the server, its backends, its workers).
+    A backend that exits during a run takes its time with it: the runs keep their connections open."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return _cpu_seconds(pids)
+
+
+def _cpu_seconds(pids: list[int]) -> float:
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
@@ -103,12 +122,13 @@ def main() -> None:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
                 print(f"\ngunicorn {workers} processes x {threads} threads, {args.seconds:.0f} s per rate")
                 print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
-                      "submit p99 | errors | server CPU | generator CPU |")  # fmt: skip
+                      "submit p99 | errors | CPU ms per review: web / PostgreSQL / generator | cores busy |")  # fmt: skip
                 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
                 for i, rate in enumerate(rates):
-                    cpu_before = server_cpu_seconds(server)
+                    cpu_before, pg_before = server_cpu_seconds(server), postgres_cpu_seconds()
                     result, generator_cpu = run_rate(port, tokens_file, rate, args.seconds, seed=100 + i)
                     server_cpu = server_cpu_seconds(server) - cpu_before
+                    pg_cpu = postgres_cpu_seconds() - pg_before
                     nxt, sub = result["next_ms"], result["submit_ms"]
                     row = {
                         "achieved": result["achieved_per_s"],
@@ -116,12 +136,15 @@ def main() -> None:
                     }
                     rows.append(row)
                     acknowledged += result["acknowledged"]
-                    elapsed = result["elapsed_s"]
+                    elapsed, reviews = result["elapsed_s"], max(1, len(result["acknowledged"]))
+                    per_review = "{:.1f} / {:.1f} / {:.1f}".format(
+                        *(1000 * cpu / reviews for cpu in (server_cpu, pg_cpu, generator_cpu))
+                    )
                     print(
                         f"| {result['offered_per_s']:.0f} | {row['achieved']:.0f} | {percentile(nxt, 50):.0f} | "
                         f"{percentile(nxt, 95):.0f} | {percentile(nxt, 99):.0f} | {percentile(sub, 50):.0f} | "
                         f"{percentile(sub, 95):.0f} | {percentile(sub, 99):.0f} | {len(result['errors'])} | "
-                        f"{server_cpu / elapsed:.2f} cores | {generator_cpu / elapsed:.2f} cores |"
+                        f"{per_review} | {(server_cpu + pg_cpu + generator_cpu) / elapsed:.2f} |"
                     )
                     if result["errors"]:
                         print(f"  first error: {result['errors'][0]}")
