@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, Subquery
 
 from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
 from annotation.models.guidelines import BENCHMARK_LABELS
@@ -23,7 +23,9 @@ def type_label(qa_type: str) -> str:
     return qa_type_label(qa_type)
 
 
-def guideline_current(*, benchmark: str, qa_type: str, at: datetime | None = None) -> GuidelineVersion | None:
+def guideline_current(
+    *, benchmark: str | Subquery, qa_type: str | Subquery, at: datetime | None = None
+) -> GuidelineVersion | None:
     """THE rule for "the current guideline of (benchmark, type)": its highest-numbered version stored at or before
     ``at`` (default: now). None when the pair has no guideline yet.
 
@@ -39,8 +41,15 @@ def guideline_for_assignment(assignment: Assignment) -> GuidelineVersion | None:
     """The guideline a lease is reviewed under: the one current when the item was handed out. A version saved
     during the 30-minute hold applies from the reviewer's next item on, so what the page showed and what the
     review records never differ."""
-    item = assignment.item
-    return guideline_current(benchmark=item.benchmark, qa_type=item.qa_type, at=assignment.created_at)
+    if Assignment.item.is_cached(assignment):
+        item = assignment.item
+        return guideline_current(benchmark=item.benchmark, qa_type=item.qa_type, at=assignment.created_at)
+    # Not loaded: the item's benchmark and type are read inside the guideline's query (a review submit would
+    # otherwise load the whole item, its texts included, for two short fields).
+    item = QAItem.objects.filter(pk=assignment.item_id)
+    return guideline_current(
+        benchmark=Subquery(item.values("benchmark")), qa_type=Subquery(item.values("qa_type")), at=assignment.created_at
+    )
 
 
 def guidelines_current_set() -> list[GuidelineVersion]:

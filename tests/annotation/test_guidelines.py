@@ -138,6 +138,23 @@ def test_review_records_the_version_current_when_the_item_was_handed_out(
     assert review(following, "incorrect", 4).guideline == v2
 
 
+def test_a_leases_guideline_is_found_in_one_query_without_loading_the_item(
+    defaults, sample_items, config, reviewer, organizer
+):
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.selectors.guidelines import guideline_for_assignment
+
+    handed_out = assignment_next(reviewer=reviewer, qa_type="true_false")
+    _new_version(organizer)  # saved during the hold: not the lease's
+    bare = Assignment.objects.get(pk=handed_out.pk)  # as the submit reads it: the item not loaded
+    with CaptureQueriesContext(connection) as queries:
+        found = guideline_for_assignment(bare)
+    assert len(queries.captured_queries) == 1 and '"question"' not in queries.captured_queries[0]["sql"]
+    loaded = Assignment.objects.select_related("item").get(pk=handed_out.pk)
+    assert found == guideline_for_assignment(loaded) and found.number == 1 and found.qa_type == "true_false"
+
+
 def test_the_api_hands_out_an_item_with_the_guideline_its_review_will_record(
     defaults, sample_items, config, reviewer, organizer
 ):
