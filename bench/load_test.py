@@ -6,6 +6,9 @@ Full run (docs/design.md: 50 reviewers + 30 rankers for 5 minutes), serving with
 Against a stack already running (`make stack`; seeds the database named by DATABASE_URL):
     DATABASE_URL=... .venv/bin/python bench/load_test.py --host http://127.0.0.1:8000
 Short form used by the test suite: --reviewers 10 --rankers 6 --duration 15s --items 700
+Issue #22's mixed load (300 reviewers + 200 physicians with people's pauses, 10 minutes):
+    .venv/bin/python bench/load_test.py --serve --reviewers 300 --rankers 200 --duration 10m \
+        --review-think 20 --rank-think 60
 """
 
 from __future__ import annotations
@@ -65,9 +68,9 @@ def seed(n_items: int, reviewers: int, rankers: int, workdir: Path) -> dict:
     return tokens
 
 
-def serve() -> tuple[subprocess.Popen, str]:
+def serve(workers: int, threads: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    return start_server(port, workers=3, threads=4), f"http://127.0.0.1:{port}"
+    return start_server(port, workers=workers, threads=threads), f"http://127.0.0.1:{port}"
 
 
 def check_exactly_once(log_path: Path) -> dict:
@@ -116,9 +119,13 @@ def main() -> None:
     parser.add_argument("--duration", default="5m")
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between a user's actions")
+    parser.add_argument("--review-think", type=float, help="a reviewer's mean pause between items (default: --think)")
+    parser.add_argument("--rank-think", type=float, help="a physician's mean pause between rankings (default: --think)")
     parser.add_argument("--host", default="")
     parser.add_argument("--hosts", default="", help="several web processes, comma-separated: users spread over them")
-    parser.add_argument("--serve", action="store_true", help="start gunicorn (3 workers × 4 threads) on 127.0.0.1")
+    parser.add_argument("--serve", action="store_true", help="start gunicorn on 127.0.0.1 (--workers × --threads)")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn processes with --serve (gunicorn.conf.py: 4)")
+    parser.add_argument("--threads", type=int, default=4, help="threads per process with --serve (gunicorn.conf.py: 4)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     setup_django("portal_bench_load")
@@ -130,13 +137,15 @@ def main() -> None:
     server = None
     host = args.host or args.hosts.split(",")[0]
     if args.serve or not host:
-        server, host = serve()
+        server, host = serve(args.workers, args.threads)
     try:
         env = {
             **os.environ,
             "LOAD_USERS": str(users_path),
             "LOAD_LOG": str(log_path),
             "LOAD_THINK": str(args.think),
+            "LOAD_REVIEW_THINK": str(args.review_think or ""),
+            "LOAD_RANK_THINK": str(args.rank_think or ""),
             "LOAD_REVIEWERS": str(args.reviewers),
             "LOAD_RANKERS": str(args.rankers),
             "LOAD_HOSTS": args.hosts,
@@ -174,7 +183,10 @@ def main() -> None:
 
 def print_report(args, check: dict) -> None:
     rows = list(csv.DictReader((args.out / "load_stats.csv").open()))
-    print(f"\nLoad: {args.reviewers} reviewers + {args.rankers} rankers for {args.duration}, think time ~{args.think}s")
+    pauses = f"reviewers pause ~{args.review_think or args.think}s, physicians ~{args.rank_think or args.think}s"
+    print(f"\nLoad: {args.reviewers} reviewers + {args.rankers} rankers for {args.duration}, {pauses}")
+    if args.serve or not args.host:
+        print(f"gunicorn: {args.workers} processes x {args.threads} threads")
     print("| endpoint | requests | failures | p50 ms | p95 ms | p99 ms | req/s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:

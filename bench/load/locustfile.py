@@ -19,6 +19,9 @@ from locust import HttpUser, between, events, task
 USERS = json.loads(open(os.environ["LOAD_USERS"]).read())
 LOG_PATH = os.environ["LOAD_LOG"]
 THINK = float(os.environ.get("LOAD_THINK", "1.0"))
+# Pauses of each kind of user (seconds, mean): a reviewer reads an item, a physician ranks eight answers.
+REVIEW_THINK = float(os.environ.get("LOAD_REVIEW_THINK") or THINK)
+RANK_THINK = float(os.environ.get("LOAD_RANK_THINK") or THINK)
 _lock = threading.Lock()
 _pools = {"reviewers": list(USERS["reviewers"]), "rankers": list(USERS["rankers"])}
 # Several web processes (bench/bench_scale_out.py): each user talks to one of them, taken in turn.
@@ -40,7 +43,7 @@ def _log(kind: str, key: str) -> None:
 
 class Reviewer(HttpUser):
     weight = int(os.environ.get("LOAD_REVIEWERS", "50"))
-    wait_time = between(0.5 * THINK, 1.5 * THINK)
+    wait_time = between(0.5 * REVIEW_THINK, 1.5 * REVIEW_THINK)
 
     def on_start(self):
         self.client.headers["Authorization"] = f"Token {_take('reviewers', self.client)}"
@@ -73,7 +76,7 @@ class Reviewer(HttpUser):
 
 class Ranker(HttpUser):
     weight = int(os.environ.get("LOAD_RANKERS", "30"))
-    wait_time = between(0.5 * THINK, 1.5 * THINK)
+    wait_time = between(0.5 * RANK_THINK, 1.5 * RANK_THINK)
 
     def on_start(self):
         self.client.headers["Authorization"] = f"Token {_take('rankers', self.client)}"
