@@ -30,12 +30,15 @@ def rater_pairs(
     ``min_items`` are kept with ``too_few_items`` set, so the page can mark them rather than hide them.
     """
     items_by = frame.groupby("annotator")["item"].apply(set).to_dict()
+    # each rater's rows once, so a pair reads its two raters' rows rather than the whole frame
+    rows_by = {who: rows for who, rows in frame.groupby("annotator", sort=False)}
     pairs = []
     for a, b in _sorted_pairs(items_by):
         shared = items_by[a] & items_by[b]
         if not shared:
             continue
-        pair = frame[frame["annotator"].isin([a, b]) & frame["item"].isin(shared)]
+        pair = pd.concat([rows_by[a], rows_by[b]]).sort_index()
+        pair = pair[pair["item"].isin(shared)]
         verdicts = pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
         relevance = pair.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
         pairs.append(
