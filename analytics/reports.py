@@ -148,11 +148,14 @@ def report_vetting_agreement(
     types = sorted(frame["qa_type"].unique())
     if progress:
         progress.start(2 + len(types), "vetting agreement")
+    _stage(progress, f"agreement: all {frame['item'].nunique()} items")
     result: dict[str, Any] = {"overall": _agreement_block(frame, n_resamples, seed), "by_type": {}, "pairs": []}
     _advance(progress)
-    for qa_type in types:
+    for number, qa_type in enumerate(types, 1):
+        _stage(progress, f"agreement: type {number} of {len(types)} ({qa_type})")
         result["by_type"][qa_type] = _agreement_block(frame[frame["qa_type"] == qa_type], n_resamples, seed)
         _advance(progress)
+    _stage(progress, f"agreement per pair of reviewers ({frame['annotator'].nunique()} reviewers)")
     result["pairs"] = rater_pairs(frame, verdict_values=VERDICT_SCALE, relevance_values=RELEVANCE_SCALE)
     result["min_pair_items"] = MIN_PAIR_ITEMS
     _advance(progress)
@@ -182,6 +185,7 @@ def report_study(
         "profile": profile,
     }
     if study.ask_spans:
+        _stage(progress, "hallucination spans")
         result["spans"] = study_span_report(study, **kw)
     if ranks.empty:
         result["undefined_reason"] = (
@@ -192,6 +196,7 @@ def report_study(
     ranks["annotator"] = ranks["annotator"].map(names)
     reference = sorted(ranks.loc[ranks["is_reference"], "system"].unique())
     base = ranks[["item", "annotator", "answer", "rank", "system"]]
+    _stage(progress, "ranking agreement: Kendall's W, tau-b between rankers, tag alpha")
     w = rankings.kendall_w(base, **kw)
     tau = rankings.mean_pairwise_tau_b(base, **kw)
     tag_scale = list(study.tag_scale)
@@ -204,7 +209,10 @@ def report_study(
         "tag_alpha_ordinal": agreement.krippendorff_alpha(tags, level="ordinal", values=tag_scale, **kw).to_dict(),
     }
     _advance(progress)
+    _stage(progress, "human leaderboard (Bradley-Terry)")
     result["human_leaderboard"], result["human_leaderboard_notes"] = human_leaderboard(base, reference, **kw)
+    _advance(progress)
+    _stage(progress, "style-controlled leaderboard")
     result["style_control"] = study_style_control(study, base, **kw)
     result["harm_rates"] = harm_rates(ranks) if study.ask_harm else []
     recognised = {(item, names[ranker]) for item, ranker in recognised_reference(study)}
@@ -215,12 +223,14 @@ def report_study(
     scores = study_scores(study, profile=profile)
     result["correlation"], result["scatter"] = {}, {}
     model_ranks = base[~base["system"].isin(reference)]
-    for metric in SCORE_METRICS:
+    for number, metric in enumerate(SCORE_METRICS, 1):
+        _stage(progress, f"metric correlation {number} of {len(SCORE_METRICS)} ({SCORE_LABELS[metric]})")
         metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
         result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
         result["scatter"][metric] = _scatter(model_ranks, metric_scores)
         _advance(progress)
     # Nugget scores (consensus, matcher, each judge) as further metrics, where the study has nuggets.
+    _stage(progress, "nugget scores, judges, automatic leaderboard")
     nugget_metrics = _nugget_metrics(study, kw)
     result["nuggets"] = bool(nugget_metrics)
     for metric, metric_scores in nugget_metrics.items():
@@ -402,3 +412,9 @@ def report_run(*, report: Report, progress: Progress | None = None) -> Report:
 def _advance(progress: Progress | None) -> None:
     if progress is not None:
         progress.advance(1)
+
+
+def _stage(progress: Progress | None, message: str) -> None:
+    """Name the stage a report job is in, for its page while it runs."""
+    if progress is not None:
+        progress.note(message)

@@ -77,6 +77,13 @@ class Progress:
             self.bar.update(n)
         self._write(message)
 
+    def note(self, message: str) -> None:
+        """Say which stage the work is in now ("agreement: type 3 of 7"); written at once, whatever the throttle,
+        so a long stage shows its name for as long as it runs."""
+        if self.bar is not None:
+            self.bar.set_description(message)
+        self._write(message, force=True)
+
     def _write(self, message: str = "", *, force: bool = False) -> None:
         if self.job is None:
             return

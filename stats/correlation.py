@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
+from .kendall import tau_b_rows
 from .leaderboard import (
     DEFAULT_BT_ALPHA,
     bradley_terry,
@@ -114,9 +115,17 @@ def segment_tau(
     human = -cells["mean_rank"].to_numpy(dtype=float)
     score = cells["score"].to_numpy(dtype=float)
     taus = np.full(len(names), np.nan)
-    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
-        if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
-            taus[i] = kendalltau(human[a:b], score[a:b], variant=variant).statistic
+    if variant == "b":
+        # every question with the same number of systems at once (identical values to scipy's, see stats.kendall)
+        lengths = ends - starts
+        for length in np.unique(lengths[lengths >= 2]):
+            rows = np.flatnonzero(lengths == length)
+            cells_at = starts[rows][:, None] + np.arange(length)[None, :]
+            taus[rows] = tau_b_rows(human[cells_at], score[cells_at])
+    else:
+        for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
+            if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
+                taus[i] = kendalltau(human[a:b], score[a:b], variant=variant).statistic
     per_item = pd.Series(taus, index=pd.Index(names, name="item"), name=f"tau_{variant}")
     ok = np.isfinite(taus)
     n_raters = int(used["annotator"].nunique())

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .agreement import cohen_kappa, percent_agreement
+from .ratings import prepare_ratings
 
 #: Pairs of raters with fewer items in common than this are reported but marked: a kappa over a handful of
 #: items swings by tenths with one changed rating.
@@ -30,13 +31,18 @@ def rater_pairs(
     ``min_items`` are kept with ``too_few_items`` set, so the page can mark them rather than hide them.
     """
     items_by = frame.groupby("annotator")["item"].apply(set).to_dict()
+    # each rater's rows once, so a pair reads its two raters' rows rather than the whole frame
+    rows_by = {who: rows for who, rows in frame.groupby("annotator", sort=False)}
     pairs = []
     for a, b in _sorted_pairs(items_by):
         shared = items_by[a] & items_by[b]
         if not shared:
             continue
-        pair = frame[frame["annotator"].isin([a, b]) & frame["item"].isin(shared)]
-        verdicts = pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]]
+        pair = pd.concat([rows_by[a], rows_by[b]]).sort_index()
+        pair = pair[pair["item"].isin(shared)]
+        # the verdicts' table once for both statistics (raw agreement counts the same on the full scale)
+        verdicts = prepare_ratings(pair.rename(columns={"verdict": "value"})[["item", "annotator", "value"]],
+                                   values=verdict_values)  # fmt: skip
         relevance = pair.rename(columns={"relevance": "value"})[["item", "annotator", "value"]]
         pairs.append(
             {
@@ -44,7 +50,7 @@ def rater_pairs(
                 "n_items": len(shared),
                 "too_few_items": len(shared) < min_items,
                 "verdict_percent_agreement": percent_agreement(verdicts, n_resamples=0).to_dict(),
-                "verdict_cohen_kappa": cohen_kappa(verdicts, values=verdict_values, n_resamples=0).to_dict(),
+                "verdict_cohen_kappa": cohen_kappa(verdicts, n_resamples=0).to_dict(),
                 "relevance_cohen_kappa_quadratic": cohen_kappa(
                     relevance, values=relevance_values, weights="quadratic", n_resamples=0
                 ).to_dict(),

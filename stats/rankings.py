@@ -15,9 +15,9 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
+from .kendall import tau_b_rows
 from .results import StatResult, undefined
 
 RANK_COLUMNS = ("item", "annotator", "answer", "rank")
@@ -181,11 +181,13 @@ def mean_pairwise_tau_b(
     prep = prepare_rankings(rankings)
     values, shape, reasons = {}, {}, {}
     for items, r in _blocks(prep.frame):
-        for item, block in zip(items, r, strict=True):
-            varied = [k for k in range(len(block)) if np.ptp(block[k]) > 0]  # all-tied: tau undefined
-            taus = [kendalltau(block[a], block[b], variant="b").statistic for a, b in combinations(varied, 2)]
-            values[item] = float(np.mean(taus)) if taus else np.nan
-            shape[item] = block.shape
+        # tau-b of every pair of rankers on every question of this block shape at once (NaN where a ranker
+        # tied all answers: that pair has no tau); each question's mean over its defined pairs, in pair order
+        pair_taus = np.column_stack([tau_b_rows(r[:, a], r[:, b]) for a, b in combinations(range(r.shape[1]), 2)])
+        for item, taus in zip(items, pair_taus, strict=True):
+            taus = taus[np.isfinite(taus)]
+            values[item] = float(np.mean(taus)) if len(taus) else np.nan
+            shape[item] = r.shape[1:]
             reasons[item] = "no pair of rankers with a defined tau-b (all-tied rankings)"
     table = _item_table(prep, values, reasons, shape)
     raters = prep.frame["annotator"].nunique()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_counts
 from .leaderboard import system_rank_frame
@@ -158,6 +159,25 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, *, ridge: flo
     return w
 
 
+def fit_binomial_logistic(
+    x: np.ndarray, wins: np.ndarray, trials: np.ndarray, *, ridge: float = DEFAULT_RIDGE
+) -> np.ndarray:
+    """:func:`fit_logistic` on binomial rows: row ``r`` stands for ``trials[r]`` weighted outcomes with design
+    ``x[r]``, ``wins[r]`` of them y = 1. The same penalised likelihood and Newton steps as expanding every row."""
+    if ridge <= 0:
+        raise ValueError("ridge must be positive (the one-hot design is not identifiable without it)")
+    w = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (trials * p - wins) + ridge * w
+        hess = (x * (trials * p * (1 - p))[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return w
+
+
 @dataclass(frozen=True)
 class StyleControlled:
     systems: tuple
@@ -176,15 +196,52 @@ class StyleControlled:
         }
 
 
-def _fit(comps: Comparisons, item_weight: np.ndarray, ridge: float) -> np.ndarray:
-    x = design_matrix(comps)
-    w = comps.weight * item_weight[comps.item]
-    both = np.vstack([x, -x])
-    y = np.r_[np.ones(len(x)), np.zeros(len(x))]
-    # each comparison contributes its row (won) and mirror (lost) at half weight: the same likelihood as one row
-    # y=1, without an intercept or an arbitrary orientation of the pair
-    coef = fit_logistic(both, y, np.r_[w, w] / 2.0, ridge=ridge)
-    s = len(comps.systems)
+@dataclass(frozen=True)
+class _Grouped:
+    """The comparisons as binomial rows: one row per distinct design row ``x`` (an unordered pair of systems and
+    its style difference), with the weight of "the first won" and of "the second won" per question.
+
+    The model's likelihood: each comparison's row (y = 1) and its mirror ``−x`` (y = 0), both at half weight (no
+    intercept, no arbitrary orientation of the pair), with :func:`fit_logistic`. These give
+    the gradient ``x (w p − w)`` and Hessian ``w p (1 − p) x xᵀ`` per row; a row ``−x`` with weight ``w`` is the
+    row ``x`` with the outcome reversed, so all comparisons sharing a design row add up to one binomial row with
+    ``n = wins + losses`` trials and ``wins`` successes: gradient ``x (n p − wins)``, Hessian ``n p (1 − p) x xᵀ``.
+    The same fit with far fewer rows (without style covariates, one row per pair of systems for the whole study).
+    """
+
+    n_systems: int
+    x: np.ndarray  # (groups, systems + features)
+    wins: sparse.csr_matrix  # (items, groups)
+    trials: sparse.csr_matrix  # (items, groups)
+
+    @classmethod
+    def of(cls, comps: Comparisons) -> _Grouped:
+        s = len(comps.systems)
+        flip = comps.first > comps.second
+        low = np.where(flip, comps.second, comps.first)
+        high = np.where(flip, comps.first, comps.second)
+        style = np.where(flip[:, None], -comps.style, comps.style)
+        key = np.column_stack([low, high, style]) if len(low) else np.zeros((0, 2 + style.shape[1]))
+        unique, group = np.unique(key, axis=0, return_inverse=True)
+        group = np.asarray(group).ravel()
+        x = np.zeros((len(unique), s + style.shape[1]))
+        rows = np.arange(len(unique))
+        x[rows, unique[:, 0].astype(int)] = 1.0
+        x[rows, unique[:, 1].astype(int)] = -1.0
+        x[:, s:] = unique[:, 2:]
+        shape = (len(comps.items), len(unique))
+        wins = sparse.csr_matrix((np.where(flip, 0.0, comps.weight), (comps.item, group)), shape=shape)
+        trials = sparse.csr_matrix((comps.weight, (comps.item, group)), shape=shape)
+        return cls(s, x, wins, trials)
+
+
+def _fit_grouped(grouped: _Grouped, item_weight: np.ndarray, ridge: float) -> np.ndarray:
+    """Centred strengths and style coefficients with each question weighted by ``item_weight`` (a resample's counts)."""
+    wins = grouped.wins.T @ item_weight
+    trials = grouped.trials.T @ item_weight
+    used = trials > 0
+    coef = fit_binomial_logistic(grouped.x[used], wins[used], trials[used], ridge=ridge)
+    s = grouped.n_systems
     coef[:s] -= coef[:s].mean()
     return coef
 
@@ -207,12 +264,13 @@ def style_controlled_leaderboard(
     # estimate: it is left out of the fit and reported as undefined (NaN), not as a confident 0
     varies = np.abs(comps.style).sum(axis=0) > 0
     fitted = replace(comps, style=comps.style[:, varies])
-    coef = _fit(fitted, np.ones(len(comps.items)), ridge)
+    grouped = _Grouped.of(fitted)
+    coef = _fit_grouped(grouped, np.ones(len(comps.items)), ridge)
     s = len(comps.systems)
     ci = np.full((len(coef), 2), np.nan)
     if n_resamples > 0 and len(comps.items) > 1:
         counts = resample_counts(len(comps.items), n_resamples, seed)
-        draws = np.stack([_fit(fitted, row, ridge) for row in counts])
+        draws = np.stack([_fit_grouped(grouped, row, ridge) for row in counts])
         lo, hi = percentile_interval(draws)
         ci = np.column_stack([lo, hi])
     coefficients = np.full(len(features), np.nan)

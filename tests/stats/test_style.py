@@ -91,3 +91,33 @@ def test_a_feature_no_answer_differs_in_is_undefined_not_zero():
     table = controlled.coefficient_table()
     assert np.isnan(table["headers"][0]) and np.isnan(table["headers"][1])
     assert table["length"][0] > 0
+
+
+def _row_wise_fit(comps, item_weight, ridge):
+    """The fit as first written: every comparison's row and its mirror, at half weight (the reference)."""
+    x = design_matrix(comps)
+    w = comps.weight * item_weight[comps.item]
+    coef = fit_logistic(np.vstack([x, -x]), np.r_[np.ones(len(x)), np.zeros(len(x))], np.r_[w, w] / 2.0, ridge=ridge)
+    s = len(comps.systems)
+    coef[:s] -= coef[:s].mean()
+    return coef
+
+
+@pytest.mark.parametrize("features", [(), ("length",)])
+def test_grouped_binomial_fit_equals_the_row_wise_fit_on_every_resample(features):
+    from stats.bootstrap import percentile_interval, resample_counts
+
+    rankings, styles = rankings_and_styles(length_bias=True, n_items=40)
+    rankings.loc[rankings.index[::7], "rank"] = 1.0  # some ties
+    comps = comparisons(rankings, styles, features=features)
+    counts = resample_counts(len(comps.items), 30, 11)
+    old = np.stack([_row_wise_fit(comps, row, 0.01) for row in counts])
+    board = style_controlled_leaderboard(rankings, styles, features=features, n_resamples=30, seed=11)
+    point = _row_wise_fit(comps, np.ones(len(comps.items)), 0.01)
+    s = len(comps.systems)
+    assert board.strengths == pytest.approx(point[:s], abs=1e-10)
+    lo, hi = percentile_interval(old)
+    assert board.strength_ci == pytest.approx(np.column_stack([lo, hi])[:s], abs=1e-10)
+    if features:
+        assert board.coefficients == pytest.approx(point[s:], abs=1e-10)
+        assert board.coefficient_ci == pytest.approx(np.column_stack([lo, hi])[s:], abs=1e-10)
