@@ -11,4 +11,8 @@ import os
 workers = int(os.environ.get("WEB_WORKERS", "4"))
 worker_class = "gthread"
 threads = int(os.environ.get("WEB_THREADS", "4"))
-keepalive = 30  # seconds: a reviewer's next request usually comes within this, over the same connection
+# Seconds an idle connection is kept: longer than a reviewer's usual pause between items (about 20 s), so their next
+# request reuses it, and as long as nginx's default. A client whose pause runs past it finds the connection closed
+# and opens another; one that sends at the very moment it closes gets no answer and must send again (browsers do;
+# every POST of the API is safe to repeat).
+keepalive = 75

@@ -40,7 +40,7 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
         "--log-level",
         "warning",
         "--keep-alive",
-        "30",
+        "75",  # as gunicorn.conf.py
     ]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env)
     deadline = time.time() + 60

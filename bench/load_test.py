@@ -85,6 +85,7 @@ def check_exactly_once(log_path: Path) -> dict:
     entries = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
     reviews = [int(e["key"]) for e in entries if e["kind"] == "review"]
     tasks = [e["key"] for e in entries if e["kind"] == "ranking"]
+    repeats = [e["key"] for e in entries if e["kind"] == "repeat"]
     stored_reviews = set(Review.objects.filter(comment="load test").values_list("assignment_id", flat=True))
     stored_tasks = {
         str(t) for t in RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED).values_list("id", flat=True)
@@ -103,6 +104,8 @@ def check_exactly_once(log_path: Path) -> dict:
         "rankings_stored_in_flight_at_stop": len(stored_tasks - set(tasks)),
         "rankings_with_wrong_judgement_count": sum(1 for t in stored_tasks if per_task.get(t) != 4),
         "duplicate_acknowledgements": (len(reviews) - len(set(reviews))) + (len(tasks) - len(set(tasks))),
+        "requests_sent_again_after_a_dropped_connection": len(repeats),
+        "first_dropped_connection": repeats[0] if repeats else "",
     }
 
 

@@ -15,6 +15,8 @@ import threading
 import uuid
 
 from locust import HttpUser, between, events, task
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 USERS = json.loads(open(os.environ["LOAD_USERS"]).read())
 LOG_PATH = os.environ["LOAD_LOG"]
@@ -36,6 +38,21 @@ def _take(pool: str, client) -> str:
         return _pools[pool].pop()
 
 
+def _send_again_once(client) -> None:
+    """A keep-alive connection that the server closes just as a request goes out fails without an answer. Browsers
+    send such a request again, and so does this client, once. Every POST of the API is safe to repeat ("next" hands
+    back the open lease or task, a submission is stored once per idempotency key), and the exactly-once check
+    afterwards holds the portal to that. Each repeat is logged, and the report counts them."""
+    retry = Retry(total=1, connect=1, read=1, status=0, other=0, allowed_methods=None, raise_on_status=False)
+    client.mount("http://", HTTPAdapter(max_retries=retry))
+
+
+def _note_repeat(response) -> None:
+    retries = getattr(getattr(response, "raw", None), "retries", None)
+    if retries is not None and retries.history:
+        _log("repeat", f"{response.request.path_url}: {retries.history[-1].error!r}")
+
+
 def _log(kind: str, key: str) -> None:
     with _lock, open(LOG_PATH, "a") as out:
         out.write(json.dumps({"kind": kind, "key": key}) + "\n")
@@ -47,15 +64,17 @@ class Reviewer(HttpUser):
 
     def on_start(self):
         self.client.headers["Authorization"] = f"Token {_take('reviewers', self.client)}"
+        _send_again_once(self.client)
 
     @task
     def review_one(self):
         with self.client.post("/api/review/next/", json={}, name="review next", catch_response=True) as response:
+            _note_repeat(response)
             if response.status_code == 204:
                 response.success()
                 return
             if response.status_code != 200:
-                response.failure(f"next: {response.status_code}")
+                response.failure(f"next: {response.status_code} {response.error or response.text[:200]}")
                 return
             assignment = response.json()
         body = {
@@ -67,11 +86,12 @@ class Reviewer(HttpUser):
         with self.client.post(
             f"/api/review/assignments/{assignment['id']}/review/", json=body, name="review submit", catch_response=True
         ) as response:
+            _note_repeat(response)
             if response.status_code == 201:
                 _log("review", str(assignment["id"]))
                 response.success()
             else:
-                response.failure(f"submit: {response.status_code} {response.text[:200]}")
+                response.failure(f"submit: {response.status_code} {response.error or response.text[:200]}")
 
 
 class Ranker(HttpUser):
@@ -80,6 +100,7 @@ class Ranker(HttpUser):
 
     def on_start(self):
         self.client.headers["Authorization"] = f"Token {_take('rankers', self.client)}"
+        _send_again_once(self.client)
         self.study = USERS["study_id"]
 
     @task
@@ -87,11 +108,12 @@ class Ranker(HttpUser):
         with self.client.post(
             f"/api/ranking/studies/{self.study}/next/", json={}, name="ranking next", catch_response=True
         ) as response:
+            _note_repeat(response)
             if response.status_code == 204:
                 response.success()
                 return
             if response.status_code not in (200, 201):
-                response.failure(f"next: {response.status_code} {response.text[:200]}")
+                response.failure(f"next: {response.status_code} {response.error or response.text[:200]}")
                 return
             task_data = response.json()
         task_id = task_data["task"]
@@ -110,11 +132,12 @@ class Ranker(HttpUser):
         with self.client.post(
             f"/api/ranking/tasks/{task_id}/submit/", json=body, name="ranking submit", catch_response=True
         ) as response:
+            _note_repeat(response)
             if response.status_code in (200, 201):
                 _log("ranking", task_id)
                 response.success()
             else:
-                response.failure(f"submit: {response.status_code} {response.text[:200]}")
+                response.failure(f"submit: {response.status_code} {response.error or response.text[:200]}")
 
 
 @events.test_start.add_listener
