@@ -76,6 +76,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _NUL_OR_ESCAPE = re.compile(r"\x00|\\u0000")
 # Strings (skipped, with their escapes) and the characters that open, close or separate JSON containers.
+_MAY_BE_REFUSED = re.compile("|".join(p.pattern for p in (_NUL_OR_ESCAPE, _SURROGATE, _SURROGATE_ESCAPE)))
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
 
 
@@ -241,7 +242,7 @@ def json_decoder() -> json.JSONDecoder:
 def may_hold_refused_characters(text: str) -> bool:
     """Whether strings parsed from ``text`` can hold a NUL or a lone surrogate (only if it has one, raw or as a
     \\u escape); when not, the checks skip scanning every string."""
-    return any(pattern.search(text) for pattern in (_NUL_OR_ESCAPE, _SURROGATE, _SURROGATE_ESCAPE))
+    return _MAY_BE_REFUSED.search(text) is not None
 
 
 def _too_deep_at(text: str, max_depth: int) -> tuple[int | None, int]:
