@@ -116,11 +116,11 @@ class _Text:
         self.buffer = ""
         self.eof = False
 
-    def _more(self, at_least: int = _BLOCK) -> bool:
+    def _more(self, size: int = 0) -> bool:
         if self.eof:
             return False
         while True:
-            block = self._file.read(at_least)
+            block = self._file.read(size or _BLOCK)
             if self._on_read is not None:
                 self._on_read(len(block))
             try:
