@@ -78,11 +78,9 @@ def iter_array_records(
 def _elements(reader: _Text, flatten: bool) -> Iterator[tuple[tuple[object, str], int]]:
     """``((value, its JSON text), depth)`` for each element (each element of a nested array with ``flatten``)."""
     decoder = json_decoder()
-    position = reader.skip_whitespace(0)
-    if reader.char(position) != "[":
-        raise _Fallback
-    position = reader.skip_whitespace(position + 1)
-    if reader.char(position) == "]":
+    position = reader.next_char(0, expected="[")
+    position = reader.next_char(position + 1)
+    if reader.buffer[position] == "]":
         return _end(reader, position)
     while True:
         value, end = reader.decode(decoder, position)
@@ -92,13 +90,10 @@ def _elements(reader: _Text, flatten: bool) -> Iterator[tuple[tuple[object, str]
             yield from (((record, text), 2) for record in value)
         else:
             yield (value, text), 1
-        position = reader.skip_whitespace(end)
-        separator = reader.char(position)
-        if separator == "]":
+        position = reader.next_char(end, expected=",]")
+        if reader.buffer[position] == "]":
             return _end(reader, position)
-        if separator != ",":
-            raise _Fallback
-        position = reader.release(reader.skip_whitespace(position + 1))
+        position = reader.release(reader.next_char(position + 1))
 
 
 def _end(reader: _Text, position: int) -> None:
@@ -134,8 +129,13 @@ class _Text:
             if text or self.eof:
                 return bool(text)
 
-    def char(self, position: int | None) -> str:
-        return "" if position is None else self.buffer[position]
+    def next_char(self, position: int, expected: str = "") -> int:
+        """Where the next character that is not whitespace is; the stream gives up at the end of the file or on a
+        character other than ``expected`` (when given)."""
+        found = self.skip_whitespace(position)
+        if found is None or (expected and self.buffer[found] not in expected):
+            raise _Fallback
+        return found
 
     def skip_whitespace(self, position: int) -> int | None:
         """The position of the next character that is not whitespace, or None at the end of the file."""
@@ -147,11 +147,9 @@ class _Text:
             if not self._more():
                 return None
 
-    def decode(self, decoder: json.JSONDecoder, position: int | None) -> tuple[object, int]:
+    def decode(self, decoder: json.JSONDecoder, position: int) -> tuple[object, int]:
         """The JSON value starting at ``position`` and where it ends. A value cut by the end of the buffer (or one
         that ends exactly there, such as a number that may go on) is decoded again with more text."""
-        if position is None:
-            raise _Fallback
         grow = _BLOCK
         while True:
             try:
@@ -167,10 +165,10 @@ class _Text:
                 return value, end
             grow *= 2
 
-    def release(self, position: int | None) -> int | None:
+    def release(self, position: int) -> int:
         """Forget the text before ``position`` once it is a block long (copying the rest for every record would
         cost more than the parsing); returns where ``position`` now is."""
-        if position is None or position < _BLOCK:
+        if position < _BLOCK:
             return position
         self.buffer = self.buffer[position:]
         return 0

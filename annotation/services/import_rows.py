@@ -35,7 +35,7 @@ _TEXT = (
 )
 _JSON = ("answer_list", "options", "reasoning", "incorrect_reasoning_step", "extra")
 _COLUMNS = ("uid", "qa_type", "benchmark", "batch_id", "passage_id", "raw", *_TEXT, *_JSON)
-_JSON_DEFAULTS = {name: json.dumps(QAItem._meta.get_field(name).get_default()) for name in _JSON}
+_JSON_DEFAULTS = {f.name: json.dumps(f.get_default()) for f in QAItem._meta.concrete_fields if f.name in _JSON}
 
 
 @dataclass
