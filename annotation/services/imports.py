@@ -1,9 +1,10 @@
 """Importing items and source passages: one service behind the CLI, the upload page, the API and Celery.
 
-All-or-nothing: every file is parsed and validated before the first write, and the writes happen in one
-transaction. Items already in the portal (same uid) are recognised and left alone, so re-importing a file
-is idempotent. Concurrent imports are serialised by an advisory lock so two uploads of the same file
-cannot race on the unique uid.
+All-or-nothing: items are read, checked and written chunk by chunk inside one transaction (streamed, so a file of
+a million items is never held whole), and the first refused record rolls back everything written before it.
+Items already in the portal (same uid) are recognised and left alone, so re-importing a file is idempotent.
+Concurrent imports are serialised by an advisory lock so two uploads of the same file cannot race on the unique
+uid; the lock is held while the files are read.
 """
 
 from __future__ import annotations
