@@ -72,10 +72,17 @@ class ItemWriter:
         self.files: dict[str, None] = {}  # in the order first seen
         self.created = self.existing = 0
         self.by_type: dict[str, int] = {}
-        self._bytes_read = self._kb_reported = 0
+        self._bytes_read = 0
+        self._bytes_total = 0
+
+    def start(self, total_bytes: int) -> None:
+        """Progress is counted in records; their number is estimated from the bytes read until the end."""
+        self._bytes_total = total_bytes
+        if self.progress is not None:
+            self.progress.start(0, "importing items")
 
     def read(self, size: int) -> None:
-        """Told by the readers how many bytes they read (progress is in kB read)."""
+        """Told by the readers how many bytes they read."""
         self._bytes_read += size
 
     def write(self, chunk: list[ParsedItem]) -> None:
@@ -95,9 +102,10 @@ class ItemWriter:
             for item in new_items:
                 self.by_type[item.qa_type] = self.by_type.get(item.qa_type, 0) + 1
         if self.progress is not None:
-            kb = self._bytes_read // 1024
-            self.progress.advance(kb - self._kb_reported)
-            self._kb_reported = kb
+            records = self.created + self.existing
+            share = self._bytes_read / self._bytes_total if self._bytes_total else 1.0
+            self.progress.estimate(max(records, round(records / share)) if share else records)
+            self.progress.advance(len(chunk))
 
     def finish(self) -> ImportResult:
         file_names = sorted(self.files)
@@ -112,8 +120,9 @@ class ItemWriter:
                 action="items_imported",
                 after={"created": self.created, "existing": self.existing, "files": file_names},
             )
-        if self.progress is not None and self.progress.done < self.progress.total:
-            self.progress.advance(self.progress.total - self.progress.done)
+        if self.progress is not None:
+            self.progress.estimate(self.created + self.existing)
+            self.progress.advance(0)  # done == total: written at once
         return ImportResult(
             batch_id=self.batch.pk if self.batch else None,
             created=self.created,

@@ -108,13 +108,12 @@ def items_import(
 
     Streamed: records are read, checked and written by the thousand, so a file of a million items is never held
     whole; the first refused record rolls back everything written before it (nothing changes). Progress counts
-    the kilobytes read, as the number of records is only known at the end."""
+    records; their total is estimated from the share of the files read, and exact at the end."""
     require_fits(batch_name, ImportBatch, "name", "(upload)", None, field="batch_name")
     files = expand_item_paths(paths, fmt) if fmt in FORMATS else []
     writer = ItemWriter(fmt=fmt, user=user, batch_name=batch_name, progress=progress)
     stream = items_stream(paths, fmt=fmt, displays=displays, on_read=writer.read)
-    if progress is not None:
-        progress.start(max(1, sum(path.stat().st_size for path in files) // 1024), "importing items (kB read)")
+    writer.start(sum(path.stat().st_size for path in files))
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_IMPORT_LOCK])

@@ -149,11 +149,19 @@ def test_a_document_that_is_not_an_array_keeps_its_message(tmp_path):
         items_import(paths=[path])
 
 
-def test_progress_runs_to_the_end_in_kilobytes_read(tmp_path):
+def test_progress_counts_records_with_a_total_estimated_from_the_bytes_read(tmp_path):
     path = _write(tmp_path / "TF.json", [_tf(n) for n in range(1, 40)])
-    progress = Progress()
-    items_import(paths=[path], progress=progress)
-    assert progress.total == path.stat().st_size // 1024 and progress.done == progress.total
+    seen: list[tuple[int, int]] = []
+
+    class Recording(Progress):
+        def advance(self, n: int = 1, message: str = "") -> None:
+            super().advance(n, message)
+            seen.append((self.done, self.total))
+
+    items_import(paths=[path], progress=Recording())
+    assert seen[0][0] == 3 and 3 < seen[0][1] <= 60  # the first chunk: three records, the total estimated
+    assert [done for done, _ in seen[:-1]] == list(range(3, 40, 3))
+    assert seen[-1] == (39, 39)
 
 
 def test_stored_rows_are_the_ones_model_instances_would_hold():
