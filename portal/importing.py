@@ -49,10 +49,14 @@ def content_uid(prefix: str, record: dict) -> str:
     return f"{prefix}-{hashlib.sha256(canonical.encode('utf-8')).hexdigest()[:20]}"
 
 
-def read_text(path: Path, limits: Limits, display: str) -> str:
+def require_size(path: Path, limits: Limits, display: str) -> None:
     size = path.stat().st_size
     if size > limits.max_bytes:
         raise ImportProblem(display, f"file is {size:,} bytes; the limit is {limits.max_bytes:,} bytes")
+
+
+def read_text(path: Path, limits: Limits, display: str) -> str:
+    require_size(path, limits, display)
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -72,6 +76,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _NUL_OR_ESCAPE = re.compile(r"\x00|\\u0000")
 # Strings (skipped, with their escapes) and the characters that open, close or separate JSON containers.
+_MAY_BE_REFUSED = re.compile("|".join(p.pattern for p in (_NUL_OR_ESCAPE, _SURROGATE, _SURROGATE_ESCAPE)))
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
 
 
@@ -112,13 +117,13 @@ def _label(path: list) -> str:
     return out.strip()
 
 
-def value_problem(value, limits: Limits) -> tuple[list, str] | None:
+def value_problem(value, limits: Limits, depth: int = 0) -> tuple[list, str] | None:
     """The first bad value in a parsed document, as ``(path, reason)``: nesting deeper than allowed, a refused
     number, text over the length bound, a NUL character or a lone surrogate (in values or keys). None if clean."""
     stack: list[tuple[object, list]] = [(value, [])]
     while stack:
         node, path = stack.pop()
-        if len(path) >= limits.max_depth:
+        if depth + len(path) >= limits.max_depth:
             return path, f"nesting deeper than {limits.max_depth} levels"
         if isinstance(node, _Refused):
             return path, node.reason
@@ -138,12 +143,12 @@ def value_problem(value, limits: Limits) -> tuple[list, str] | None:
     return None
 
 
-def _clean(value, limits: Limits, *, scan_chars: bool) -> bool:
+def _clean(value, limits: Limits, *, scan_chars: bool, depth: int = 0) -> bool:
     """True when :func:`value_problem` would find nothing; much faster (no paths are kept), so that the slow walk
     only runs to name the place of a problem. ``scan_chars=False``: the caller knows no string can hold a NUL or
     a lone surrogate (JSON text without such escapes cannot produce one)."""
     strings: list[str] = []
-    stack = [(value, 1)]
+    stack = [(value, depth + 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict):
@@ -178,15 +183,22 @@ def text_problem(text: str, limits: Limits) -> str | None:
 
 
 def check_values(
-    value, limits: Limits, display: str, *, record: int | None = None, records: bool = True, scan_chars: bool = True
+    value,
+    limits: Limits,
+    display: str,
+    *,
+    record: int | None = None,
+    records: bool = True,
+    scan_chars: bool = True,
+    depth: int = 0,
 ) -> None:
     """Raise :class:`ImportProblem` for the first bad value (see :func:`value_problem`). With ``record`` the
     document is that record; without it and with ``records``, the first list index in a value's path is its
     record (the files are arrays of records, or objects holding such arrays), counted from 1. A document that
     holds no records (an API body) says ``records=False``."""
-    if _clean(value, limits, scan_chars=scan_chars):
+    if _clean(value, limits, scan_chars=scan_chars, depth=depth):
         return
-    found = value_problem(value, limits)
+    found = value_problem(value, limits, depth)
     if found is None:
         return
     path, reason = found
@@ -218,10 +230,19 @@ def parse_json(text: str, limits: Limits, display: str, *, record: int | None = 
             f"nesting deeper than {limits.max_depth} levels (line {line})",
             record=record if record is not None or not records else deep_record,
         ) from exc
-    # Strings can hold a NUL or a lone surrogate only if the text has one, raw or as a \u escape.
-    scan_chars = any(pattern.search(text) for pattern in (_NUL_OR_ESCAPE, _SURROGATE, _SURROGATE_ESCAPE))
-    check_values(data, limits, display, record=record, records=records, scan_chars=scan_chars)
+    check_values(data, limits, display, record=record, records=records, scan_chars=may_hold_refused_characters(text))
     return data
+
+
+def json_decoder() -> json.JSONDecoder:
+    """The parser of every JSON text people send: refused numbers are kept in place to be named by the checks."""
+    return json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+
+
+def may_hold_refused_characters(text: str) -> bool:
+    """Whether strings parsed from ``text`` can hold a NUL or a lone surrogate (only if it has one, raw or as a
+    \\u escape); when not, the checks skip scanning every string."""
+    return _MAY_BE_REFUSED.search(text) is not None
 
 
 def _too_deep_at(text: str, max_depth: int) -> tuple[int | None, int]:
@@ -339,7 +360,7 @@ def require_str(record: dict, name: str, display: str, index: int, *, allow_empt
         raise ImportProblem(display, "missing", record=index, field=name)
     value = record[name]
     if not isinstance(value, str):
-        raise ImportProblem(display, f"must be a string, not {_json_type(value)}", record=index, field=name)
+        raise ImportProblem(display, f"must be a string, not {json_type(value)}", record=index, field=name)
     if not allow_empty and not value.strip():
         raise ImportProblem(display, "must not be empty", record=index, field=name)
     return value
@@ -373,27 +394,12 @@ def shown(value) -> str:
     """A refused value for a message: short strings quoted, anything else by its JSON type."""
     if isinstance(value, str) and len(value) <= 40:
         return repr(value)
-    return _json_type(value)
+    return json_type(value)
 
 
-def _json_type(value) -> str:
+def json_type(value) -> str:
     """The JSON name of a parsed value's type (people wrote JSON, not Python)."""
     for kind, name in ((bool, "true/false"), (str, "a string"), (int | float, "a number"), (list, "a list")):
         if isinstance(value, kind):
             return name
     return "an object" if isinstance(value, dict) else "null"
-
-
-def iter_jsonl(path: Path, limits: Limits, display: str):
-    """``(record number, object)`` for each non-blank line of a JSONL file, numbered from 1, with the shared
-    checks: record limit, well-formed JSON with acceptable values (:func:`parse_json`), each line an object."""
-    # Split on newlines only: str.splitlines() also splits on U+2028, U+0085 and others, which JSON strings may
-    # hold unescaped (json.dumps(..., ensure_ascii=False) writes them so), cutting a valid record in two.
-    lines = (line for line in read_text(path, limits, display).split("\n") if line.strip())
-    for number, line in enumerate(lines, start=1):
-        if number > limits.max_records:
-            raise ImportProblem(display, f"more than {limits.max_records:,} records")
-        record = parse_json(line, limits, display, record=number)
-        if not isinstance(record, dict):
-            raise ImportProblem(display, f"must be a JSON object, not {_json_type(record)}", record=number)
-        yield number, record

@@ -71,6 +71,13 @@ class Progress:
                 self.bar.set_description(message)
         self._write(message, force=True)
 
+    def estimate(self, total: int) -> None:
+        """A better estimate of the total, for work whose size is known only as it goes (a streamed import)."""
+        self.total = total
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.refresh()
+
     def advance(self, n: int = 1, message: str = "") -> None:
         self.done += n
         if self.bar is not None:

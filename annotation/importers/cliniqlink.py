@@ -5,6 +5,7 @@ flattened, as the ClinIQLink ``submit.py`` does). A file with another name is re
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from annotation.importers.base import ParsedItem, page_number
@@ -15,27 +16,29 @@ from portal.importing import (
     Limits,
     content_uid,
     identifier,
-    load_json,
     require_fits,
     require_str,
     require_str_list,
 )
+from portal.json_stream import iter_array_records
 
 _KNOWN_TYPES = {t.value for t in CLINIQLINK_TYPES}
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedItem]:
+    return list(iter_file(path, limits, display))
+
+
+def iter_file(
+    path: Path, limits: Limits, display: str | None = None, *, on_read: Callable[[int], None] | None = None
+) -> Iterator[ParsedItem]:
+    """Each item of the file, parsed and checked, read record by record (the file is never held whole)."""
     display = display or path.name
-    data = load_json(path, limits, display)
-    if not isinstance(data, list):
-        raise ImportProblem(display, f"expected a JSON array of items, found a JSON {type(data).__name__}")
-    records: list = []
-    for entry in data:
-        records.extend(entry if isinstance(entry, list) else [entry])
-    if len(records) > limits.max_records:
-        raise ImportProblem(display, f"{len(records):,} records; the limit is {limits.max_records:,}")
     expected_type = CLINIQLINK_FILES.get(path.name)
-    return [parse_record(record, display, number, expected_type) for number, record in enumerate(records, start=1)]
+    records = iter_array_records(path, limits, display, flatten=True, expected="a JSON array of items",
+                                 on_read=on_read)  # fmt: skip
+    for number, record in records:
+        yield parse_record(record, display, number, expected_type)
 
 
 def parse_record(record, display: str, index: int, expected_type: QAType | None = None) -> ParsedItem:

@@ -3,17 +3,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from annotation.importers.base import ParsedItem
 from annotation.models import QAItem
 from annotation.qa_types import QAType
-from portal.importing import ImportProblem, Limits, identifier, iter_jsonl, require_fits, require_str
+from portal.importing import ImportProblem, Limits, identifier, require_fits, require_str
+from portal.json_stream import iter_jsonl
 
 
 def parse_file(path: Path, limits: Limits, display: str | None = None) -> list[ParsedItem]:
+    return list(iter_file(path, limits, display))
+
+
+def iter_file(
+    path: Path, limits: Limits, display: str | None = None, *, on_read: Callable[[int], None] | None = None
+) -> Iterator[ParsedItem]:
+    """Each item of the file, parsed and checked, read line by line."""
     display = display or path.name
-    return [parse_record(record, display, index) for index, record in iter_jsonl(path, limits, display)]
+    for index, record in iter_jsonl(path, limits, display, on_read=on_read):
+        yield parse_record(record, display, index)
 
 
 def parse_record(record, display: str, index: int) -> ParsedItem:

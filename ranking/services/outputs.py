@@ -24,8 +24,9 @@ from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES
 from metrics.normalise import to_text
 from portal.audit import audit_record
-from portal.importing import ImportProblem, Limits, content_uid, identifier, iter_jsonl, load_json, require_fits, shown
+from portal.importing import ImportProblem, Limits, content_uid, identifier, load_json, require_fits, shown
 from portal.jobs import Progress, job_start
+from portal.json_stream import iter_jsonl
 from portal.models import Job, User
 from portal.uploads import upload_limits
 from ranking.models import System, SystemOutput

@@ -73,7 +73,8 @@ def test_cliniqlink_hazards_are_refused_naming_record_2_and_the_field(tmp_path, 
 
 def test_records_in_nested_arrays_are_counted_as_they_are_read(tmp_path):
     path = tmp_path / "TF.json"
-    path.write_text(json.dumps([[GOOD_TF, GOOD_TF], [_tf(question="x"), _tf(question="a\x00")]]))
+    # Three distinct good records first: records are read (and refused) in order, so a repeat would be named first.
+    path.write_text(json.dumps([[GOOD_TF, _tf(question="y")], [_tf(question="x"), _tf(question="a\x00")]]))
     with pytest.raises(ImportProblem) as caught:
         items_import(paths=[path])
     assert (caught.value.record, caught.value.field) == (4, "question")
