@@ -132,7 +132,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
                 inputs,
                 responses,
                 ScoringState.from_json(run.scoring_state),
-                [record for part in slices for record in part.records],
+                [record for part in slices for record in part.records or []],  # none is None: checked above
                 profile=run.profile,
                 encoder=encoder,
                 text_metrics=settings_text_metrics(),

@@ -12,7 +12,8 @@ Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] 
      [--rates 50,100,150,175,200] [--seconds 15]
 Both the server and the generator run on this machine's cores. The CPU time each part spent per review (gunicorn's
 processes, PostgreSQL's, the generator's) is printed beside the latencies: their sum says how many reviews per second
-the cores can carry at best, which is the ceiling any layout meets.
+the cores can carry at best, which is the ceiling any layout meets ("the rest" is the machine's busy time less the
+web processes and the generator: PostgreSQL, and anything else running).
 """
 
 from __future__ import annotations
@@ -55,18 +56,13 @@ def server_cpu_seconds(server: subprocess.Popen) -> float:
     return _cpu_seconds(pids)
 
 
-def postgres_cpu_seconds() -> float:
-    """CPU seconds used so far by every PostgreSQL process of this machine (the server, its backends, its workers).
-    A backend that exits during a run takes its time with it: the runs keep their connections open."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return _cpu_seconds(pids)
+def machine_cpu_seconds() -> float:
+    """CPU seconds all cores have spent busy since boot (/proc/stat): the web processes, the generator, PostgreSQL
+    and anything else. PostgreSQL's own share is this less the other two (its backends come and go, so summing
+    its processes would lose the time of those that exit)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -122,13 +118,13 @@ def main() -> None:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
                 print(f"\ngunicorn {workers} processes x {threads} threads, {args.seconds:.0f} s per rate")
                 print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
-                      "submit p99 | errors | CPU ms per review: web / PostgreSQL / generator | cores busy |")  # fmt: skip
+                      "submit p99 | errors | CPU ms per review: web / PostgreSQL and the rest / generator | cores busy |")  # fmt: skip
                 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
                 for i, rate in enumerate(rates):
-                    cpu_before, pg_before = server_cpu_seconds(server), postgres_cpu_seconds()
+                    cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
                     result, generator_cpu = run_rate(port, tokens_file, rate, args.seconds, seed=100 + i)
                     server_cpu = server_cpu_seconds(server) - cpu_before
-                    pg_cpu = postgres_cpu_seconds() - pg_before
+                    pg_cpu = machine_cpu_seconds() - machine_before - server_cpu - generator_cpu
                     nxt, sub = result["next_ms"], result["submit_ms"]
                     row = {
                         "achieved": result["achieved_per_s"],

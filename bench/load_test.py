@@ -188,7 +188,7 @@ def print_report(args, check: dict) -> None:
     rows = list(csv.DictReader((args.out / "load_stats.csv").open()))
     pauses = f"reviewers pause ~{args.review_think or args.think}s, physicians ~{args.rank_think or args.think}s"
     print(f"\nLoad: {args.reviewers} reviewers + {args.rankers} rankers for {args.duration}, {pauses}")
-    if args.serve or not args.host:
+    if args.serve or not (args.host or args.hosts):  # this script started the server
         print(f"gunicorn: {args.workers} processes x {args.threads} threads")
     print("| endpoint | requests | failures | p50 ms | p95 ms | p99 ms | req/s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

@@ -40,11 +40,13 @@ def ordered_record(record: dict) -> dict:
     return out
 
 
-def dumps(records: list[dict]) -> bytes:
-    return json.dumps([ordered_record(r) for r in records], ensure_ascii=False, indent=4).encode("utf-8")
+def dumps(records: list) -> bytes:
+    """The file's bytes; ``records`` as dicts, or as their JSON text (parsed here, in the process that writes)."""
+    parsed = (r if isinstance(r, dict) else json.loads(r) for r in records)
+    return json.dumps([ordered_record(r) for r in parsed], ensure_ascii=False, indent=4).encode("utf-8")
 
 
-def write(records_by_type: dict[str, list[dict]], out_dir: Path) -> list[Path]:
+def write(records_by_type: dict[str, list], out_dir: Path) -> list[Path]:
     """Write all seven files (an empty array where a type has no items) and return their paths.
 
     A large release's files are written by parallel processes: an indented ``json.dumps`` is pure Python."""

@@ -5,14 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
-from annotation.models import Dispute, FeedbackNote, QAItem
+from annotation.models import Dispute, FeedbackNote, QAItem, Review
 from annotation.qa_types import CLINIQLINK_TYPES
 from annotation.workflow import ItemStatus, Stage
 
 #: How many independent reviews (first and second, not gold answers) an item has: "double reviewed" is two.
-REVIEW_COUNT = Count("reviews", filter=Q(reviews__stage__in=[Stage.PRIMARY, Stage.SECONDARY]), distinct=True)
+#: Counted per item through the reviews' item index: a join with GROUP BY and COUNT(DISTINCT) sorted every review of
+#: every selected item on disk at 50,000 items.
+REVIEW_COUNT = Coalesce(
+    Subquery(
+        Review.objects.filter(item=OuterRef("pk"), stage__in=[Stage.PRIMARY, Stage.SECONDARY])
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n"),
+        output_field=IntegerField(),
+    ),
+    0,
+)
 
 
 def composition_report(*, included_ids: set[int] | None = None) -> dict:

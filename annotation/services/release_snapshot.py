@@ -42,9 +42,8 @@ def snapshot_take(selected: QuerySet[QAItem]) -> int:
     """Copy the ``selected`` items (annotated with ``review_count``) into the snapshot table; the number copied.
 
     Positions follow the item ids (the selection's order), counted from 0."""
-    sql, params = selected.values(
-        "id", "uid", "qa_type", "raw", "final_verdict", "final_relevance", "final_source", "review_count"
-    ).query.sql_with_params()
+    columns = ("id", "uid", "qa_type", "raw", "final_verdict", "final_relevance", "final_source", "review_count")
+    sql, params = selected.values(*columns).query.sql_with_params()  # review_count: annotated by the caller
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE TEMPORARY TABLE {_TABLE} ON COMMIT DROP AS "
@@ -91,12 +90,15 @@ def snapshot_store(release: Release) -> None:
         cursor.execute(f"DROP TABLE {_TABLE}")
 
 
-def release_entries(release: Release) -> list[dict]:
-    """The frozen items of ``release`` in release order (what every export writes)."""
-    return _entries(ReleaseItem._meta.db_table, "WHERE release_id = %s", [release.pk])
+def release_entries(release: Release, *, records_as_text: bool = False) -> list[dict]:
+    """The frozen items of ``release`` in release order (what every export writes).
+
+    ``records_as_text``: each record as its JSON text, for a writer that parses it where it writes (the ClinIQLink
+    files are written by parallel processes, which then parse in parallel too)."""
+    return _entries(ReleaseItem._meta.db_table, "WHERE release_id = %s", [release.pk], records_as_text)
 
 
-def _entries(table: str, where: str, params: list) -> list[dict]:
+def _entries(table: str, where: str, params: list, records_as_text: bool = False) -> list[dict]:
     # A plain cursor rather than .values(): at 50,000 rows the ORM's per-row conversion cost more than the query.
     # Django's PostgreSQL backend hands jsonb over as text (JSONField decodes it itself); decoded the same way here.
     select = ", ".join(f"{c}::text" if c in _JSON_COLUMNS else c for c in ENTRY_COLUMNS)
@@ -107,7 +109,7 @@ def _entries(table: str, where: str, params: list) -> list[dict]:
     entries = []
     for row in rows:
         entry = dict(zip(ENTRY_COLUMNS, row, strict=True))
-        entry["record"] = json.loads(row[record_at])
+        entry["record"] = row[record_at] if records_as_text else json.loads(row[record_at])
         entry["nuggets"] = None if row[nuggets_at] is None else json.loads(row[nuggets_at])
         entries.append(entry)
     return entries

@@ -352,7 +352,7 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join((*EXPORT_FORMATS, NUGGETS_FORMAT))}")
     if fmt == NUGGETS_FORMAT and not release.with_nuggets:
         raise DomainError(f"{release.label} was frozen without nuggets", code="no_nuggets")
-    entries = release_entries(release)
+    entries = release_entries(release, records_as_text=fmt == "cliniqlink")
     if fmt == NUGGETS_FORMAT:
         out_dir.mkdir(parents=True, exist_ok=True)
         return [nuggets_jsonl_write(entries, out_dir)]
@@ -377,7 +377,7 @@ def _write_items(
     fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str, table: _Table
 ) -> list[Path]:
     if fmt == "cliniqlink":
-        by_type: dict[str, list[dict]] = {}
+        by_type: dict[str, list] = {}  # records, or their JSON text (a ClinIQLink export)
         for entry in entries:
             if entry["qa_type"] in CLINIQLINK_TYPES:
                 by_type.setdefault(entry["qa_type"], []).append(entry["record"])
