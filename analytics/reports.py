@@ -44,7 +44,6 @@ from metrics import PROFILES
 from portal.errors import DomainError
 from portal.jobs import Progress
 from portal.models import User
-from portal.parallel import fork_map, processes_for
 from ranking.models import Study
 from ranking.rules import bottom_half, reference_judged_poorly
 from stats import agreement, correlation, rankings
@@ -224,10 +223,12 @@ def report_study(
     scores = study_scores(study, profile=profile)
     result["correlation"], result["scatter"] = {}, {}
     model_ranks = base[~base["system"].isin(reference)]
-    for metric, (correlation_block, scatter) in zip(
-        SCORE_METRICS, _metric_blocks(model_ranks, scores, kw, progress), strict=True
-    ):
-        result["correlation"][metric], result["scatter"][metric] = correlation_block, scatter
+    for number, metric in enumerate(SCORE_METRICS, 1):
+        _stage(progress, f"metric correlation {number} of {len(SCORE_METRICS)} ({SCORE_LABELS[metric]})")
+        metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
+        result["correlation"][metric] = _correlation_block(model_ranks, metric_scores, kw)
+        result["scatter"][metric] = _scatter(model_ranks, metric_scores)
+        _advance(progress)
     # Nugget scores (consensus, matcher, each judge) as further metrics, where the study has nuggets.
     _stage(progress, "nugget scores, judges, automatic leaderboard")
     nugget_metrics = _nugget_metrics(study, kw)
@@ -244,34 +245,6 @@ def report_study(
     result["reference"] = _reference_outcomes(ranks, reference, tag_scale)
     _advance(progress)
     return result
-
-
-def _metric_blocks(
-    model_ranks: pd.DataFrame, scores: pd.DataFrame, kw: _Resampling, progress: Progress | None
-) -> list[tuple[dict, dict]]:
-    """Each automatic metric's correlation with the physicians and its scatter, in SCORE_METRICS order.
-
-    The metrics are independent: a large study computes them in parallel processes (pure statistics, no database),
-    a small one in turn with a progress stage each."""
-
-    def block(metric: str) -> tuple[dict, dict]:
-        metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
-        return _correlation_block(model_ranks, metric_scores, kw), _scatter(model_ranks, metric_scores)
-
-    processes = processes_for(len(model_ranks))
-    if processes == 1:
-        blocks = []
-        for number, metric in enumerate(SCORE_METRICS, 1):
-            _stage(progress, f"metric correlation {number} of {len(SCORE_METRICS)} ({SCORE_LABELS[metric]})")
-            blocks.append(block(metric))
-            _advance(progress)
-        return blocks
-    labels = ", ".join(SCORE_LABELS[metric] for metric in SCORE_METRICS)
-    _stage(progress, f"metric correlations ({labels}), {len(SCORE_METRICS)} at once")
-    blocks = fork_map(block, list(SCORE_METRICS), processes=processes)
-    for _ in SCORE_METRICS:
-        _advance(progress)
-    return blocks
 
 
 def _nugget_metrics(study: Study, kw: _Resampling) -> dict[str, pd.DataFrame]:

@@ -63,23 +63,3 @@ def test_a_running_report_page_shows_its_stage_and_keeps_polling(organizer, orga
     assert "style-controlled leaderboard" in page and "3 / 8" in page
     assert 'hx-trigger="every 2s"' in page  # the page refreshes itself until the report is done
 
-
-def test_a_large_studys_metric_correlations_computed_in_parallel_equal_those_computed_in_turn(
-    tmp_path, make_user, organizer, monkeypatch
-):
-    """Past a few thousand judgements the four metrics' correlations run in forked processes: the same report,
-    one stage naming them all, the progress complete."""
-    import portal.parallel
-
-    study = _ranked_fixture_study(tmp_path, make_user, organizer)
-    monkeypatch.setattr(portal.parallel, "PARALLEL_FROM_ROWS", 10**9)
-    in_turn = report_study(study_id=study.pk, n_resamples=50)
-    monkeypatch.setattr(portal.parallel, "PARALLEL_FROM_ROWS", 0)
-    progress = ProgressRecorder()
-    at_once = report_study(study_id=study.pk, n_resamples=50, progress=progress)
-    assert at_once["correlation"] == in_turn["correlation"] and at_once["scatter"] == in_turn["scatter"]
-    assert at_once == in_turn
-    messages = [message for _, message in progress.stages]
-    assert "metric correlations (Semantic, BLEU, ROUGE, METEOR), 4 at once" in messages
-    assert not any(message.startswith("metric correlation 1 of") for message in messages)
-    assert progress.done == progress.total
