@@ -62,4 +62,3 @@ def test_a_running_report_page_shows_its_stage_and_keeps_polling(organizer, orga
     page = organizer_client.get(f"/analytics/reports/{report.pk}/").content.decode()
     assert "style-controlled leaderboard" in page and "3 / 8" in page
     assert 'hx-trigger="every 2s"' in page  # the page refreshes itself until the report is done
-
