@@ -260,6 +260,9 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # job again; the imported rows themselves are in the database.
 PORTAL_UPLOADS_DIR = MEDIA_ROOT / "uploads"
 PORTAL_UPLOAD_RETENTION_DAYS = env_int("PORTAL_UPLOAD_RETENTION_DAYS", 7)
+# The export files a freeze wrote, one folder per release (annotation.services.release_files): downloads copy them
+# after checking them against the release's manifest. A cache only: a missing folder is written again on demand.
+RELEASE_FILES_DIR = Path(env_str("RELEASE_FILES_DIR", str(MEDIA_ROOT / "releases")))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 100 * 1024 * 1024)
 PORTAL_UPLOAD_MAX_BYTES = env_int("PORTAL_UPLOAD_MAX_BYTES", 100 * 1024 * 1024)

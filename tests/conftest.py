@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -17,6 +19,10 @@ if _db["ENGINE"] == "portal.pgbackend":
     _throwaway = tempfile.mkdtemp(prefix="portal-test-pg-")
     shutil.rmtree(_throwaway)  # the wheel creates the folder itself (its parent must exist)
     _db["OPTIONS"] = {**_db["OPTIONS"], "pgdata": _throwaway, "cleanup_mode": "delete"}
+
+# The files freezes keep go to a folder of this test process's own, removed at exit.
+settings.RELEASE_FILES_DIR = Path(tempfile.mkdtemp(prefix="portal-test-release-files-"))
+atexit.register(shutil.rmtree, settings.RELEASE_FILES_DIR, True)
 
 
 @pytest.fixture

@@ -2,14 +2,13 @@
 
 A release snapshots, in one transaction: the selection rule as used, every selected item's record and final
 judgement, the composition report, and the SHA-256 manifest of every export format (computed by actually
-writing the files to a scratch folder). Nothing here updates a release: there is no such function, and the
-database refuses it anyway.
+writing the files; they are kept, see :mod:`annotation.services.release_files`). Nothing here updates a release:
+there is no such function, and the database refuses it anyway.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,6 +24,7 @@ from annotation.models import QAItem, Release
 from annotation.qa_types import CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType, benchmark_label
 from annotation.selectors.disputes import open_issue_q
 from annotation.selectors.releases import REVIEW_COUNT, composition_report
+from annotation.services.release_files import FreezeFiles, freeze_files, kept_files_copy
 from annotation.services.release_nuggets import (
     NUGGETS_FILE,
     NUGGETS_FORMAT,
@@ -249,7 +249,7 @@ def release_freeze(
     selection = SelectionRule.from_dict(rule)
     if not name or "@" in name or "/" in name:
         raise DomainError("a release name must be non-empty and contain neither '@' nor '/'")
-    with transaction.atomic():
+    with freeze_files() as files, transaction.atomic():
         # One freeze per name at a time: the version number is read and used inside the lock.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"release:{name}"])
@@ -260,7 +260,7 @@ def release_freeze(
             snapshot_set_nuggets(release_nugget_snapshot(snapshot_item_ids()))
         entries = snapshot_entries()
         csv_cells = Release.CsvCells.GUARDED
-        manifests = _manifests(entries, csv_cells=csv_cells, with_nuggets=with_nuggets)
+        manifests = _manifests(entries, files, csv_cells=csv_cells, with_nuggets=with_nuggets)
         latest = Release.objects.filter(name=name).order_by("-version").first()
         # A version identical to the one before it (same rule, same items with the same content) would only
         # be a confusing duplicate: refused, naming the release that already holds exactly this.
@@ -285,6 +285,7 @@ def release_freeze(
             created_by=acting_user(user),
         )
         snapshot_store(release)
+        files.keep(release)
         # From here on the database refuses any item for this release (and requires this before commit).
         Release.objects.filter(pk=release.pk).update(frozen=True)
         release.frozen = True
@@ -306,8 +307,11 @@ def release_freeze(
 _MANIFEST_GROUPS = (("cliniqlink", "jsonl"), ("csv", "parquet"))
 
 
-def _manifests(entries: list[dict], *, csv_cells: str, with_nuggets: bool) -> dict[str, dict[str, str]]:
-    """Each format's manifest, by writing the export exactly as :func:`release_export` will and hashing the files.
+def _manifests(
+    entries: list[dict], files: FreezeFiles, *, csv_cells: str, with_nuggets: bool
+) -> dict[str, dict[str, str]]:
+    """Each format's manifest, by writing the export exactly as :func:`release_export` will (into ``files``, where
+    it is kept) and hashing the files.
 
     The formats are written in parallel processes (:func:`portal.parallel.fork_map`): at 50,000 items this was half
     of the freeze's time on one core. The table's rows are built once, before the processes start."""
@@ -315,13 +319,12 @@ def _manifests(entries: list[dict], *, csv_cells: str, with_nuggets: bool) -> di
     table.rows  # noqa: B018 (built here, shared by the forked processes)
 
     def group_manifests(formats: tuple[str, ...]) -> dict[str, dict[str, str]]:
-        with tempfile.TemporaryDirectory() as tmp:
-            result = {}
-            for fmt in formats:
-                folder = Path(tmp) / fmt
-                paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
-                result[fmt] = manifest.build(paths, folder)
-            return result
+        result = {}
+        for fmt in formats:
+            folder = files.folder / fmt
+            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
+            result[fmt] = manifest.build(paths, folder)
+        return result
 
     manifests: dict[str, dict[str, str]] = {}
     for group in fork_map(group_manifests, _MANIFEST_GROUPS, processes=processes_for(len(entries))):
@@ -347,11 +350,19 @@ class _Table:
 def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
     """Write the release in ``fmt`` to ``out_dir``; the bytes always match the manifest recorded at freeze.
 
+    The files the freeze wrote are copied when they still match the manifest; otherwise the export is written
+    afresh from the frozen records (:mod:`annotation.services.release_files`).
+
     ``fmt`` ``nuggets``: only ``nuggets.jsonl`` of a release frozen with nuggets."""
     if fmt not in (*EXPORT_FORMATS, NUGGETS_FORMAT):
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join((*EXPORT_FORMATS, NUGGETS_FORMAT))}")
     if fmt == NUGGETS_FORMAT and not release.with_nuggets:
         raise DomainError(f"{release.label} was frozen without nuggets", code="no_nuggets")
+    kept_format = "jsonl" if fmt == NUGGETS_FORMAT else fmt  # every format's folder holds the same nuggets file
+    names = [NUGGETS_FILE] if fmt == NUGGETS_FORMAT else sorted(release.manifests.get(fmt, {}))
+    kept = kept_files_copy(release, kept_format, out_dir, names)
+    if kept is not None:
+        return kept
     entries = release_entries(release, records_as_text=fmt == "cliniqlink")
     if fmt == NUGGETS_FORMAT:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -97,3 +97,12 @@ def test_release_page_counts_items_with_nuggets_and_serves_file(released, organi
     plain = release_freeze(name="page2")
     assert "Not frozen with this release" in organizer_client.get(f"/releases/{plain.label}/").content.decode()
     assert organizer_client.get(f"/releases/{plain.label}/download/nuggets/").status_code == 404
+
+
+def test_the_nuggets_only_export_copies_the_file_the_freeze_kept(released, tmp_path, monkeypatch):
+    from annotation.services import releases
+
+    release = release_freeze(name="kept-nuggets", with_nuggets=True)
+    monkeypatch.setattr(releases, "release_entries", lambda *a, **k: pytest.fail("written afresh, not copied"))
+    (path,) = release_export(release=release, fmt="nuggets", out_dir=tmp_path)
+    assert path.name == NUGGETS_FILE and release_verify(release=release, folder=tmp_path, fmt="nuggets") == []
