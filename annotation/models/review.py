@@ -37,6 +37,16 @@ class Assignment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+    guideline = models.ForeignKey(
+        "annotation.GuidelineVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,  # never looked up by guideline (versions are never deleted): one index less per lease
+        help_text="The guideline version current when the lease was handed out, which its review records "
+        "(empty: none existed for the item's benchmark and type).",
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -38,18 +38,15 @@ def guideline_current(
 
 
 def guideline_for_assignment(assignment: Assignment) -> GuidelineVersion | None:
-    """The guideline a lease is reviewed under: the one current when the item was handed out. A version saved
-    during the 30-minute hold applies from the reviewer's next item on, so what the page showed and what the
-    review records never differ."""
-    if Assignment.item.is_cached(assignment):
-        item = assignment.item
-        return guideline_current(benchmark=item.benchmark, qa_type=item.qa_type, at=assignment.created_at)
-    # Not loaded: the item's benchmark and type are read inside the guideline's query (a review submit would
-    # otherwise load the whole item, its texts included, for two short fields).
-    item = QAItem.objects.filter(pk=assignment.item_id)
-    return guideline_current(
-        benchmark=Subquery(item.values("benchmark")), qa_type=Subquery(item.values("qa_type")), at=assignment.created_at
-    )
+    """The guideline a lease is reviewed under: the one current when the item was handed out, recorded on the lease
+    then (:func:`guideline_of_new_lease`). A version saved during the 30-minute hold applies from the reviewer's
+    next item on, so what the page showed and what the review records never differ."""
+    return assignment.guideline
+
+
+def guideline_of_new_lease(item: QAItem, at: datetime) -> GuidelineVersion | None:
+    """The guideline to record on a lease of ``item`` handed out at ``at``."""
+    return guideline_current(benchmark=item.benchmark, qa_type=item.qa_type, at=at)
 
 
 def guidelines_current_set() -> list[GuidelineVersion]:

@@ -25,6 +25,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, SourcePassage, VettingConfig
+from annotation.selectors.guidelines import guideline_of_new_lease
 from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_record
@@ -49,7 +50,7 @@ def assignment_current(*, reviewer: User, now: datetime | None = None) -> Assign
     return (
         Assignment.objects.filter(reviewer=reviewer)
         .filter(_live(now))
-        .select_related("item", "item__passage")
+        .select_related("item", "item__passage", "guideline")
         .order_by("-created_at")
         .first()
     )
@@ -80,7 +81,7 @@ def assignment_next(
         rows = cursor.fetchall()
         live = [pk for pk, expires_at in active if expires_at > now]
         if live:
-            return Assignment.objects.select_related("item", "item__passage").get(pk=live[0])
+            return Assignment.objects.select_related("item", "item__passage", "guideline").get(pk=live[0])
         if active:
             # Leases of this person that ran out are over; the items return to the queue for others.
             Assignment.objects.filter(pk__in=[pk for pk, _ in active]).update(
@@ -224,7 +225,11 @@ def _take(*, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, 
             tried.append(item.pk)
             continue
         assignment = Assignment.objects.create(
-            item=item, reviewer=reviewer, stage=stage, expires_at=now + timedelta(seconds=_lease_seconds())
+            item=item,
+            reviewer=reviewer,
+            stage=stage,
+            expires_at=now + timedelta(seconds=_lease_seconds()),
+            guideline=guideline_of_new_lease(item, now),
         )
         if stage == Stage.PRIMARY:
             item_transition(
@@ -268,7 +273,11 @@ def _take_gold(*, reviewer: User, qa_type: str, now: datetime) -> Assignment | N
         return None
     # Gold leases have no capacity limit: every reviewer may answer every gold item once.
     assignment = Assignment.objects.create(
-        item=gold.item, reviewer=reviewer, stage=Stage.GOLD, expires_at=now + timedelta(seconds=_lease_seconds())
+        item=gold.item,
+        reviewer=reviewer,
+        stage=Stage.GOLD,
+        expires_at=now + timedelta(seconds=_lease_seconds()),
+        guideline=guideline_of_new_lease(gold.item, now),
     )
     assignment.item = gold.item
     return assignment

@@ -12,8 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
-from annotation.selectors.guidelines import guideline_for_assignment
-from annotation.services.transitions import LOCK_FIELDS, item_transition
+from annotation.services.transitions import LOCK_FIELDS, Move, item_moves, item_transition
 from annotation.workflow import (
     RELEVANCE_MAX,
     RELEVANCE_MIN,
@@ -26,7 +25,7 @@ from annotation.workflow import (
     route_after_secondary,
     second_review_selected,
 )
-from portal.audit import audit_record
+from portal.audit import audit_batch, audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 
@@ -84,7 +83,8 @@ def review_submit(
     now = now or timezone.now()
     if active_seconds is not None:
         active_seconds = max(0.0, min(float(active_seconds), 24 * 3600.0))
-    with transaction.atomic():
+    # The review's three audit entries are written in one statement at the end of the block (hot path).
+    with transaction.atomic(), audit_batch():
         assignment = assignment_lock_own(
             assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key
         )
@@ -100,7 +100,7 @@ def review_submit(
             "comment": comment.strip(),
             "server_seconds": (now - assignment.created_at).total_seconds(),
             "active_seconds": active_seconds,
-            "guideline": guideline_for_assignment(assignment),
+            "guideline_id": assignment.guideline_id,  # recorded when the lease was handed out (guideline_for_assignment)
         }
         assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
         assignment.save(update_fields=["status", "finished_at"])
@@ -189,29 +189,21 @@ def _late_slot_check(*, assignment: Assignment, item: QAItem, now: datetime) -> 
 
 
 def _route(*, item: QAItem, review: Review, actor: User) -> None:
+    """Move the item on after a review: stored, then routed, in one write with an audit entry per move."""
     config = VettingConfig.load()
     if review.stage == Stage.PRIMARY:
         selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
-        item_transition(
-            item=item,
-            action="submit_primary",
-            actor=actor,
-            note=f"review {review.pk}",
-            row_locked=True,
-            fields={"second_review": selected},
-        )
         route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=selected)
-        item_transition(
-            item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}", row_locked=True
+        moves = [
+            Move("submit_primary", note=f"review {review.pk}", fields={"second_review": selected}),
+            Move(route.action, note=f"seed {config.seed}", route=route),
+        ]
+    else:
+        first = Review.objects.get(item=item, stage=Stage.PRIMARY, superseded_at=None)
+        routes = route_after_secondary(
+            first=(first.verdict, first.relevance),
+            second=(review.verdict, review.relevance),
+            relevance_gap=config.relevance_gap,
         )
-        return
-    first = Review.objects.get(item=item, stage=Stage.PRIMARY, superseded_at=None)
-    routes = route_after_secondary(
-        first=(first.verdict, first.relevance),
-        second=(review.verdict, review.relevance),
-        relevance_gap=config.relevance_gap,
-    )
-    for route in routes:
-        item_transition(
-            item=item, action=route.action, actor=actor, route=route, note=f"review {review.pk}", row_locked=True
-        )
+        moves = [Move(route.action, note=f"review {review.pk}", route=route) for route in routes]
+    item_moves(item=item, moves=moves, actor=actor, row_locked=True)

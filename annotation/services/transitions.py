@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,6 +18,17 @@ _FINAL_FIELDS = ("final_verdict", "final_relevance", "final_source")
 
 
 LOCK_FIELDS = ("pk", "uid", "status", "held_from", *_FINAL_FIELDS)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One step of an item through the status table: ``action``, with the final judgement for final moves
+    (``route``), other columns to write (``fields``) and the audit note."""
+
+    action: str
+    note: str = ""
+    route: Route | None = None
+    fields: dict = field(default_factory=dict)
 
 
 def item_transition(
@@ -35,48 +49,58 @@ def item_transition(
     current ``LOCK_FIELDS`` (saves a round trip on the review hot path). ``fields``: other columns to write in the
     same UPDATE. Raises :class:`Conflict` on a move the table does not allow. Updates ``item`` in place.
     """
+    return item_moves(item=item, moves=[Move(action, note, route, fields or {})], actor=actor, row_locked=row_locked)
+
+
+def item_moves(*, item: QAItem, moves: Sequence[Move], actor: User | None, row_locked: bool = False) -> QAItem:
+    """Several moves in a row (a primary review is stored, then routed), as :func:`item_transition` makes one.
+
+    Each move is checked against the table from the status the one before it reached; the row is written once, with
+    every move's columns, and each move gets its own audit entry. If any move is refused, none is written."""
     # No savepoint (two fewer round trips on the hot path); an illegal move is detected before anything is written
     # and raised after the block, so it never leaves the caller's transaction marked for rollback.
     with transaction.atomic(savepoint=False):
         locked = item if row_locked else QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=item.pk)
-        try:
-            target = next_status(locked.status, action, held_from=locked.held_from)
-        except IllegalTransition as exc:
-            refused = str(exc)
-        else:
-            refused = ""
-            _write(
-                item=item,
-                locked=locked,
-                target=target,
-                action=action,
-                actor=actor,
-                note=note,
-                route=route,
-                fields=fields or {},
-            )
+        state = {
+            "status": locked.status,
+            "held_from": locked.held_from,
+            **{f: getattr(locked, f) for f in _FINAL_FIELDS},
+        }
+        written: dict = {}
+        entries = []
+        refused = ""
+        for move in moves:
+            try:
+                target = next_status(state["status"], move.action, held_from=state["held_from"])
+            except IllegalTransition as exc:
+                refused = str(exc)
+                break
+            before = {f: state[f] for f in ("status", *_FINAL_FIELDS)}
+            changes = _changes(state=state, target=target, move=move)
+            written.update(changes)
+            state.update({f: changes[f] for f in state if f in changes})
+            entries.append((move, before, {f: state[f] for f in ("status", *_FINAL_FIELDS)}))
+        if not refused:
+            QAItem.objects.filter(pk=locked.pk).update(**written)
+            for column, value in written.items():
+                setattr(item, column, value)
+            for move, before, after in entries:
+                audit_record(
+                    actor=actor, obj=item, action=f"item_{move.action}", before=before, after=after, note=move.note
+                )
     if refused:
         raise Conflict(refused, code="illegal_transition")
     return item
 
 
-def _write(
-    *,
-    item: QAItem,
-    locked: QAItem,
-    target: str,
-    action: str,
-    actor: User | None,
-    note: str,
-    route: Route | None,
-    fields: dict,
-) -> None:
-    before = {"status": locked.status, **{f: getattr(locked, f) for f in _FINAL_FIELDS}}
-    changes: dict = {**fields, "status": target}
-    if action == Action.HOLD:
-        changes["held_from"] = locked.status
-    elif locked.status == ItemStatus.HELD:
+def _changes(*, state: dict, target: str, move: Move) -> dict:
+    """The columns one move writes, from the item's state before it."""
+    changes: dict = {**move.fields, "status": target}
+    if move.action == Action.HOLD:
+        changes["held_from"] = state["status"]
+    elif state["status"] == ItemStatus.HELD:
         changes["held_from"] = ""
+    route = move.route
     if route is not None and route.final_source:
         changes.update(
             final_verdict=route.final_verdict,
@@ -84,8 +108,4 @@ def _write(
             final_source=route.final_source,
             finalized_at=timezone.now(),
         )
-    QAItem.objects.filter(pk=locked.pk).update(**changes)
-    for field, value in changes.items():
-        setattr(item, field, value)
-    after = {"status": target, **{f: changes.get(f, getattr(locked, f)) for f in _FINAL_FIELDS}}
-    audit_record(actor=actor, obj=item, action=f"item_{action}", before=before, after=after, note=note)
+    return changes

@@ -322,3 +322,26 @@ def test_organizer_writes_a_version_and_sees_the_history(defaults, organizer_cli
     assert guideline_current(benchmark="cliniqlink", qa_type="multiple_choice").text == "late edit"
     empty = organizer_client.post(url, {"text": "", "change_note": "", "based_on": "3"})
     assert empty.status_code == 400 and "This field is required" in empty.content.decode()
+
+
+def test_a_lease_records_its_guideline_and_the_submit_reads_no_guideline_version(
+    defaults, sample_items, config, reviewer, organizer
+):
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.review import review_submit
+
+    handed_out = assignment_next(reviewer=reviewer, qa_type="true_false")
+    first = handed_out.guideline
+    assert first is not None and first.qa_type == "true_false"
+    _new_version(organizer)  # saved during the hold: the lease keeps the one it was handed out with
+    with CaptureQueriesContext(connection) as queries:
+        stored = review_submit(
+            assignment_id=handed_out.pk,
+            reviewer=reviewer,
+            idempotency_key=handed_out.idempotency_key,
+            verdict="correct",
+            relevance=5,
+        )
+    assert not [q for q in queries.captured_queries if "annotation_guidelineversion" in q["sql"]]
+    assert stored.guideline_id == first.pk

@@ -141,3 +141,59 @@ def test_time_spent_is_recorded_from_the_server_and_the_page(sample_items, confi
     stored = review(assignment, "correct", 4, active_seconds=42.5)
     assert stored.server_seconds >= 0 and stored.active_seconds == 42.5
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.SUBMITTED
+
+
+def test_moves_in_a_row_are_checked_in_turn_written_once_and_audited_each(sample_items, reviewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.transitions import Move, item_moves
+
+    item = sample_items[0]
+    item_transition(item=item, action="assign", actor=reviewer)
+    moves = [Move("submit_primary", note="first", fields={"second_review": True}), Move("route_second", note="then")]
+    with CaptureQueriesContext(connection) as queries:
+        item_moves(item=item, moves=moves, actor=reviewer)
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "annotation_qaitem"')]
+    assert len(updates) == 1
+    stored = QAItem.objects.get(pk=item.pk)
+    assert stored.status == ItemStatus.IN_SECOND_REVIEW and stored.second_review is True
+    entries = AuditEntry.objects.filter(object_id=str(item.pk), action__in=["item_submit_primary", "item_route_second"])
+    assert [(e.before["status"], e.after["status"], e.note) for e in entries] == [
+        ("in_review", "reviewed", "first"),
+        ("reviewed", "in_second_review", "then"),
+    ]
+
+
+def test_if_one_move_of_a_row_is_refused_none_is_written(sample_items, reviewer):
+    from annotation.services.transitions import Move, item_moves
+
+    item = sample_items[0]
+    item_transition(item=item, action="assign", actor=reviewer)
+    audited = AuditEntry.objects.count()
+    with pytest.raises(Conflict):
+        item_moves(item=item, moves=[Move("submit_primary"), Move("final_verify")], actor=reviewer)
+    assert QAItem.objects.get(pk=item.pk).status == ItemStatus.IN_REVIEW
+    assert AuditEntry.objects.count() == audited
+
+
+def test_a_primary_review_writes_the_item_once_and_its_audit_in_one_statement(sample_items, config, reviewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    config.second_share = 0.0
+    config.save()
+    assignment = assignment_next(reviewer=reviewer)
+    with CaptureQueriesContext(connection) as queries:
+        review_submit(
+            assignment_id=assignment.pk,
+            reviewer=reviewer,
+            idempotency_key=assignment.idempotency_key,
+            verdict="correct",
+            relevance=5,
+        )
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert sum(s.startswith('UPDATE "annotation_qaitem"') for s in statements) == 1
+    assert sum(s.startswith('INSERT INTO "portal_auditentry"') for s in statements) == 1
+    actions = AuditEntry.objects.filter(at__gte=assignment.created_at).values_list("action", flat=True)
+    assert list(actions)[-3:] == ["review_created", "item_submit_primary", "item_route_verify"]
