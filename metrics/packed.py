@@ -46,6 +46,29 @@ def packable(st_model) -> bool:
     )
 
 
+def _onednn_works(torch) -> bool:
+    """True when this torch build has oneDNN's fused linear kernels and they compute what ``linear`` does.
+
+    They are torch's private ops (``torch.ops.mkldnn``, what ``torch.compile`` emits on a CPU), so they are tried
+    rather than assumed; without them :class:`PackedBert` runs the plain modules.
+    """
+    try:
+        generator = torch.Generator().manual_seed(0)
+        x, other = torch.randn(5, 8, generator=generator), torch.randn(5, 16, generator=generator)
+        weight, bias = torch.randn(16, 8, generator=generator), torch.randn(16, generator=generator)
+        with torch.inference_mode():
+            packed = torch.ops.mkldnn._reorder_linear_weight(weight, 5)
+            gelu = torch.ops.mkldnn._linear_pointwise(x, packed, bias, "gelu", [], "none")
+            added = torch.ops.mkldnn._linear_pointwise.binary(x, other, packed, bias, "add")
+            plain = torch.nn.functional.linear(x, weight, bias)
+            return bool(
+                torch.allclose(gelu, torch.nn.functional.gelu(plain), atol=1e-4)
+                and torch.allclose(added, plain + other, atol=1e-4)
+            )
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return False
+
+
 class PackedBert:
     """Runs a BERT sentence-transformers model over lists of token-id sequences without padding."""
 
@@ -68,6 +91,28 @@ class PackedBert:
             qkv_weight = torch.cat([attention.query.weight, attention.key.weight, attention.value.weight]).detach()
             qkv_bias = torch.cat([attention.query.bias, attention.key.bias, attention.value.bias]).detach()
             self.layers.append((qkv_weight, qkv_bias, layer))
+        self.fused = self.device.type == "cpu" and _onednn_works(torch)
+        self._fused_layers = (
+            [self._fused_weights(qkv_weight, qkv_bias, layer) for qkv_weight, qkv_bias, layer in self.layers]
+            if self.fused
+            else []
+        )
+
+    def _fused_weights(self, qkv_weight, qkv_bias, layer) -> tuple:
+        """The layer's four linear maps as (weight, bias) pairs pre-packed in oneDNN's blocked layout."""
+        pack = self._torch.ops.mkldnn._reorder_linear_weight
+
+        def packed(weight, bias):
+            return pack(weight.detach(), self.chunk_positions), bias.detach()
+
+        return (
+            packed(qkv_weight, qkv_bias),
+            packed(layer.attention.output.dense.weight, layer.attention.output.dense.bias),
+            layer.attention.output.LayerNorm,
+            packed(layer.intermediate.dense.weight, layer.intermediate.dense.bias),
+            packed(layer.output.dense.weight, layer.output.dense.bias),
+            layer.output.LayerNorm,
+        )
 
     def _chunks(self, lengths: Sequence[int]) -> Iterator[list[int]]:
         """Indices of the sequences, shortest first, cut into chunks of at most ``chunk_positions`` positions."""
@@ -86,7 +131,6 @@ class PackedBert:
     def _forward(self, ids: list[list[int]]):
         """Last-layer states ``[positions, hidden]`` of the sequences laid end to end, and their length groups."""
         torch = self._torch
-        functional = torch.nn.functional
         lengths = [len(seq) for seq in ids]
         flat = torch.tensor([token for seq in ids for token in seq], dtype=torch.long, device=self.device)
         positions = torch.cat([torch.arange(n, device=self.device) for n in lengths])
@@ -100,19 +144,42 @@ class PackedBert:
             count = len(list(same))
             groups.append((start, count, length))
             start += count * length
-        for qkv_weight, qkv_bias, layer in self.layers:
-            qkv = functional.linear(hidden_states, qkv_weight, qkv_bias)
-            context = torch.empty_like(hidden_states)
-            for first, count, length in groups:
-                rows = slice(first, first + count * length)
-                q, k, v = qkv[rows].view(count, length, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
-                attended = functional.scaled_dot_product_attention(q, k, v)
-                context[rows] = attended.transpose(1, 2).reshape(count * length, self.hidden)
-            attention_out = layer.attention.output
-            hidden_states = attention_out.LayerNorm(attention_out.dense(context) + hidden_states)
-            intermediate = functional.gelu(layer.intermediate.dense(hidden_states))
-            hidden_states = layer.output.LayerNorm(layer.output.dense(intermediate) + hidden_states)
+        # Under torch.autocast (the bench's bfloat16 check) the plain modules run, since autocast casts only them.
+        if self.fused and not torch.is_autocast_enabled("cpu"):
+            for weights in self._fused_layers:
+                hidden_states = self._fused_layer(hidden_states, groups, weights)
+        else:
+            for qkv_weight, qkv_bias, layer in self.layers:
+                hidden_states = self._plain_layer(hidden_states, groups, qkv_weight, qkv_bias, layer)
         return hidden_states, groups
+
+    def _attention(self, qkv, groups):
+        """Attention of each group of equal-length texts: ``qkv`` ``[positions, 3·hidden]`` → ``[positions, hidden]``."""
+        functional = self._torch.nn.functional
+        context = qkv.new_empty((qkv.shape[0], self.hidden))
+        for first, count, length in groups:
+            rows = slice(first, first + count * length)
+            q, k, v = qkv[rows].view(count, length, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
+            attended = functional.scaled_dot_product_attention(q, k, v)
+            context[rows] = attended.transpose(1, 2).reshape(count * length, self.hidden)
+        return context
+
+    def _plain_layer(self, hidden_states, groups, qkv_weight, qkv_bias, layer):
+        functional = self._torch.nn.functional
+        context = self._attention(functional.linear(hidden_states, qkv_weight, qkv_bias), groups)
+        attention_out = layer.attention.output
+        hidden_states = attention_out.LayerNorm(attention_out.dense(context) + hidden_states)
+        intermediate = functional.gelu(layer.intermediate.dense(hidden_states))
+        return layer.output.LayerNorm(layer.output.dense(intermediate) + hidden_states)
+
+    def _fused_layer(self, hidden_states, groups, weights):
+        """The same layer through oneDNN: pre-packed weights, GELU and the residual adds fused into the products."""
+        linear = self._torch.ops.mkldnn._linear_pointwise
+        (qkv_w, qkv_b), (out_w, out_b), out_norm, (up_w, up_b), (down_w, down_b), down_norm = weights
+        context = self._attention(linear(hidden_states, qkv_w, qkv_b, "none", [], ""), groups)
+        hidden_states = out_norm(linear.binary(context, hidden_states, out_w, out_b, "add"))
+        intermediate = linear(hidden_states, up_w, up_b, "gelu", [], "none")  # "none": exact (erf) GELU, as BERT's
+        return down_norm(linear.binary(intermediate, hidden_states, down_w, down_b, "add"))
 
     def _run(self, ids: Sequence[list[int]], per_chunk: Callable) -> None:
         with self._torch.inference_mode():
