@@ -154,15 +154,20 @@ class PackedBert:
         return hidden_states, groups
 
     def _attention(self, qkv, groups):
-        """Attention of each group of equal-length texts: ``qkv`` ``[positions, 3·hidden]`` → ``[positions, hidden]``."""
-        functional = self._torch.nn.functional
-        context = qkv.new_empty((qkv.shape[0], self.hidden))
+        """Attention of each group of equal-length texts: ``qkv`` ``[positions, 3·hidden]`` → ``[positions, hidden]``.
+
+        The kernel returns each group's heads already laid out as ``[texts, length, heads, head size]``, so its
+        rows are a view; one ``cat`` joins the groups (one copy, not one per group: on two busy cores each
+        parallel copy costs a thread wake-up).
+        """
+        torch = self._torch
+        attended = []
         for first, count, length in groups:
-            rows = slice(first, first + count * length)
-            q, k, v = qkv[rows].view(count, length, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
-            attended = functional.scaled_dot_product_attention(q, k, v)
-            context[rows] = attended.transpose(1, 2).reshape(count * length, self.hidden)
-        return context
+            rows = qkv[first : first + count * length]
+            q, k, v = rows.view(count, length, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
+            heads = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            attended.append(heads.transpose(1, 2).reshape(count * length, self.hidden))
+        return torch.cat(attended) if len(attended) > 1 else attended[0]
 
     def _plain_layer(self, hidden_states, groups, qkv_weight, qkv_bias, layer):
         functional = self._torch.nn.functional

@@ -138,7 +138,8 @@ def aligned_f1(pred: WordSide, ref: WordSide) -> float:
         return 0.0
     import torch
 
-    sims = torch.from_numpy(pred.unit_vectors).mm(torch.from_numpy(ref.unit_vectors).T).numpy()
+    with torch.autocast("cpu", enabled=False):  # float32 whatever the caller's autocast (the bench's bfloat16 check)
+        sims = torch.from_numpy(pred.unit_vectors).mm(torch.from_numpy(ref.unit_vectors).T).numpy()
     precision = (sims.max(axis=1) * pred.weights).sum() / pred.weights.sum()
     recall = (sims.max(axis=0) * ref.weights).sum() / ref.weights.sum()
     if precision + recall == 0:
@@ -278,7 +279,7 @@ class SemanticScorer:
         if self.config.contextual_tokens:
             states = dict(zip(distinct, self.encoder.contextual_tokens(distinct), strict=True))
         else:
-            pieces = {t: alnum_pieces(self.encoder.tokenize(t)) for t in distinct}
+            pieces = {t: alnum_pieces(ps) for t, ps in zip(distinct, self.encoder.tokenize_many(distinct), strict=True)}
             self.encoder.prime_tokens(p for ps in pieces.values() for p in ps)
             states = {t: (ps, self.encoder.token_matrix(ps)) for t, ps in pieces.items()}
         sides = {t: WordSide.of(tokens, matrix, self.idf) for t, (tokens, matrix) in states.items()}
