@@ -15,6 +15,8 @@ pool text of similar length, so every item has its own reference (as in a real s
   between the two paths on those pairs;
 * the model work of each path (token positions through the network), their throughput in positions/s, and the
   ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up);
+* where the cold semantic score's time goes per type (``bench/_scoring_split.py``: the linear layers, attention,
+  layer norms and the rest, under ``torch.profiler``), and the linear layers' own GFLOP/s against the ceiling's;
 * the two encoder engines (:mod:`metrics.packed` and ``SentenceTransformer.encode``) on the same texts,
   in the same process, alternating;
 * per closed type: items/s; and the process's peak resident memory.
