@@ -297,29 +297,38 @@ def _cold_run(encoder: Encoder, idf, stop, baseline, pairs):
 
 
 def engine_comparison(encoder: Encoder, inputs: dict, responses: dict, stop: frozenset[str], out: list[str]) -> None:
-    """The cold texts of each open type through both encoder engines, alternating, best of two runs each."""
+    """The cold texts of each open type through both encoder engines, alternating, best of two runs each; and the
+    packed engine with its linear layers through oneDNN's fused kernels against the model's own modules."""
     plain = Encoder(encoder.model_path, packed=False)
+    packed = encoder._packed
     out.append("")
     out.append(f"Encoder engines on the same texts (each type's distinct filtered references and responses, "
                f"best of 2 runs): '{encoder.engine}' against '{plain.engine}' (SentenceTransformer.encode, "
-               f"batches of {plain.batch_size})")  # fmt: skip
+               f"batches of {plain.batch_size}); packed = oneDNN's fused linear kernels "
+               f"({'used' if packed is not None and packed.fused else 'not available'} here), packed plain = the "
+               f"same engine running the model's own modules")  # fmt: skip
     out.append("")
-    out.append(
-        "| type | texts | positions | sentence-transformers pos/s | packed pos/s | packed / sentence-transformers |"
-    )
-    out.append("|---|---|---|---|---|---|")
+    out.append("| type | texts | positions | sentence-transformers pos/s | packed plain pos/s | packed pos/s | "
+               "packed / sentence-transformers | packed / packed plain |")  # fmt: skip
+    out.append("|---|---|---|---|---|---|---|---|")
+    fused = packed is not None and packed.fused
     for qa_type in OPEN_TYPES:
         texts = list(dict.fromkeys(content_only(t.strip(), stop) for pair in _pairs(qa_type, inputs, responses)
                                    for t in pair))  # fmt: skip
         positions = sum(len(ids) for ids in encoder.token_ids(texts))
-        best = {"st": float("inf"), "packed": float("inf")}
+        best = {"st": float("inf"), "plain": float("inf"), "packed": float("inf")}
         for _ in range(2):
-            for name, engine in (("st", plain), ("packed", encoder)):
+            for name, engine in (("st", plain), ("plain", encoder), ("packed", encoder)):
+                if packed is not None:
+                    packed.fused = fused and name == "packed"
                 t = time.perf_counter()
                 engine._encode(texts, engine.batch_size)
                 best[name] = min(best[name], time.perf_counter() - t)
         out.append(f"| {qa_type} | {len(texts)} | {positions} | {positions / best['st']:.0f} | "
-                   f"{positions / best['packed']:.0f} | {best['st'] / best['packed']:.2f}x |")  # fmt: skip
+                   f"{positions / best['plain']:.0f} | {positions / best['packed']:.0f} | "
+                   f"{best['st'] / best['packed']:.2f}x | {best['plain'] / best['packed']:.2f}x |")  # fmt: skip
+    if packed is not None:
+        packed.fused = fused
 
 
 def bf16_check(encoder, inputs, responses, idf, stop, baseline, fp32_scores, timings, out: list[str]) -> None:
