@@ -32,6 +32,9 @@ import numpy as np
 #: bench_scoring.py --chunk-sizes`` compares sizes (docs/benchmarks-metric.md).
 CHUNK_POSITIONS = 2048
 
+#: The fused path's row counts are multiples of this (see :meth:`PackedBert._forward`).
+ROW_STEP = 64
+
 
 def packable(st_model) -> bool:
     """True when ``st_model`` is Transformer(BERT, absolute positions, GELU) → mean Pooling → Normalize."""
@@ -138,8 +141,16 @@ class PackedBert:
         """Last-layer states ``[positions, hidden]`` of the sequences laid end to end, and their length groups."""
         torch = self._torch
         lengths = [len(seq) for seq in ids]
-        flat = torch.tensor([token for seq in ids for token in seq], dtype=torch.long, device=self.device)
-        positions = torch.cat([torch.arange(n, device=self.device) for n in lengths])
+        # Under torch.autocast (the bench's bfloat16 check) the plain modules run, since autocast casts only them.
+        fused = self.fused and not torch.is_autocast_enabled("cpu")
+        # oneDNN keeps a compiled kernel per row count it has seen (about 0.7 MB each, up to 1,024 of them), so the
+        # fused path rounds the rows up to a multiple of ROW_STEP with padding rows that no text reads: at most
+        # chunk_positions / ROW_STEP row counts, whatever the job.
+        padding = -sum(lengths) % ROW_STEP if fused else 0
+        flat = torch.tensor(
+            [token for seq in ids for token in seq] + [0] * padding, dtype=torch.long, device=self.device
+        )
+        positions = torch.cat([torch.arange(n, device=self.device) for n in [*lengths, padding]])
         emb = self.embeddings
         hidden_states = emb.LayerNorm(
             emb.word_embeddings(flat) + emb.position_embeddings(positions) + emb.token_type_embeddings.weight[0]
@@ -150,8 +161,7 @@ class PackedBert:
             count = len(list(same))
             groups.append((start, count, length))
             start += count * length
-        # Under torch.autocast (the bench's bfloat16 check) the plain modules run, since autocast casts only them.
-        if self.fused and not torch.is_autocast_enabled("cpu"):
+        if fused:
             for weights in self._fused_layers:
                 hidden_states = self._fused_layer(hidden_states, groups, weights)
         else:
@@ -173,6 +183,9 @@ class PackedBert:
             q, k, v = rows.view(count, length, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
             heads = torch.nn.functional.scaled_dot_product_attention(q, k, v)
             attended.append(heads.transpose(1, 2).reshape(count * length, self.hidden))
+        padding = qkv.shape[0] - sum(count * length for _, count, length in groups)
+        if padding:
+            attended.append(qkv.new_zeros((padding, self.hidden)))
         return torch.cat(attended) if len(attended) > 1 else attended[0]
 
     def _plain_layer(self, hidden_states, groups, qkv_weight, qkv_bias, layer):
