@@ -107,3 +107,20 @@ def test_batched_tokenisation_matches_one_text_at_a_time(encoder):
     texts = AWKWARD + ["[CLS] [SEP] [MASK] tokens", "  two  spaces  "]
     assert encoder.tokenize_many(texts) == [encoder.tokenize(t) for t in texts]
     assert encoder.tokenize_many([]) == []
+
+
+def test_fused_chunks_come_in_a_bounded_set_of_row_counts(encoder):
+    from metrics.packed import ROW_STEP
+
+    packed = PackedBert(encoder.model)
+    ids = encoder.token_ids(AWKWARD[:5])
+    with torch_inference():
+        hidden_states, groups = packed._forward(sorted(ids, key=len))
+    assert hidden_states.shape[0] % ROW_STEP == 0  # oneDNN compiles one kernel per row count: keep them few
+    assert sum(count * length for _, count, length in groups) == sum(map(len, ids))
+
+
+def torch_inference():
+    import torch
+
+    return torch.inference_mode()
