@@ -15,6 +15,8 @@ pool text of similar length, so every item has its own reference (as in a real s
   between the two paths on those pairs;
 * the model work of each path (token positions through the network), their throughput in positions/s, and the
   ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up);
+* where the cold semantic score's time goes per type (``bench/_scoring_split.py``: the linear layers, attention,
+  layer norms and the rest, under ``torch.profiler``), and the linear layers' own GFLOP/s against the ceiling's;
 * the two encoder engines (:mod:`metrics.packed` and ``SentenceTransformer.encode``) on the same texts,
   in the same process, alternating;
 * per closed type: items/s; and the process's peak resident memory.
@@ -51,6 +53,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _scoring_split import report_time_split  # bench/ is on the path when the script runs
 
 from metrics import Encoder, TextMetrics, score_submission
 from metrics.closed import score_list, score_multiple_choice, score_true_false
@@ -248,9 +252,12 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
     )
     out.append("|---|---|---|---|---|---|---|---|---|")
     gflops, flops, ceiling = matmul_ceiling(encoder)
-    bounds, table_bounds = [], []
+    bounds, table_bounds, split_runs = [], [], []
     for qa_type, (naive_s, cold_s, _table_s) in timings.items():
         naive_pos, batched_pos, token_pos = model_positions(encoder, _pairs(qa_type, inputs, responses), stop)
+        split_runs.append(
+            (qa_type, batched_pos, _cold_run(encoder, idf, stop, baseline, _pairs(qa_type, inputs, responses)))
+        )
         text_pos = batched_pos - token_pos
         bounds.append(naive_pos / batched_pos * ceiling / (naive_pos / naive_s))
         table_bounds.append(naive_pos / text_pos * ceiling / (naive_pos / naive_s))
@@ -264,6 +271,7 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
                f"{min(bounds):.1f}x-{max(bounds):.1f}x over the per-pair path (work ratio x ceiling / per-pair "
                f"throughput), whatever the batching; with the token table (texts only) at most "
                f"{min(table_bounds):.1f}x-{max(table_bounds):.1f}x.")  # fmt: skip
+    report_time_split(split_runs, gflops, flops, out)
     engine_comparison(encoder, inputs, responses, stop, out)
     bf16_check(encoder, inputs, responses, idf, stop, baseline, fp32_scores, timings, out)
     out.append("")
@@ -277,30 +285,50 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         out.append(f"| {qa_type} | {len(cleaned)} | {len(cleaned) / (time.perf_counter() - t):.0f} |")
 
 
+def _cold_run(encoder: Encoder, idf, stop, baseline, pairs):
+    """The batched cold semantic score of ``pairs`` as the timed runs do it (caches cleared, no token table)."""
+
+    def run():
+        encoder.use_token_table = False
+        encoder.clear_caches()
+        SemanticScorer(encoder, idf, stop, baseline).score_pairs(pairs)
+
+    return run
+
+
 def engine_comparison(encoder: Encoder, inputs: dict, responses: dict, stop: frozenset[str], out: list[str]) -> None:
-    """The cold texts of each open type through both encoder engines, alternating, best of two runs each."""
+    """The cold texts of each open type through both encoder engines, alternating, best of two runs each; and the
+    packed engine with its linear layers through oneDNN's fused kernels against the model's own modules."""
     plain = Encoder(encoder.model_path, packed=False)
+    packed = encoder._packed
     out.append("")
     out.append(f"Encoder engines on the same texts (each type's distinct filtered references and responses, "
                f"best of 2 runs): '{encoder.engine}' against '{plain.engine}' (SentenceTransformer.encode, "
-               f"batches of {plain.batch_size})")  # fmt: skip
+               f"batches of {plain.batch_size}); packed = oneDNN's fused linear kernels "
+               f"({'used' if packed is not None and packed.fused else 'not available'} here), packed plain = the "
+               f"same engine running the model's own modules")  # fmt: skip
     out.append("")
-    out.append(
-        "| type | texts | positions | sentence-transformers pos/s | packed pos/s | packed / sentence-transformers |"
-    )
-    out.append("|---|---|---|---|---|---|")
+    out.append("| type | texts | positions | sentence-transformers pos/s | packed plain pos/s | packed pos/s | "
+               "packed / sentence-transformers | packed / packed plain |")  # fmt: skip
+    out.append("|---|---|---|---|---|---|---|---|")
+    fused = packed is not None and packed.fused
     for qa_type in OPEN_TYPES:
         texts = list(dict.fromkeys(content_only(t.strip(), stop) for pair in _pairs(qa_type, inputs, responses)
                                    for t in pair))  # fmt: skip
         positions = sum(len(ids) for ids in encoder.token_ids(texts))
-        best = {"st": float("inf"), "packed": float("inf")}
+        best = {"st": float("inf"), "plain": float("inf"), "packed": float("inf")}
         for _ in range(2):
-            for name, engine in (("st", plain), ("packed", encoder)):
+            for name, engine in (("st", plain), ("plain", encoder), ("packed", encoder)):
+                if packed is not None:
+                    packed.fused = fused and name == "packed"
                 t = time.perf_counter()
                 engine._encode(texts, engine.batch_size)
                 best[name] = min(best[name], time.perf_counter() - t)
         out.append(f"| {qa_type} | {len(texts)} | {positions} | {positions / best['st']:.0f} | "
-                   f"{positions / best['packed']:.0f} | {best['st'] / best['packed']:.2f}x |")  # fmt: skip
+                   f"{positions / best['plain']:.0f} | {positions / best['packed']:.0f} | "
+                   f"{best['st'] / best['packed']:.2f}x | {best['plain'] / best['packed']:.2f}x |")  # fmt: skip
+    if packed is not None:
+        packed.fused = fused
 
 
 def bf16_check(encoder, inputs, responses, idf, stop, baseline, fp32_scores, timings, out: list[str]) -> None:

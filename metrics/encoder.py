@@ -180,6 +180,13 @@ class Encoder:
         """WordPiece pieces of ``text`` as ``AutoTokenizer.tokenize`` gives them (uncased, no truncation)."""
         return self.tokenizer.tokenize(text)
 
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`tokenize` of each text, in one batched call of the fast tokenizer."""
+        if not texts:
+            return []
+        encoded = self.tokenizer(list(texts), add_special_tokens=False)
+        return [encoded.tokens(i) for i in range(len(texts))]
+
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """``[CLS] … [SEP]`` ids of each text, truncated at ``max_seq_length`` as ``SentenceTransformer`` does."""
         return self.tokenizer(list(texts), truncation=True, max_length=self.max_seq_length)["input_ids"]

@@ -115,6 +115,38 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float((_unit_rows(a[None, :]) @ _unit_rows(b[None, :]).T)[0, 0])
 
 
+@dataclass(frozen=True)
+class WordSide:
+    """One text as the word layer reads it: its alnum pieces' unit vectors and IDF weights (built once per text)."""
+
+    unit_vectors: np.ndarray  # [pieces, DIM] float32, rows L2-normalised
+    weights: np.ndarray  # [pieces] float64
+
+    @classmethod
+    def of(cls, tokens: Sequence[str], vectors: np.ndarray, idf: IdfTable) -> WordSide:
+        unit = _unit_rows(np.asarray(vectors, dtype=np.float32))
+        return cls(unit, np.array([idf.weight(t) for t in tokens], dtype=np.float64))
+
+
+def aligned_f1(pred: WordSide, ref: WordSide) -> float:
+    """§5.3 IDF-weighted greedy alignment F1 of two sides; 0 when either has no token.
+
+    The similarity matrix is one float32 product in torch, on the thread pool the model already uses: numpy's
+    BLAS would start a second pool whose spinning threads slow the next forward pass on a small machine.
+    """
+    if not len(pred.weights) or not len(ref.weights):
+        return 0.0
+    import torch
+
+    with torch.autocast("cpu", enabled=False):  # float32 whatever the caller's autocast (the bench's bfloat16 check)
+        sims = torch.from_numpy(pred.unit_vectors).mm(torch.from_numpy(ref.unit_vectors).T).numpy()
+    precision = (sims.max(axis=1) * pred.weights).sum() / pred.weights.sum()
+    recall = (sims.max(axis=0) * ref.weights).sum() / ref.weights.sum()
+    if precision + recall == 0:
+        return 0.0
+    return float(2 * precision * recall / (precision + recall))
+
+
 def word_layer(
     pred_tokens: Sequence[str],
     ref_tokens: Sequence[str],
@@ -125,14 +157,7 @@ def word_layer(
     """§5.3 IDF-weighted greedy alignment F1; 0 when either side has no token."""
     if not pred_tokens or not ref_tokens:
         return 0.0
-    w_ref = np.array([idf.weight(t) for t in ref_tokens])
-    w_pred = np.array([idf.weight(t) for t in pred_tokens])
-    sims = _unit_rows(pred_vectors) @ _unit_rows(ref_vectors).T
-    precision = (sims.max(axis=1) * w_pred).sum() / w_pred.sum()
-    recall = (sims.max(axis=0) * w_ref).sum() / w_ref.sum()
-    if precision + recall == 0:
-        return 0.0
-    return float(2 * precision * recall / (precision + recall))
+    return aligned_f1(WordSide.of(pred_tokens, pred_vectors, idf), WordSide.of(ref_tokens, ref_vectors, idf))
 
 
 def paragraph_layer(raw_cosine: float, baseline: float) -> float:
@@ -254,11 +279,8 @@ class SemanticScorer:
         if self.config.contextual_tokens:
             states = dict(zip(distinct, self.encoder.contextual_tokens(distinct), strict=True))
         else:
-            pieces = {t: alnum_pieces(self.encoder.tokenize(t)) for t in distinct}
+            pieces = {t: alnum_pieces(ps) for t, ps in zip(distinct, self.encoder.tokenize_many(distinct), strict=True)}
             self.encoder.prime_tokens(p for ps in pieces.values() for p in ps)
             states = {t: (ps, self.encoder.token_matrix(ps)) for t, ps in pieces.items()}
-        scores = []
-        for e_f, p_f in filtered:
-            (e_tok, e_mat), (p_tok, p_mat) = states[e_f], states[p_f]
-            scores.append(word_layer(p_tok, e_tok, p_mat, e_mat, self.idf))
-        return scores
+        sides = {t: WordSide.of(tokens, matrix, self.idf) for t, (tokens, matrix) in states.items()}
+        return [aligned_f1(sides[p_f], sides[e_f]) for e_f, p_f in filtered]

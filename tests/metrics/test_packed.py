@@ -81,3 +81,46 @@ def test_the_sentence_transformers_engine_gives_the_same_vectors(encoder):
     texts = AWKWARD[:10]
     assert np.abs(plain.embed_texts(texts) - encoder.embed_texts(texts)).max() < 1e-5
     assert np.abs(plain.token_matrix(["renal", "ex"]) - encoder.token_matrix(["renal", "ex"])).max() < 1e-5
+
+
+def test_fused_onednn_layers_compute_what_the_plain_modules_compute(encoder):
+    packed = PackedBert(encoder.model)
+    assert packed.fused  # this torch has oneDNN's fused linear kernels: the fast path is the one tested above
+    ids = encoder.token_ids(AWKWARD)
+    fused = packed.sentence_embeddings(ids)
+    packed.fused = False
+    plain = packed.sentence_embeddings(ids)
+    assert np.abs(fused - plain).max() < 1e-5
+
+
+def test_without_onednn_kernels_the_plain_modules_run(encoder, monkeypatch):
+    import metrics.packed
+
+    monkeypatch.setattr(metrics.packed, "_onednn_works", lambda torch: False)
+    packed = PackedBert(encoder.model, chunk_positions=37)
+    assert not packed.fused
+    got = packed.sentence_embeddings(encoder.token_ids(AWKWARD))
+    assert np.abs(got - _reference(encoder, AWKWARD, convert_to_numpy=True)).max() < 1e-5
+
+
+def test_batched_tokenisation_matches_one_text_at_a_time(encoder):
+    texts = AWKWARD + ["[CLS] [SEP] [MASK] tokens", "  two  spaces  "]
+    assert encoder.tokenize_many(texts) == [encoder.tokenize(t) for t in texts]
+    assert encoder.tokenize_many([]) == []
+
+
+def test_fused_chunks_come_in_a_bounded_set_of_row_counts(encoder):
+    from metrics.packed import ROW_STEP
+
+    packed = PackedBert(encoder.model)
+    ids = encoder.token_ids(AWKWARD[:5])
+    with torch_inference():
+        hidden_states, groups = packed._forward(sorted(ids, key=len))
+    assert hidden_states.shape[0] % ROW_STEP == 0  # oneDNN compiles one kernel per row count: keep them few
+    assert sum(count * length for _, count, length in groups) == sum(map(len, ids))
+
+
+def torch_inference():
+    import torch
+
+    return torch.inference_mode()
