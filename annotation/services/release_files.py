@@ -4,9 +4,8 @@ A freeze has to write every export format to hash it (the manifest is of the rea
 under ``settings.RELEASE_FILES_DIR/<release id>/<format>/`` instead of being thrown away, so an export or a
 download copies them instead of writing 50,000 records again.
 
-What is kept is never trusted: before a kept file is handed out, the whole format's folder is hashed against the
-manifest recorded in the database (a fraction of a second at 50,000 items). A folder that is missing, incomplete
-or differs in one byte (a disk restored from another backup, a hand edit, a folder left by a freeze whose
+What is kept is never trusted: the copies an export hands out are hashed against the manifest recorded in the
+database (a fraction of a second at 50,000 items). A folder that is missing, incomplete or differs in one byte (a disk restored from another backup, a hand edit, a folder left by a freeze whose
 transaction rolled back) is ignored and the export is written afresh from the frozen records, as before. The kept
 files are therefore a cache: deleting the folder loses nothing, and backups need not hold it.
 """
@@ -58,11 +57,27 @@ def freeze_files() -> Iterator[FreezeFiles]:
 
 
 def kept_files_copy(release: Release, fmt: str, out_dir: Path, names: list[str]) -> list[Path] | None:
-    """Copy the kept files ``names`` of ``fmt`` into ``out_dir`` when the whole format's folder still matches the
-    manifest byte for byte; None when it does not (the caller writes the export afresh)."""
+    """Copy the kept files ``names`` of ``fmt`` into ``out_dir`` and return them when every copy matches the
+    manifest byte for byte; None when one does not, or is missing (the caller writes the export afresh).
+
+    The copies are hashed, not the kept files before copying: what is checked is exactly what is handed out, even
+    if a kept file changes while it is being read."""
     folder = _root() / str(release.pk) / fmt
-    recorded = release.manifests.get(fmt)
-    if not recorded or not folder.is_dir() or manifest.verify(recorded, folder):
+    recorded = release.manifests.get(fmt) or {}
+    if not names or not folder.is_dir() or any(name not in recorded for name in names):
         return None
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return [Path(shutil.copyfile(folder / name, out_dir / name)) for name in names]
+    copies: list[Path] = []
+    try:
+        for name in names:
+            target = out_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            copies.append(Path(shutil.copyfile(folder / name, target)))
+    except OSError:  # a kept file gone or unreadable
+        problems = ["unreadable"]
+    else:
+        problems = manifest.verify({name: recorded[name] for name in names}, out_dir)
+    if problems:
+        for copy in copies:
+            copy.unlink(missing_ok=True)
+        return None
+    return copies

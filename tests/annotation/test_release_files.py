@@ -74,6 +74,24 @@ def test_a_kept_file_that_changed_is_never_handed_out(verified_sample, tmp_path)
     assert b"=1+1" not in path.read_bytes()
 
 
+def test_a_kept_file_that_changes_while_it_is_copied_is_never_handed_out(verified_sample, tmp_path, monkeypatch):
+    """What is hashed is the copy itself, so a kept file altered between a check and the copy cannot slip through."""
+    from annotation.services import release_files
+
+    release = release_freeze(name="changed-in-flight")
+    real_copy = shutil.copyfile
+
+    def copy_then_change(source, target):
+        real_copy(source, target)
+        Path(target).write_bytes(Path(target).read_bytes() + b"=1+1\n")  # as if the source changed mid-copy
+        return target
+
+    monkeypatch.setattr(release_files.shutil, "copyfile", copy_then_change)
+    (path,) = release_export(release=release, fmt="csv", out_dir=tmp_path)
+    assert release_verify(release=release, folder=tmp_path, fmt="csv") == []
+    assert b"=1+1" not in path.read_bytes()
+
+
 def test_a_kept_folder_missing_one_file_is_not_used(verified_sample, tmp_path):
     release = release_freeze(name="partial")
     victim = sorted((_kept(release) / "cliniqlink").iterdir())[0]

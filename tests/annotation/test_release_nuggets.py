@@ -106,3 +106,19 @@ def test_the_nuggets_only_export_copies_the_file_the_freeze_kept(released, tmp_p
     monkeypatch.setattr(releases, "release_entries", lambda *a, **k: pytest.fail("written afresh, not copied"))
     (path,) = release_export(release=release, fmt="nuggets", out_dir=tmp_path)
     assert path.name == NUGGETS_FILE and release_verify(release=release, folder=tmp_path, fmt="nuggets") == []
+
+
+def test_the_nuggets_only_export_reads_only_the_nuggets_file(released, tmp_path, monkeypatch):
+    """The nuggets file is checked on its own: another kept file of the folder that changed does not stop the copy."""
+    from django.conf import settings
+
+    from annotation.services import releases
+
+    release = release_freeze(name="kept-nuggets-alone", with_nuggets=True)
+    other = next(
+        p for p in (Path(settings.RELEASE_FILES_DIR) / str(release.pk) / "jsonl").iterdir() if p.name != NUGGETS_FILE
+    )
+    other.write_bytes(b"changed")
+    monkeypatch.setattr(releases, "release_entries", lambda *a, **k: pytest.fail("written afresh, not copied"))
+    (path,) = release_export(release=release, fmt="nuggets", out_dir=tmp_path)
+    assert release_verify(release=release, folder=tmp_path, fmt="nuggets") == []
