@@ -24,8 +24,11 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+def start_server(port: int, workers: int, threads: int, settings_module: str | None = None) -> subprocess.Popen:
+    """gunicorn as gunicorn.conf.py serves the portal; ``settings_module`` (a module in bench/) replaces the settings."""
     env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    if settings_module:
+        env["DJANGO_SETTINGS_MODULE"] = settings_module
     cmd = [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
         "config.wsgi:application",
@@ -42,6 +45,8 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
         "--keep-alive",
         "75",  # as gunicorn.conf.py
     ]
+    if settings_module:
+        cmd += ["--pythonpath", str(ROOT / "bench")]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env)
     deadline = time.time() + 60
     while time.time() < deadline:

@@ -9,7 +9,12 @@ reviews/s with p95 under 100 ms). After every layout the database is checked: ev
 exactly once, no item leased twice in one stage.
 
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
-     [--rates 50,100,150,175,200] [--seconds 15]
+     [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150]
+
+``--floor`` then offers the same two requests per review, at its own rates, to two endpoints that do none of a
+review's work (``_floor_urls.py``): a plain Django view, and an API view with the portal's token authentication and
+role check. Their CPU per review is what this stack costs before the queue, the state machine and the audit run,
+so it bounds the review rate any code on it could reach on these cores.
 Both the server and the generator run on this machine's cores. The CPU time each part spent per review (gunicorn's
 processes, PostgreSQL's, the generator's) is printed beside the latencies: their sum says how many reviews per second
 the cores can carry at best, which is the ceiling any layout meets ("the rest" is the machine's busy time less the
@@ -36,11 +41,15 @@ KNEE_MS = 50.0
 TARGET_RATE, TARGET_P95_MS = 150.0, 100.0
 
 
-def run_rate(port: int, tokens_file: Path, rate: float, seconds: float, seed: int) -> tuple[dict, float]:
+def run_rate(
+    port: int, tokens_file: Path, rate: float, seconds: float, seed: int, floor: str | None = None
+) -> tuple[dict, float]:
     """One open-loop run; returns the generator's result and the CPU seconds the generator itself used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = [sys.executable, str(ROOT / "bench" / "_capacity_client.py"), "--port", str(port)]
     command += ["--tokens", str(tokens_file), "--rate", str(rate), "--seconds", str(seconds), "--seed", str(seed)]
+    if floor:
+        command += ["--floor", floor]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -91,6 +100,46 @@ def knee(rows: list[dict]) -> str:
     return f"above {rows[-1]['achieved']:.0f} reviews/s (p95 stayed under {KNEE_MS:.0f} ms at every rate measured)"
 
 
+def run_rates(server, port: int, tokens_file: Path, rates: list[float], seconds: float, floor: str | None = None):
+    """Offer reviews at each rate; print one table row per rate. Returns the rows and the acknowledged lease ids."""
+    rows, acknowledged = [], []
+    print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
+          "submit p99 | errors | CPU ms per review: web / PostgreSQL and the rest / generator | cores busy |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for i, rate in enumerate(rates):
+        cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
+        result, generator_cpu = run_rate(port, tokens_file, rate, seconds, seed=100 + i, floor=floor)
+        server_cpu = server_cpu_seconds(server) - cpu_before
+        pg_cpu = machine_cpu_seconds() - machine_before - server_cpu - generator_cpu
+        nxt, sub = result["next_ms"], result["submit_ms"]
+        elapsed, reviews = result["elapsed_s"], max(1, len(result["acknowledged"]))
+        cpu_ms = [1000 * cpu / reviews for cpu in (server_cpu, pg_cpu, generator_cpu)]
+        row = {
+            "achieved": result["achieved_per_s"],
+            "p95": max(percentile(nxt, 95), percentile(sub, 95)),
+            "cpu_ms": cpu_ms,
+        }
+        rows.append(row)
+        acknowledged += result["acknowledged"]
+        print(
+            f"| {result['offered_per_s']:.0f} | {row['achieved']:.0f} | {percentile(nxt, 50):.0f} | "
+            f"{percentile(nxt, 95):.0f} | {percentile(nxt, 99):.0f} | {percentile(sub, 50):.0f} | "
+            f"{percentile(sub, 95):.0f} | {percentile(sub, 99):.0f} | {len(result['errors'])} | "
+            "{:.1f} / {:.1f} / {:.1f}".format(*cpu_ms)
+            + f" | {(server_cpu + pg_cpu + generator_cpu) / elapsed:.2f} |"
+        )
+        if result["errors"]:
+            print(f"  first error: {result['errors'][0]}")
+    return rows, acknowledged
+
+
+def cores_allow(rows: list[dict]) -> str:
+    """The review rate the cores could carry at most, from the CPU per review below saturation (cores busy < 1.5)."""
+    per_review = [sum(row["cpu_ms"]) for row in rows[:2]]
+    ms = sum(per_review) / len(per_review)
+    return f"{ms:.1f} ms of CPU per review, so at most {1000 * (os.cpu_count() or 1) / ms:.0f} reviews/s on {os.cpu_count()} cores"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=60_000)
@@ -98,6 +147,12 @@ def main() -> None:
     parser.add_argument("--layouts", default="4x4,5x1", help="gunicorn processes x threads, comma separated")
     parser.add_argument("--rates", default="50,100,150,175,200", help="offered reviews per second")
     parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument(
+        "--floor",
+        default="",
+        help="also offer the same requests, at these rates, to endpoints that do none of a review's work "
+        "(bench/_floor_urls.py), served by the first layout: the stack's own cost per review",
+    )
     args = parser.parse_args()
     setup_django("portal_bench_capacity")
     from django.db import connection
@@ -109,41 +164,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tokens_file = Path(tmp) / "tokens"
         tokens_file.write_text("\n".join(tokens))
-        for layout in args.layouts.split(","):
-            workers, threads = (int(n) for n in layout.split("x"))
+        layouts = [tuple(int(n) for n in layout.split("x")) for layout in args.layouts.split(",")]
+        for workers, threads in layouts:
             port = free_port()
             server = start_server(port, workers, threads)
-            rows, acknowledged = [], []
             try:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
                 print(f"\ngunicorn {workers} processes x {threads} threads, {args.seconds:.0f} s per rate")
-                print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
-                      "submit p99 | errors | CPU ms per review: web / PostgreSQL and the rest / generator | cores busy |")  # fmt: skip
-                print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-                for i, rate in enumerate(rates):
-                    cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
-                    result, generator_cpu = run_rate(port, tokens_file, rate, args.seconds, seed=100 + i)
-                    server_cpu = server_cpu_seconds(server) - cpu_before
-                    pg_cpu = machine_cpu_seconds() - machine_before - server_cpu - generator_cpu
-                    nxt, sub = result["next_ms"], result["submit_ms"]
-                    row = {
-                        "achieved": result["achieved_per_s"],
-                        "p95": max(percentile(nxt, 95), percentile(sub, 95)),
-                    }
-                    rows.append(row)
-                    acknowledged += result["acknowledged"]
-                    elapsed, reviews = result["elapsed_s"], max(1, len(result["acknowledged"]))
-                    per_review = "{:.1f} / {:.1f} / {:.1f}".format(
-                        *(1000 * cpu / reviews for cpu in (server_cpu, pg_cpu, generator_cpu))
-                    )
-                    print(
-                        f"| {result['offered_per_s']:.0f} | {row['achieved']:.0f} | {percentile(nxt, 50):.0f} | "
-                        f"{percentile(nxt, 95):.0f} | {percentile(nxt, 99):.0f} | {percentile(sub, 50):.0f} | "
-                        f"{percentile(sub, 95):.0f} | {percentile(sub, 99):.0f} | {len(result['errors'])} | "
-                        f"{per_review} | {(server_cpu + pg_cpu + generator_cpu) / elapsed:.2f} |"
-                    )
-                    if result["errors"]:
-                        print(f"  first error: {result['errors'][0]}")
+                rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds)
             finally:
                 server.terminate()
                 server.wait(30)
@@ -153,9 +181,27 @@ def main() -> None:
                 f"target (>= {TARGET_RATE:.0f} reviews/s with p95 < {TARGET_P95_MS:.0f} ms): "
                 + (f"met at {max(r['achieved'] for r in met):.0f} reviews/s" if met else "not met")
             )
+            print(f"below saturation (the two lowest rates): {cores_allow(rows)}")
             print(f"database: {check_database(acknowledged)}")
             connection.close()
             time.sleep(1)
+        if args.floor:
+            floor_rates = [float(r) for r in args.floor.split(",")]
+            workers, threads = layouts[0]
+            port = free_port()
+            server = start_server(port, workers, threads, settings_module="_floor_settings")
+            try:
+                for path, what in (
+                    ("/bench/floor/django/", "a plain Django view (gunicorn and the portal's middleware)"),
+                    ("/bench/floor/api/", "an API view with the portal's token authentication and role check"),
+                ):
+                    run_rate(port, tokens_file, 20, 3, seed=1, floor=path)
+                    print(f"\nfloor: both requests of a review answered by {what}, {workers} x {threads}")
+                    rows, _ = run_rates(server, port, tokens_file, floor_rates, args.seconds, floor=path)
+                    print(f"below saturation: {cores_allow(rows)}")
+            finally:
+                server.terminate()
+                server.wait(30)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,19 @@ touch Django's ORM) and they leave through ``multiprocessing``'s own exit, which
 parent's connection and transaction are untouched. Where ``fork`` does not exist, or for a single task, the work runs
 in the calling process, one piece after another, with the same results; so does work that a child of such a
 pool hands to ``fork_map`` again.
+
+Only a process with one thread forks. A fork copies the caller's memory but only the calling thread: a lock that
+another thread held at that moment (the logging module's, the C library's allocator's, a database driver's) stays
+held in the child for ever, and the child hangs when it takes it. gunicorn's threaded workers serve a freeze with
+other threads alive, so there the pieces run one after another in the request's thread (slower, never stuck); the
+management commands and Celery's worker processes are single-threaded and fork.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -44,6 +51,7 @@ def fork_map(function: Callable[[T], R], tasks: Sequence[T], *, processes: int |
         processes < 2
         or multiprocessing.current_process().daemon
         or "fork" not in multiprocessing.get_all_start_methods()
+        or threading.active_count() > 1  # see the module's docstring: forking beside other threads can hang
     ):
         return [function(task) for task in tasks]
     context = multiprocessing.get_context("fork")
