@@ -171,20 +171,38 @@ class Report(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.created_at:%Y-%m-%d %H:%M}"
 
+    #: The names of the studies named in ``params``, by id: filled in for a whole page of reports in one query by
+    #: :func:`report_study_names_attach`; looked up on first use otherwise.
+    study_names: dict[int, str] | None = None
+
     @property
     def parameters_text(self) -> str:
         """The parameters for people: the study by its name, the metric profile by its label ("—" when none)."""
+        if self.study_names is None:
+            report_study_names_attach([self])
+        names = self.study_names or {}
         parts = []
         # the database keeps JSON keys in its own order: the study first, then the rest by name
         for key, value in sorted((self.params or {}).items(), key=lambda kv: (kv[0] != "study_id", kv[0])):
             if key == "study_id":
-                study = Study.objects.filter(pk=value).only("name").first()
-                parts.append(f"study “{study.name}”" if study else f"study {value} (deleted)")
+                parts.append(f"study “{names[value]}”" if value in names else f"study {value} (deleted)")
             elif key == "profile":
                 parts.append(f"metric profile {value}")
             else:
                 parts.append(f"{str(key).replace('_', ' ')} {value}")
         return " · ".join(parts) or "—"
+
+
+def report_study_names_attach(reports) -> list[Report]:
+    """Give every report its ``study_names`` with one query for all of them (a list of reports shows each one's
+    study by name). Returns the reports as a list."""
+    reports = list(reports)
+    ids = {r.params.get("study_id") for r in reports if isinstance(r.params, dict)}
+    ids = {i for i in ids if isinstance(i, int)}
+    names = dict(Study.objects.filter(pk__in=ids).values_list("pk", "name")) if ids else {}
+    for report in reports:
+        report.study_names = names
+    return reports
 
 
 class JudgeNuggetLabel(models.Model):

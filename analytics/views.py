@@ -12,7 +12,7 @@ from django.views import View
 
 from analytics.forms import ScoringForm
 from analytics.leaderboards import default_release, latest_runs, score_distributions, task1_columns, task1_table
-from analytics.models import Report, ScoringRun
+from analytics.models import Report, ScoringRun, report_study_names_attach
 from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
 from analytics.presentation.headlines import headline
 from analytics.presentation.judges import judge_context
@@ -39,7 +39,7 @@ class AnalyticsHomeView(RoleRequiredMixin, View):
             request,
             "analytics/home.html",
             {
-                "reports": Report.objects.select_related("job")[:30],
+                "reports": report_study_names_attach(Report.objects.select_related("job")[:30]),
                 "studies": Study.objects.all(),
                 "runs": ScoringRun.objects.select_related("system", "release", "job")[:30],
                 "scoring_form": ScoringForm(),

@@ -145,3 +145,26 @@ def test_report_parameters_name_the_study_not_its_id(organizer_client):
     assert "study “Cardiology &lt;pilot&gt;” · metric profile cliniqlink-2025" in page
     assert "study 987654 (deleted)" in page
     assert "study id" not in page
+
+
+@pytest.mark.django_db
+def test_the_report_list_names_its_studies_in_one_query_whatever_their_number(organizer_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ranking.models import Study
+
+    def queries_for_the_page() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert organizer_client.get("/analytics/").status_code == 200
+        return len(captured)
+
+    def add_reports(n: int) -> None:
+        for i in range(n):
+            study = Study.objects.create(name=f"Study {Study.objects.count()}", seed=i, overlap=2)
+            Report.objects.create(kind="study", params={"study_id": study.pk})
+
+    add_reports(2)
+    with_two = queries_for_the_page()
+    add_reports(6)
+    assert queries_for_the_page() == with_two
