@@ -51,12 +51,17 @@ def fork_map(function: Callable[[T], R], tasks: Sequence[T], *, processes: int |
         processes < 2
         or multiprocessing.current_process().daemon
         or "fork" not in multiprocessing.get_all_start_methods()
-        or threading.active_count() > 1  # see the module's docstring: forking beside other threads can hang
+        or _other_threads_alive()
     ):
         return [function(task) for task in tasks]
     context = multiprocessing.get_context("fork")
     with context.Pool(processes, initializer=_install, initargs=(function, tasks)) as pool:
         return pool.map(_run, range(len(tasks)), chunksize=1)
+
+
+def _other_threads_alive() -> bool:
+    """True when this process runs other Python threads, beside which it must not fork (see the module's docstring)."""
+    return threading.active_count() > 1
 
 
 def _install(function: Callable[[Any], Any], tasks: Sequence[Any]) -> None:

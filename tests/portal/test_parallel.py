@@ -4,7 +4,16 @@ import os
 
 import pytest
 
+from portal import parallel
 from portal.parallel import fork_map, processes_for
+
+
+@pytest.fixture(autouse=True)
+def single_threaded(request, monkeypatch):
+    """The suite itself may run other threads (a live server for the browser tests), beside which fork_map rightly
+    refuses to fork; these tests are about forking, so they see the process as single-threaded unless marked."""
+    if "real_threads" not in request.keywords:
+        monkeypatch.setattr(parallel, "_other_threads_alive", lambda: False)
 
 
 def _pid_and_square(n: int) -> tuple[int, int]:
@@ -23,7 +32,8 @@ def test_one_process_or_small_work_runs_in_the_caller():
     assert processes_for(1_000_000) is None
 
 
-def test_a_process_with_other_threads_alive_does_not_fork():
+@pytest.mark.real_threads
+def test_a_process_with_other_threads_alive_does_not_fork(monkeypatch):
     """Forking beside other threads can leave a lock held for ever in the child (gunicorn's threaded workers)."""
     import threading
 
@@ -35,6 +45,7 @@ def test_a_process_with_other_threads_alive_does_not_fork():
     finally:
         release.set()
         other.join()
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)  # whatever else the suite runs
     assert os.getpid() not in {pid for pid, _ in fork_map(_pid_and_square, [1, 2, 3], processes=2)}
 
 
