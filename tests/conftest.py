@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import atexit
+import importlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
+from django.apps import apps as django_apps
 from django.conf import settings
+from django.core.management.base import CommandError
+from django.db.models.signals import post_migrate
+from django.test import TransactionTestCase
+from psycopg.errors import DeadlockDetected
 
 # Password hashing dominates user creation; tests do not need a slow hasher.
 settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -20,9 +27,58 @@ if _db["ENGINE"] == "portal.pgbackend":
     shutil.rmtree(_throwaway)  # the wheel creates the folder itself (its parent must exist)
     _db["OPTIONS"] = {**_db["OPTIONS"], "pgdata": _throwaway, "cleanup_mode": "delete"}
 
-# The files freezes keep go to a folder of this test process's own, removed at exit.
-settings.RELEASE_FILES_DIR = Path(tempfile.mkdtemp(prefix="portal-test-release-files-"))
-atexit.register(shutil.rmtree, settings.RELEASE_FILES_DIR, True)
+# What the portal writes to disk (uploads, the files freezes keep) goes to a folder of this test process's own,
+# removed at exit: parallel (xdist) workers, each with its own database and so its own job and release ids, never
+# share one. In the environment too, for the processes tests start (Celery workers).
+_media = Path(tempfile.mkdtemp(prefix="portal-test-media-"))
+atexit.register(shutil.rmtree, _media, True)
+settings.MEDIA_ROOT = _media
+settings.PORTAL_UPLOADS_DIR = _media / "uploads"
+settings.RELEASE_FILES_DIR = _media / "releases"
+settings.RELEASE_FILES_DIR.mkdir()
+os.environ["MEDIA_ROOT"] = str(_media)
+os.environ["RELEASE_FILES_DIR"] = str(settings.RELEASE_FILES_DIR)
+
+# Data migrations that seed rows (not those that only rewrite existing rows), as (module, function).
+_SEED_MIGRATIONS = [
+    ("portal.migrations.0002_seed_role_groups", "create_groups"),
+    ("annotation.migrations.0009_guidelines", "load_default_guidelines"),
+]
+
+
+def _reseed_after_flush(sender, **kwargs) -> None:
+    """A transactional test (transaction=True, transactional_db, live_server) ends with Django's flush, a
+    TRUNCATE of every table, which also removes the rows data migrations created (the role groups, the shipped
+    guidelines); the flush then sends post_migrate, as ``migrate`` does. Seed those rows again here with the
+    migrations' own functions (both skip rows that exist), so that a test after a transactional one finds the
+    database as migrated. Serially pytest-django runs transactional tests last; a parallel worker does not."""
+    apps = kwargs.get("apps") or django_apps  # migrate sends its models' state; flush sends none (the app registry)
+    for module, function in _SEED_MIGRATIONS:
+        getattr(importlib.import_module(module), function)(apps, None)
+
+
+# post_migrate is sent once for every app with models: answer it once, for one of them.
+post_migrate.connect(_reseed_after_flush, sender=django_apps.get_app_config("annotation"), dispatch_uid="reseed")
+
+
+def _flush_retrying_a_deadlock(self, _flush=TransactionTestCase._fixture_teardown) -> None:
+    """A transactional test ends with Django's flush, one TRUNCATE that locks every table in turn. A request the
+    live server got late (a browser page's keepalive draft save sent as the page closed, after the test's wait for a
+    quiet server) can hold a lock the TRUNCATE needs while waiting for one it already took: PostgreSQL then aborts
+    one of them. When that is the flush, its transaction was rolled back, the request goes on and ends, and the
+    flush is run again instead of failing the test at teardown (and leaving its rows to the next test)."""
+    for attempt in range(1, 4):
+        try:
+            return _flush(self)
+        except CommandError as error:
+            cause = error.__cause__
+            while cause is not None and not isinstance(cause, DeadlockDetected):
+                cause = cause.__cause__
+            if cause is None or attempt == 3:
+                raise
+
+
+TransactionTestCase._fixture_teardown = _flush_retrying_a_deadlock
 
 
 @pytest.fixture
@@ -54,6 +110,39 @@ def reviewer(make_user):
 def organizer_client(client, organizer):
     client.force_login(organizer)
     return client
+
+
+# Under xdist, --dist loadfile hands whole files to the workers in collection order (kept by
+# --no-loadscope-reorder), so the long files go first and no worker starts one near the end while the others idle:
+# the longest by name (seconds in a 4-worker run on 2 cores: the crawl ~430 of the ~660 s the run took; worker
+# faults 136, load 65, browser crawl 59), then every file with a test of these markers, in this order. A serial
+# run keeps pytest-django's order.
+LONGEST_FILES = (
+    "portal/test_hostile_values.py",
+    "e2e/test_worker_faults.py",
+    "e2e/test_load_short.py",
+    "browser/test_crawl_browser.py",
+)
+LONG_FILES_FIRST = ("slow", "e2e", "browser")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):
+        return
+    here = Path(__file__).parent
+    rank: dict[Path, int] = {}
+    for item in items:
+        name = item.path.relative_to(here).as_posix()
+        names = {mark.name for mark in item.iter_markers()}
+        if name in LONGEST_FILES:
+            first = LONGEST_FILES.index(name)
+        else:
+            first = len(LONGEST_FILES) + next(
+                (n for n, marker in enumerate(LONG_FILES_FIRST) if marker in names), len(LONG_FILES_FIRST)
+            )
+        rank[item.path] = min(rank.get(item.path, first), first)
+    items.sort(key=lambda item: rank[item.path])  # stable: otherwise the order as collected
 
 
 @pytest.hookimpl(wrapper=True)

@@ -19,7 +19,7 @@ from django.urls import Resolver404, resolve
 
 from annotation.workflow import Action, ItemStatus, Verdict
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
 ROLES = {

@@ -11,7 +11,7 @@ from analytics.judge_import import judge_labels_import
 from tests.analytics.nugget_rows import hand_study
 from tests.browser.layout import assert_page_fits
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_nugget_pages_fit_a_phone(page, login, organizer, make_user):

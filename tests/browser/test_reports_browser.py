@@ -17,7 +17,7 @@ from tests.reviews import done_review
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 VERDICTS = ["correct", "correct", "incorrect", "correct", "cannot_tell", "correct", "incorrect", "correct"]
 

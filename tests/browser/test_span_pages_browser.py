@@ -13,7 +13,7 @@ from tests.browser.layout import assert_page_fits
 from tests.report_rows import stored_study_report
 from tests.span_rows import spanned_study
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_span_pages_fit_a_phone(page, login, organizer, make_user):

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,36 +34,45 @@ def wait_until(predicate, timeout: float = 60.0, interval: float = 0.2, what: st
 
 
 def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
-    """A throwaway redis-server on a free port (no persistence); its process and URL. Also used by bench/."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            shutil.which("redis-server") or "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(directory),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """A throwaway redis-server on a free port (no persistence); its process and URL. Also used by bench/.
 
-    def ping():
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
+    The port is free when chosen, not reserved: another process (a parallel test worker starting its own redis)
+    may take it first. So the server that answers must be this one (its process id), else another port is tried.
+    """
+    for _attempt in range(5):
+        port = free_port()
+        proc = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(directory),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
-    wait_until(ping, 10, what="redis-server")
-    return proc, f"redis://127.0.0.1:{port}/0"
+        def ours_or_gone(proc=proc, port=port):
+            if proc.poll() is not None:
+                return "gone"  # could not listen on the port: taken meanwhile
+            try:
+                with redis.Redis(host="127.0.0.1", port=port, socket_timeout=0.5) as client:
+                    info = client.info("server")
+            except redis.RedisError:
+                return None
+            return "ours" if info.get("process_id") == proc.pid else None
+
+        if wait_until(ours_or_gone, 10, what="redis-server") == "ours":
+            return proc, f"redis://127.0.0.1:{port}/0"
+        proc.wait(10)
+    raise AssertionError("redis-server found no free port in 5 tries")
 
 
 @pytest.fixture
