@@ -116,7 +116,8 @@ class Progress:
 def _progress_beside(job_id: Any, fields: dict[str, Any]) -> bool:
     """Write ``fields`` to the job's row at once, outside the current transaction; False when that cannot be done
     without waiting (or at all), and the caller writes it in its transaction instead."""
-    assignments = ", ".join(f"{Job._meta.get_field(name).column} = %s" for name in fields)
+    columns = {field.name: field.column for field in Job._meta.concrete_fields}
+    assignments = ", ".join(f"{columns[name]} = %s" for name in fields)
     sql = (
         f"UPDATE {Job._meta.db_table} SET {assignments} WHERE id = "  # noqa: S608 - names from the model
         f"(SELECT id FROM {Job._meta.db_table} WHERE id = %s FOR UPDATE SKIP LOCKED)"
