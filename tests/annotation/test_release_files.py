@@ -108,3 +108,25 @@ def test_a_refused_freeze_leaves_no_files_behind(verified_sample):
     with pytest.raises(Conflict):
         release_freeze(name="same")  # identical to the version before: refused after writing its files
     assert sorted(root.iterdir()) == before
+
+
+def test_a_freeze_removes_what_earlier_freezes_left_behind_and_nothing_else(verified_sample):
+    """A freeze killed mid-way, or rolled back after keeping its files, leaves a folder nobody reads; the next freeze
+    removes it once it is old enough not to be another freeze still running."""
+    import os
+    import time
+
+    from annotation.services.release_files import LEFT_OVER_AGE_SECONDS
+
+    root = Path(settings.RELEASE_FILES_DIR)
+    kept = release_freeze(name="first")
+    long_ago = time.time() - LEFT_OVER_AGE_SECONDS - 60
+    killed, rolled_back, running = root / ".freezing-killed", root / "987654", root / ".freezing-running"
+    for folder in (killed, rolled_back, running):
+        (folder / "csv").mkdir(parents=True)
+    for folder in (killed, rolled_back, _kept(kept)):
+        os.utime(folder, (long_ago, long_ago))
+    release_freeze(name="second")
+    assert not killed.exists() and not rolled_back.exists()
+    assert running.exists()  # young: perhaps a freeze still writing in another process
+    assert release_verify(release=kept, folder=_kept(kept) / "csv", fmt="csv") == []  # its release exists
