@@ -105,11 +105,10 @@ def kept_files_copy(release: Release, fmt: str, out_dir: Path, names: list[str])
             target = out_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
             copies.append(Path(shutil.copyfile(folder / name, target)))
+        intact = not manifest.verify({name: recorded[name] for name in names}, out_dir)
     except OSError:  # a kept file gone or unreadable
-        problems = ["unreadable"]
-    else:
-        problems = manifest.verify({name: recorded[name] for name in names}, out_dir)
-    if problems:
+        intact = False
+    if not intact:
         for copy in copies:
             copy.unlink(missing_ok=True)
         return None
