@@ -10,7 +10,7 @@ from annotation.qa_types import QA_TYPE_LABELS
 from portal.forms import MultipleFileField
 from portal.importing import ImportProblem
 from portal.numbers import WholeNumberField
-from ranking.models import DEFAULT_TAG_SCALE, System
+from ranking.models import DEFAULT_TAG_SCALE, OVERLAP_MAX, OVERLAP_MIN, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
 
@@ -58,7 +58,7 @@ class StudyForm(forms.Form):
         "question below, its yes/no and kind are derived from the marks.",
     )
     include_reference = forms.BooleanField(initial=True, required=False)
-    overlap = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rankers per question")
+    overlap = forms.IntegerField(min_value=OVERLAP_MIN, max_value=OVERLAP_MAX, initial=3, label="Rankers per question")
     ties_allowed = forms.BooleanField(required=False)
     tag_scale = forms.CharField(initial=", ".join(DEFAULT_TAG_SCALE), help_text="Best first, comma-separated.")
     ask_hallucination = forms.BooleanField(

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from annotation.qa_types import QAType
 from metrics.nuggets import IMPORTANCES
 from portal.numbers import WholeNumberSerializerField
-from ranking.models import DEFAULT_TAG_SCALE, ReferenceFlag, Study, System
+from ranking.models import DEFAULT_TAG_SCALE, OVERLAP_MAX, OVERLAP_MIN, ReferenceFlag, Study, System
 
 # --- rankers ----------------------------------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ class StudyCreateSerializer(serializers.Serializer):
     seed = WholeNumberSerializerField(required=False, default=0)
     release_id = WholeNumberSerializerField(required=False, allow_null=True)
     include_reference = serializers.BooleanField(required=False, default=True)
-    overlap = WholeNumberSerializerField(required=False, default=3, min_value=1)
+    overlap = serializers.IntegerField(required=False, default=3, min_value=OVERLAP_MIN, max_value=OVERLAP_MAX)
     ties_allowed = serializers.BooleanField(required=False, default=False)
     tag_scale = serializers.ListField(
         child=serializers.CharField(), required=False, default=lambda: list(DEFAULT_TAG_SCALE)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.workflow import Verdict
+from annotation.workflow import (
+    GOLD_MIN_ANSWERS_MAX,
+    GOLD_MIN_ANSWERS_MIN,
+    RELEVANCE_GAP_MAX,
+    RELEVANCE_GAP_MIN,
+    Verdict,
+)
 from portal.numbers import WholeNumberField
 
 
@@ -17,10 +23,10 @@ class ReassignForm(forms.Form):
 class VettingConfigForm(forms.Form):
     seed = forms.CharField(max_length=64)
     second_share = forms.FloatField(min_value=0, max_value=1)
-    relevance_gap = forms.IntegerField(min_value=1, max_value=4)
+    relevance_gap = forms.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX)
     gold_rate = forms.FloatField(min_value=0, max_value=1)
     gold_min_accuracy = forms.FloatField(min_value=0, max_value=1)
-    gold_min_answers = forms.IntegerField(min_value=1, max_value=1000)
+    gold_min_answers = forms.IntegerField(min_value=GOLD_MIN_ANSWERS_MIN, max_value=GOLD_MIN_ANSWERS_MAX)
 
 
 class BatchForm(forms.Form):

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotation.workflow import VERDICTS_TEXT
+from annotation.workflow import (
+    GOLD_MIN_ANSWERS_MAX,
+    GOLD_MIN_ANSWERS_MIN,
+    RELEVANCE_GAP_MAX,
+    RELEVANCE_GAP_MIN,
+    VERDICTS_TEXT,
+)
 from portal.numbers import WholeNumberSerializerField
 
 
@@ -15,10 +21,12 @@ class ReassignRequestSerializer(serializers.Serializer):
 class VettingConfigSerializer(serializers.Serializer):
     seed = serializers.CharField(max_length=64, required=False)
     second_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    relevance_gap = serializers.IntegerField(min_value=1, max_value=4, required=False)
+    relevance_gap = serializers.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
-    gold_min_answers = WholeNumberSerializerField(min_value=1, required=False)
+    gold_min_answers = serializers.IntegerField(
+        min_value=GOLD_MIN_ANSWERS_MIN, max_value=GOLD_MIN_ANSWERS_MAX, required=False
+    )
 
 
 class BatchUpdateSerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import ImportBatch, VettingConfig
+from annotation.workflow import GOLD_MIN_ANSWERS_MAX, GOLD_MIN_ANSWERS_MIN, RELEVANCE_GAP_MAX, RELEVANCE_GAP_MIN
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import User
@@ -22,8 +23,14 @@ def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
     for name in ("second_share", "gold_rate", "gold_min_accuracy"):
         if name in changes and not 0 <= float(changes[name]) <= 1:
             raise DomainError(f"{name} must be between 0 and 1", code="invalid_share")
-    if "relevance_gap" in changes and not 1 <= int(changes["relevance_gap"]) <= 4:
-        raise DomainError("relevance_gap must be from 1 to 4", code="invalid_gap")
+    if "relevance_gap" in changes and not RELEVANCE_GAP_MIN <= int(changes["relevance_gap"]) <= RELEVANCE_GAP_MAX:
+        raise DomainError(f"relevance_gap must be from {RELEVANCE_GAP_MIN} to {RELEVANCE_GAP_MAX}", code="invalid_gap")
+    if "gold_min_answers" in changes and not (
+        GOLD_MIN_ANSWERS_MIN <= int(changes["gold_min_answers"]) <= GOLD_MIN_ANSWERS_MAX
+    ):
+        raise DomainError(
+            f"gold_min_answers must be from {GOLD_MIN_ANSWERS_MIN} to {GOLD_MIN_ANSWERS_MAX}", code="invalid_count"
+        )
     if "seed" in changes and not str(changes["seed"]).strip():
         raise DomainError("the seed cannot be empty", code="invalid_seed")
     with transaction.atomic():

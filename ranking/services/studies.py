@@ -17,7 +17,16 @@ from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import User
-from ranking.models import DEFAULT_TAG_SCALE, Study, StudyAnswer, StudyQuestion, System, SystemOutput
+from ranking.models import (
+    DEFAULT_TAG_SCALE,
+    OVERLAP_MAX,
+    OVERLAP_MIN,
+    Study,
+    StudyAnswer,
+    StudyQuestion,
+    System,
+    SystemOutput,
+)
 from ranking.services.reference import reference_outputs_ensure, reference_system
 from ranking.shuffle import sample_items
 
@@ -94,8 +103,8 @@ def _check_options(
         raise DomainError("the study needs a name")
     if Study.objects.filter(name=name.strip()).exists():
         raise DomainError(f"a study named {name.strip()!r} already exists", code="duplicate_name")
-    if overlap < 1:
-        raise DomainError("rankers per question must be at least 1")
+    if not OVERLAP_MIN <= overlap <= OVERLAP_MAX:
+        raise DomainError(f"rankers per question must be from {OVERLAP_MIN} to {OVERLAP_MAX}")
     if len(tag_scale) < 2 or len(set(tag_scale)) != len(tag_scale) or not all(t.strip() for t in tag_scale):
         raise DomainError("the tag scale needs at least two different, non-empty tags")
     if not 0.0 <= unblinding_rate <= 1.0:

@@ -203,6 +203,10 @@ def test_organizer_api_pauses_batches_sets_config_and_marks_gold(sample_items, o
         api.patch("/api/vetting/config/", {"second_share": 0.3, "seed": "abc"}, format="json").json()["seed"] == "abc"
     )
     assert api.patch("/api/vetting/config/", {"second_share": 3}, format="json").status_code == 400
+    # Larger than the small-integer column: refused as input, not a 500 from the database (found by the API fuzzer).
+    for too_many in (1001, 40000, 2147483646):
+        refused = api.patch("/api/vetting/config/", {"gold_min_answers": too_many}, format="json")
+        assert refused.status_code == 400 and "1000" in refused.content.decode()
     gold = api.post(
         "/api/gold/",
         {"uid": sample_items[1].uid, "expected_verdict": "incorrect", "planted_error": True},
