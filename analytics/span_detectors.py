@@ -141,26 +141,41 @@ def _means(values: np.ndarray, n_resamples: int, seed: int) -> tuple[StatResult,
     return iou, cor
 
 
-def answer_scores(answer: AnswerSpans, prediction: SpanPrediction) -> tuple[float, float]:
-    """(IoU, Spearman) of one prediction against the physicians' labels of its answer."""
-    return (
-        score_iou(answer.hard_labels, prediction.hard_labels),
-        score_cor(answer.soft_labels, prediction.soft_labels, len(answer.text)),
-    )
-
-
 def detector_leaderboard(study: Study, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
     """``{"n_answers", "detectors": [{"name", "iou", "cor", "n", "missing", "systems": [{"system", "iou", "cor"}]}]}``
     best IoU first (undefined last); ``iou`` / ``cor`` are :class:`StatResult` s; ``missing``: read answers the
     detector did not predict (left out of its scores)."""
     read = [a for a in study_span_labels(study) if a.n_annotators]
+    return detector_rows(read, study_span_predictions(study), n_resamples=n_resamples, seed=seed)
+
+
+def detector_rows(
+    read: list[AnswerSpans],
+    predictions: dict[str, dict[int, SpanPrediction]],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict:
+    """The leaderboard of :func:`detector_leaderboard` from the answers physicians read and each detector's
+    predictions by answer id (no database: ``bench/bench_spans.py`` times it at a large study's size)."""
+    # The physicians' labels of an answer are the same for every detector: derived once, not once per detector.
+    labels = {a.answer_id: (a.hard_labels, a.soft_labels, len(a.text)) for a in read}
     rows = []
-    for name, predictions in study_span_predictions(study).items():
-        scored = [(a, answer_scores(a, predictions[a.answer_id])) for a in read if a.answer_id in predictions]
+    for name, predicted in predictions.items():
+        scored = []
+        for answer in read:
+            prediction = predicted.get(answer.answer_id)
+            if prediction is not None:
+                hard, soft, length = labels[answer.answer_id]
+                scores = (
+                    score_iou(hard, prediction.hard_labels),
+                    score_cor(soft, prediction.soft_labels, length),
+                )
+                scored.append((answer.system, scores))
         iou, cor = _means(np.array([s for _, s in scored], dtype=float).reshape(-1, 2), n_resamples, seed)
         systems = []
-        for system in sorted({a.system for a, _ in scored}):
-            values = np.array([s for a, s in scored if a.system == system], dtype=float).reshape(-1, 2)
+        for system in sorted({system for system, _ in scored}):
+            values = np.array([s for of, s in scored if of == system], dtype=float).reshape(-1, 2)
             s_iou, s_cor = _means(values, n_resamples, seed)
             systems.append({"system": system, "iou": s_iou, "cor": s_cor})
         rows.append(
