@@ -142,7 +142,8 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
         if "release" not in request.GET:  # first visit; an empty choice means "all answered items"
             return default_release(profile=profile), profile
         label = request.GET.get("release") or ""
-        release = Release.objects.filter(pk=label).first() if label.isdigit() else None
+        number = whole_number(label)
+        release = Release.objects.filter(pk=number).first() if number is not None else None
         return release, profile
 
     def get(self, request):

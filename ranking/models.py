@@ -15,9 +15,9 @@ from django.db import models
 from ranking.shuffle import new_shuffle_secret
 
 DEFAULT_TAG_SCALE = ["good", "okay", "bad"]
-# Rankers per question: the study service checks it, the form and the API offer it. Fifty physicians on one question
-# is already far past any study design; the column is a small integer.
-OVERLAP_MIN, OVERLAP_MAX = 1, 50
+# Rankers per question: the study service checks it, the form and the API offer it. A fully crossed study (every
+# physician ranks every question) needs as many as it has physicians; the column is a small integer.
+OVERLAP_MIN, OVERLAP_MAX = 1, 500
 
 
 def default_tag_scale() -> list[str]:

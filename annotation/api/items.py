@@ -13,6 +13,7 @@ from annotation.selectors.items import item_list
 from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.serializers.items import ImportRequestSerializer, QAItemSerializer
 from annotation.services.imports import import_request
+from portal.numbers import whole_number
 from portal.roles import Role
 from portal.serializers import JobSerializer
 from portal.uploads import save_uploads
@@ -27,7 +28,7 @@ class ItemListApi(generics.ListAPIView):
         return item_list(
             qa_type=params.get("qa_type", ""),
             status=params.get("status", ""),
-            batch=params.get("batch") if (params.get("batch") or "").isdigit() else None,
+            batch=whole_number(params.get("batch")),
             q=params.get("q", ""),
         )
 

@@ -44,6 +44,7 @@ from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotFound
 from portal.models import User
+from portal.numbers import whole_number
 from portal.parallel import fork_map, processes_for
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
@@ -228,9 +229,10 @@ def release_get(label: str) -> Release:
     name, _, version = label.partition("@")
     releases = Release.objects.filter(name=name)
     if version:
-        if not version.isdigit():
+        number = whole_number(version)
+        if number is None or not version.isascii():
             raise NotFound(f"no release {label!r} (versions are numbers: NAME@2)")
-        releases = releases.filter(version=int(version))
+        releases = releases.filter(version=number)
     release = releases.order_by("-version").first()
     if release is None:
         raise NotFound(f"no release {label!r}")

@@ -17,6 +17,7 @@ from portal.actors import acting_user
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import User
+from portal.numbers import whole_number
 from ranking.models import (
     DEFAULT_TAG_SCALE,
     OVERLAP_MAX,
@@ -66,7 +67,9 @@ def _systems_resolve(systems: Iterable[System | int | str]) -> list[System]:
         if isinstance(entry, System):
             resolved.append(entry)
             continue
-        lookup = {"pk": int(entry)} if isinstance(entry, int) or str(entry).isdigit() else {"name": str(entry).strip()}
+        # A whole number is an id ("7"), anything else a name; "¹" is a digit to str.isdigit but no number to int.
+        number = whole_number(entry) if isinstance(entry, int) or str(entry).strip().isdecimal() else None
+        lookup = {"pk": number} if number is not None else {"name": str(entry).strip()}
         system = System.objects.filter(**lookup).first()
         if system is None:
             raise DomainError(f"unknown system {entry!r}", code="unknown_system")

@@ -69,8 +69,8 @@ def test_answer_texts_are_frozen_and_think_blocks_removed(make_study, sample_ite
     [
         ({"systems": ["nope"]}, "unknown system"),
         ({"systems": []}, "at least one system"),
-        ({"overlap": 0}, "from 1 to 50"),
-        ({"overlap": 40000}, "from 1 to 50"),
+        ({"overlap": 0}, "from 1 to 500"),
+        ({"overlap": 40000}, "from 1 to 500"),
         ({"tag_scale": ["good"]}, "at least two"),
         ({"unblinding_rate": 0.5, "include_reference": False}, "needs the reference"),
         ({"qa_types": ["essay"]}, "unknown QA type"),

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from portal.errors import DomainError
+from portal.numbers import whole_number
 from ranking.models import Study
 from ranking.services.exports import FORMATS, rankings_export
 
@@ -26,7 +27,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         key = o["study"]
-        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        number = whole_number(key)
+        study = Study.objects.filter(pk=number).first() if number is not None else None
         study = study or Study.objects.filter(name=key).first()
         if study is None:
             raise CommandError(f"No study with id or name {key!r}.")
