@@ -92,7 +92,8 @@ RELEVANCE_MIN, RELEVANCE_MAX = min(RELEVANCE_VALUES), max(RELEVANCE_VALUES)
 RELEVANCE_RANGE_TEXT = f"a whole number from {RELEVANCE_MIN} to {RELEVANCE_MAX}"
 # The organizer's vetting settings that are whole numbers, and their ranges (one home: the service checks them, the
 # settings page and the API offer them). A relevance gap wider than the scale would never send a pair to adjudication;
-# the gold-answer count is stored in a small integer column and past a thousand would never flag anyone.
+# the gold-answer count (answers a reviewer gives before their gold accuracy is judged) is stored in a small integer
+# column, and a threshold past a thousand would leave every reviewer unjudged for a whole benchmark.
 RELEVANCE_GAP_MIN, RELEVANCE_GAP_MAX = 1, RELEVANCE_MAX - RELEVANCE_MIN
 GOLD_MIN_ANSWERS_MIN, GOLD_MIN_ANSWERS_MAX = 1, 1000
 VERDICTS_TEXT = ", ".join(Verdict.values[:-1]) + " or " + Verdict.values[-1]

@@ -2,8 +2,8 @@
 
 Data (synthetic, seeded): ``--answers`` answers of about ``--length`` characters across ``--systems`` systems, each
 read by ``--readers`` physicians who mark 0 to 3 spans, and ``--detectors`` detectors predicting soft labels (0 to 4
-runs of random shares) for every answer. The default, 24,000 answers, is issue #22's study at 10x: 1,000 questions x
-8 answers x 3 rankers, every answer read.
+runs of random shares) for every answer. The default, 80,000 answers each read by 3 physicians, is issue #22's study
+at 10x: 10,000 questions x 8 answers x 3 rankers, every answer marked for spans.
 
 Printed: the time of the whole leaderboard as the pages compute it (``analytics.span_detectors.detector_rows``:
 labels, IoU and Spearman of every answer x detector, the bootstrap intervals overall and per system with
@@ -13,7 +13,7 @@ largest difference between the two.
 
 No database: the rows are built in memory.
 
-Run: .venv/bin/python bench/bench_spans.py [--answers 24000] [--detectors 5] [--resamples 1000] [--pairs 20000]
+Run: .venv/bin/python bench/bench_spans.py [--answers 80000] [--detectors 5] [--resamples 1000] [--pairs 20000]
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def scorer_way(reference_soft: list[dict], predicted_soft: list[dict], length: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--answers", type=int, default=24_000)
+    parser.add_argument("--answers", type=int, default=80_000)
     parser.add_argument("--length", type=int, default=900, help="mean answer length in characters")
     parser.add_argument("--systems", type=int, default=8)
     parser.add_argument("--readers", type=int, default=3)
