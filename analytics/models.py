@@ -288,3 +288,21 @@ class SpanPrediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.detector_id}: answer {self.answer_id}"
+
+
+class SpanLeaderboard(models.Model):
+    """A span study's detector leaderboard as its last job computed it (``analytics.span_detectors``).
+
+    Scoring every read answer against every detector with bootstrap intervals takes seconds at a large study's
+    size, too long for a page: a job computes it after each import (and on request), the page shows what is stored
+    here. ``inputs`` records what it was computed from (submitted tasks, predictions), so the page can say when
+    the physicians or an import have changed something since."""
+
+    study = models.OneToOneField("ranking.Study", on_delete=models.CASCADE, related_name="span_leaderboard")
+    inputs = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True, encoder=FiniteJSONEncoder)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    def __str__(self) -> str:
+        return f"detector leaderboard of study {self.study_id}"

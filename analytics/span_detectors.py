@@ -11,25 +11,35 @@ predictions.
 Scores: per answer the official :func:`metrics.spans.score_iou` (hard labels) and :func:`metrics.spans.score_cor`
 (soft labels) against the physicians' labels (:func:`ranking.span_selectors.study_span_labels`), over the answers
 at least one physician read and the detector predicted; means with 95 % bootstrap intervals resampling answers.
+
+The leaderboard is stored (:class:`analytics.models.SpanLeaderboard`): at a large study's size it takes seconds
+(``bench/bench_spans.py``), too long for a page, so a job computes it after every import and when an organizer asks
+(:func:`span_leaderboard_refresh`), and the page reads the stored one with what has changed since
+(:func:`span_leaderboard_state`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
 
 from analytics.judge_import import judge_name_problem
-from analytics.models import SpanDetector, SpanPrediction
+from analytics.models import SpanDetector, SpanLeaderboard, SpanPrediction
 from analytics.nugget_selectors import study_physician_pseudonyms
 from metrics.span_io import read_spans_jsonl
-from metrics.spans import score_cor, score_iou
+from metrics.spans import hard_labels, score_cor, score_iou
 from portal.audit import audit_record
+from portal.jobs import Progress, job_start
+from portal.models import Job
 from ranking.models import Study
-from ranking.span_selectors import AnswerSpans, study_span_labels
+from ranking.span_selectors import AnswerSpans, study_span_answer_texts, study_span_labels, study_span_labels_stamp
 from records.jsonl import InputFileError, Source
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
 from stats.results import StatResult, undefined
@@ -77,7 +87,7 @@ def span_detector_import(
     problem = judge_name_problem(detector, study_physician_pseudonyms(study), RESERVED_DETECTOR_NAMES)
     if problem:
         raise InputFileError(name, problem.replace("judge name", "detector name"), field="detector name")
-    answers = {a.answer_key: a for a in study_span_labels(study)}
+    answers = study_span_answer_texts(study)
     records = read_spans_jsonl(source, name=name, require_text=False)
     rows = []
     for uid, record in records.items():
@@ -113,17 +123,28 @@ def span_detector_import(
             action="span_detector_import",
             after={"file": name, "detector": detector, "predictions": len(rows), "replaced": replaced},
         )
+        span_leaderboard_refresh(study=study, user=user)
     return DetectorImport(file=name, detector=detector, predictions=len(rows), replaced=replaced)
 
 
-def study_span_predictions(study: Study, *, question_id: int | None = None) -> dict[str, dict[int, SpanPrediction]]:
+class Predicted(NamedTuple):
+    """A detector's labels of one answer as the scores and pages read them (lighter than a model row: a large
+    study has hundreds of thousands)."""
+
+    soft_labels: list[dict]
+    hard_labels: list[list[int]]
+
+
+def study_span_predictions(study: Study, *, question_id: int | None = None) -> dict[str, dict[int, Predicted]]:
     """detector name -> answer id -> its prediction (``question_id``: only that question's answers)."""
-    out: dict[str, dict[int, SpanPrediction]] = {}
+    out: dict[str, dict[int, Predicted]] = {}
     rows = SpanPrediction.objects.filter(detector__study=study)
     if question_id is not None:
         rows = rows.filter(answer__question_id=question_id)
-    for p in rows.select_related("detector").order_by("detector__name"):
-        out.setdefault(p.detector.name, {})[p.answer_id] = p
+    for name, answer_id, soft, hard in rows.order_by("detector__name").values_list(
+        "detector__name", "answer_id", "soft_labels", "hard_labels"
+    ):
+        out.setdefault(name, {})[answer_id] = Predicted(soft, hard)
     return out
 
 
@@ -141,27 +162,44 @@ def _means(values: np.ndarray, n_resamples: int, seed: int) -> tuple[StatResult,
     return iou, cor
 
 
-def detector_leaderboard(study: Study, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+def detector_leaderboard(
+    study: Study,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
+) -> dict:
     """``{"n_answers", "detectors": [{"name", "iou", "cor", "n", "missing", "systems": [{"system", "iou", "cor"}]}]}``
     best IoU first (undefined last); ``iou`` / ``cor`` are :class:`StatResult` s; ``missing``: read answers the
     detector did not predict (left out of its scores)."""
+    if progress is not None:
+        progress.start(1 + SpanDetector.objects.filter(study=study).count(), "reading the spans and predictions")
     read = [a for a in study_span_labels(study) if a.n_annotators]
-    return detector_rows(read, study_span_predictions(study), n_resamples=n_resamples, seed=seed)
+    predictions = study_span_predictions(study)
+    if progress is not None:
+        progress.advance(1)
+    return detector_rows(read, predictions, n_resamples=n_resamples, seed=seed, progress=progress)
 
 
 def detector_rows(
     read: list[AnswerSpans],
-    predictions: dict[str, dict[int, SpanPrediction]],
+    predictions: dict[str, dict[int, Predicted]],
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
 ) -> dict:
     """The leaderboard of :func:`detector_leaderboard` from the answers physicians read and each detector's
     predictions by answer id (no database: ``bench/bench_spans.py`` times it at a large study's size)."""
     # The physicians' labels of an answer are the same for every detector: derived once, not once per detector.
-    labels = {a.answer_id: (a.hard_labels, a.soft_labels, len(a.text)) for a in read}
+    labels = {}
+    for a in read:
+        soft = a.soft_labels
+        labels[a.answer_id] = (hard_labels(soft), soft, len(a.text))
     rows = []
     for name, predicted in predictions.items():
+        if progress is not None:
+            progress.note(f"scoring {name}")
         scored = []
         for answer in read:
             prediction = predicted.get(answer.answer_id)
@@ -188,5 +226,135 @@ def detector_rows(
                 "systems": systems,
             }
         )
+        if progress is not None:
+            progress.advance(1)
     rows.sort(key=lambda r: (r["iou"].value is None, -(r["iou"].value or 0.0), r["name"]))
     return {"n_answers": len(read), "detectors": rows}
+
+
+def board_json(board: dict) -> dict:
+    """A leaderboard as JSON to store (statistics as :meth:`StatResult.to_dict`)."""
+    stats = ("iou", "cor")
+    return {
+        "n_answers": board["n_answers"],
+        "detectors": [
+            {
+                **{k: v for k, v in row.items() if k not in (*stats, "systems")},
+                **{k: row[k].to_dict() for k in stats},
+                "systems": [{"system": s["system"], **{k: s[k].to_dict() for k in stats}} for s in row["systems"]],
+            }
+            for row in board["detectors"]
+        ],
+    }
+
+
+def board_from_json(data: dict) -> dict:
+    """The inverse of :func:`board_json`."""
+    stats = ("iou", "cor")
+    return {
+        "n_answers": data["n_answers"],
+        "detectors": [
+            {
+                **row,
+                **{k: StatResult.from_dict(row[k], k) for k in stats},
+                "systems": [
+                    {"system": s["system"], **{k: StatResult.from_dict(s[k], k) for k in stats}} for s in row["systems"]
+                ],
+            }
+            for row in data["detectors"]
+        ],
+    }
+
+
+def span_leaderboard_inputs(study: Study) -> dict:
+    """What the leaderboard is computed from: the physicians' labels (their stamp) and, per detector, how many
+    predictions it has and its newest one (an import replaces every row, so a new import shows as a new id)."""
+    detectors = (
+        SpanPrediction.objects.filter(detector__study=study)
+        .values("detector__name")
+        .annotate(n=Count("pk"), last=Max("pk"))
+        .order_by("detector__name")
+    )
+    return {
+        "labels": study_span_labels_stamp(study),
+        "detectors": {row["detector__name"]: [row["n"], row["last"]] for row in detectors},
+    }
+
+
+def _changes(then: dict, now: dict) -> list[str]:
+    """What differs between the inputs a leaderboard was computed from and today's, in words."""
+    changes = []
+    was, labels = then.get("labels") or {}, now["labels"]
+    more = labels["submitted_tasks"] - (was.get("submitted_tasks") or 0)
+    if more > 0:
+        changes.append(f"{more:,} more physician judgement{'s' if more != 1 else ''} submitted")
+    elif more < 0:
+        changes.append(f"{-more:,} physician judgement{'s' if more != -1 else ''} reopened")
+    elif labels != was:
+        changes.append("physicians' spans changed")
+    before = then.get("detectors") or {}
+    for name, stamp in now["detectors"].items():
+        if name not in before:
+            changes.append(f"detector “{name}” imported")
+        elif list(before[name]) != list(stamp):
+            changes.append(f"detector “{name}” imported again")
+    changes += [f"detector “{name}” removed" for name in before if name not in now["detectors"]]
+    return changes
+
+
+@dataclass
+class LeaderboardState:
+    """What the detector page shows: the stored leaderboard (None before the first is computed), when, what has
+    changed since, and the job computing the next one (or the last one, when it failed)."""
+
+    board: dict | None
+    computed_at: datetime | None
+    changes: list[str] = field(default_factory=list)
+    job: Job | None = None
+    detectors: int = 0
+
+    @property
+    def computing(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    @property
+    def failed(self) -> bool:
+        return self.job is not None and self.job.status == Job.Status.FAILED
+
+
+def span_leaderboard_state(study: Study) -> LeaderboardState:
+    """The stored leaderboard of ``study`` and what has changed since it was computed."""
+    stored = SpanLeaderboard.objects.filter(study=study).select_related("job").first()
+    inputs = span_leaderboard_inputs(study)
+    state = LeaderboardState(board=None, computed_at=None, detectors=len(inputs["detectors"]))
+    if stored is None:
+        return state
+    state.job = stored.job
+    if stored.computed_at is not None:
+        state.board = board_from_json(stored.result)
+        state.computed_at = stored.computed_at
+        state.changes = _changes(stored.inputs, inputs)
+    return state
+
+
+def span_leaderboard_refresh(*, study: Study, user: User | None = None) -> SpanLeaderboard:
+    """Queue the job that computes ``study``'s leaderboard again, unless one is already queued or running."""
+    with transaction.atomic():
+        stored, _ = SpanLeaderboard.objects.select_for_update().get_or_create(study=study)
+        if stored.job is not None and not stored.job.finished:
+            return stored
+        stored.job = job_start(kind="span_leaderboard", params={"study_id": study.pk}, user=user)
+        stored.save(update_fields=["job"])
+    return stored
+
+
+def span_leaderboard_compute(*, study_id: int, progress: Progress | None = None) -> SpanLeaderboard:
+    """Compute and store the leaderboard of the study (the job's work; running it twice is harmless)."""
+    study = Study.objects.get(pk=study_id)
+    # Taken before the data are read: a change made while the job runs shows on the page as a change since.
+    inputs = span_leaderboard_inputs(study)
+    board = detector_leaderboard(study, progress=progress)
+    stored, _ = SpanLeaderboard.objects.update_or_create(
+        study=study, defaults={"inputs": inputs, "result": board_json(board), "computed_at": timezone.now()}
+    )
+    return stored

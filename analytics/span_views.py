@@ -10,7 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.presentation import spans as present
-from analytics.span_detectors import detector_leaderboard, span_detector_import, study_span_predictions
+from analytics.span_detectors import (
+    span_detector_import,
+    span_leaderboard_refresh,
+    span_leaderboard_state,
+    study_span_predictions,
+)
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import upload_too_large
@@ -31,14 +36,15 @@ def _questions(study: Study) -> list[StudyQuestion]:
 
 
 class SpanDetectorsView(RoleRequiredMixin, View):
-    """Detectors ranked by mean IoU against the physicians, per system too; upload a detector's predictions."""
+    """Detectors ranked by mean IoU against the physicians, per system too (the stored leaderboard, with what has
+    changed since and the job computing the next); upload a detector's predictions; compute the board again."""
 
     required_roles = (Role.ORGANIZER,)
     template = "analytics/span_detectors.html"
 
     def _render(self, request, study: Study, status: int = 200, **extra):
-        board = detector_leaderboard(study)
-        context = {"study": study, "board": board, "questions": _questions(study), **extra}
+        state = span_leaderboard_state(study)
+        context = {"study": study, "state": state, "board": state.board, "questions": _questions(study), **extra}
         return render(request, self.template, context, status=status)
 
     def get(self, request, pk):
@@ -46,6 +52,9 @@ class SpanDetectorsView(RoleRequiredMixin, View):
 
     def post(self, request, pk):
         study = _span_study(pk)
+        if request.POST.get("action") == "recompute":
+            span_leaderboard_refresh(study=study, user=request.user)
+            return redirect("span_detectors", pk=study.pk)
         upload = request.FILES.get("file")
         detector = request.POST.get("detector", "")
         if upload is None:
@@ -74,9 +83,9 @@ class SpanDetectorPlotView(RoleRequiredMixin, View):
     def get(self, request, pk, fmt):
         if fmt not in PLOT_TYPES:
             raise Http404("formats: svg, png")
-        board = detector_leaderboard(_span_study(pk))
-        if not board["detectors"]:
-            raise Http404("no detector yet")
+        board = span_leaderboard_state(_span_study(pk)).board
+        if not board or not board["detectors"]:
+            raise Http404("no leaderboard computed yet")
         return HttpResponse(plots.draw(present.detector_chart(board), fmt), content_type=PLOT_TYPES[fmt])
 
 

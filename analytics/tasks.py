@@ -10,6 +10,7 @@ from analytics.nugget_matching import nugget_matcher_run
 from analytics.reports import report_run
 from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
 from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
+from analytics.span_detectors import span_leaderboard_compute
 from portal.job_kinds import job_task
 from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
 from ranking.models import Study
@@ -27,6 +28,19 @@ def report_task(job_id: str) -> None:
         report = Report.objects.get(pk=job.params["report_id"])
         report_run(report=report, progress=progress)
         return {"report_id": report.pk}
+
+    job_run(job_id, work)
+
+
+@job_task(
+    kind="span_leaderboard",
+    label="Hallucination detector leaderboard",
+    links=lambda result, params: [("The leaderboard", reverse("span_detectors", args=[int(params["study_id"])]))],
+)
+def span_leaderboard_task(job_id: str) -> None:
+    def work(job, progress):
+        board = span_leaderboard_compute(study_id=job.params["study_id"], progress=progress).result
+        return {"detectors": len(board["detectors"]), "answers_read": board["n_answers"]}
 
     job_run(job_id, work)
 

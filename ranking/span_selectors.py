@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from django.db.models import Count, Max
 
 from metrics.spans import hard_labels, merge_spans, soft_labels
 from portal.models import User
@@ -42,8 +45,7 @@ class AnswerSpans:
 
     @property
     def answer_key(self) -> str:
-        """The answer's stable id in span files: the item and the answer's row (never the system's name)."""
-        return f"{self.item_uid}/{self.answer_id}"
+        return answer_key(self.item_uid, self.answer_id)
 
     @property
     def n_annotators(self) -> int:
@@ -58,6 +60,23 @@ class AnswerSpans:
         return hard_labels(self.soft_labels)
 
 
+def answer_key(item_uid: str, answer_id: int) -> str:
+    """An answer's stable id in span files: the item and the answer's row (never the system's name)."""
+    return f"{item_uid}/{answer_id}"
+
+
+class AnswerText(NamedTuple):
+    answer_id: int
+    text: str
+
+
+def study_span_answer_texts(study: Study) -> dict[str, AnswerText]:
+    """Every answer of the study by its id in span files (:func:`answer_key`), with its text: what an import of
+    predictions checks its lines against, without reading anyone's marks."""
+    rows = StudyAnswer.objects.filter(question__study=study).values_list("pk", "question__item__uid", "text")
+    return {answer_key(uid, pk): AnswerText(pk, text) for pk, uid, text in rows}
+
+
 def answer_lang(benchmark: str) -> str:
     """Mu-SHROOM's language code of an item (the Chinese benchmark's items are ZH, all others EN)."""
     return "ZH" if benchmark == "promptcblue" else "EN"
@@ -70,21 +89,34 @@ def study_span_labels(study: Study, *, identities: bool = False, question_id: in
     if not study.ask_spans:
         return []
     scope = {"question_id": question_id} if question_id is not None else {}
+    # plain tuples, not model rows: a large study has tens of thousands of answers
     answers = {
-        a.pk: AnswerSpans(
-            answer_id=a.pk,
-            question_id=a.question_id,
-            item_uid=a.question.item.uid,
-            question=a.question.item.question,
-            qa_type=a.question.item.qa_type,
-            lang=answer_lang(a.question.item.benchmark),
-            system=a.system.name,
-            is_reference=a.system.is_reference,
-            text=a.text,
+        pk: AnswerSpans(
+            answer_id=pk,
+            question_id=question_id,
+            item_uid=uid,
+            question=question,
+            qa_type=qa_type,
+            lang=answer_lang(benchmark),
+            system=system,
+            is_reference=is_reference,
+            text=text,
         )
-        for a in StudyAnswer.objects.filter(question__study=study, **scope)
-        .select_related("question__item", "system")
+        for pk, question_id, uid, question, qa_type, benchmark, system, is_reference, text in StudyAnswer.objects.filter(
+            question__study=study, **scope
+        )
         .order_by("question__position", "system__name")
+        .values_list(
+            "pk",
+            "question_id",
+            "question__item__uid",
+            "question__item__question",
+            "question__item__qa_type",
+            "question__item__benchmark",
+            "system__name",
+            "system__is_reference",
+            "text",
+        )
     }
     tasks = list(
         RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED, **scope)
@@ -122,3 +154,21 @@ def study_span_physicians(study: Study) -> list[int]:
             )
         )
     )
+
+
+def study_span_labels_stamp(study: Study) -> dict:
+    """What :func:`study_span_labels` depends on, in a few numbers: the submitted tasks (how many, the last
+    submission) and the spans they hold. Two equal stamps mean the same labels; a stored result computed from the
+    labels keeps the stamp it was computed from, to tell when the physicians have changed something since."""
+    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
+        n=Count("pk"), last=Max("submitted_at")
+    )
+    spans = HallucinationSpan.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED).aggregate(
+        n=Count("pk"), last=Max("pk")
+    )
+    return {
+        "submitted_tasks": tasks["n"],
+        "last_submitted": tasks["last"].isoformat() if tasks["last"] else None,
+        "spans": spans["n"],
+        "last_span": spans["last"],
+    }

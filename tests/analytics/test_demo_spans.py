@@ -39,7 +39,8 @@ def test_demo_has_spans_detectors_and_pages(client, capsys, django_capture_on_co
     assert report.result["spans"]["n_answers"] > 0
     organizer = study.created_by
     client.force_login(organizer)
-    assert client.get(reverse("span_detectors", args=[study.pk])).status_code == 200
+    html = client.get(reverse("span_detectors", args=[study.pk])).content.decode()
+    assert "Demo detector (careful)" in html and "data-computed" in html and "data-stale" not in html
     question = study.questions.order_by("position").first()
     html = client.get(reverse("span_item", args=[study.pk, question.pk])).content.decode()
     assert "Physician 1" in html

@@ -106,10 +106,20 @@ def test_detector_names_follow_the_judge_rule(made, organizer):
     assert not SpanDetector.objects.exists()
 
 
-def test_pages_for_organizers_only(made, client, make_user, organizer):
-    span_detector_import(
-        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
-    )
+def _imported(made, organizer, capture, detector="Lookup 1", records=None):
+    """Import a detector's predictions and run what the import queued (the leaderboard job) as a worker would."""
+    with capture(execute=True):
+        return span_detector_import(
+            study=made.study,
+            detector=detector,
+            source=_lines(records or _perfect_and_silent(made)),
+            name="p.jsonl",
+            user=organizer,
+        )
+
+
+def test_pages_for_organizers_only(made, client, make_user, organizer, django_capture_on_commit_callbacks):
+    _imported(made, organizer, django_capture_on_commit_callbacks)
     urls = [
         reverse("span_detectors", args=[made.study.pk]),
         reverse("span_plot", args=[made.study.pk, "svg"]),
@@ -124,10 +134,8 @@ def test_pages_for_organizers_only(made, client, make_user, organizer):
         assert client.get(url).status_code == 200, url
 
 
-def test_leaderboard_page_reads_well(made, client, organizer):
-    span_detector_import(
-        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
-    )
+def test_leaderboard_page_reads_well(made, client, organizer, django_capture_on_commit_callbacks):
+    _imported(made, organizer, django_capture_on_commit_callbacks)
     client.force_login(organizer)
     html = client.get(reverse("span_detectors", args=[made.study.pk])).content.decode()
     assert "Lookup 1" in html and "0.667" in html and "SPAN-A" in html
@@ -187,3 +195,109 @@ def test_item_view_reads_only_its_question(made, client, organizer, make_user):
     assert len(after.captured_queries) == len(before.captured_queries)
     rows = [q["sql"] for q in after.captured_queries if "ranking_hallucinationspan" in q["sql"]]
     assert rows and all(str(made.questions["s3"].pk) in sql for sql in rows)
+
+
+def test_the_import_queues_the_leaderboard_job_and_the_page_reads_what_it_stored(
+    made, client, organizer, monkeypatch, django_capture_on_commit_callbacks
+):
+    """At a large study's size the leaderboard takes seconds: the job computes it once, the page only reads it."""
+    from analytics import span_detectors
+    from analytics.models import SpanLeaderboard
+
+    _imported(made, organizer, django_capture_on_commit_callbacks)
+    stored = SpanLeaderboard.objects.get(study=made.study)
+    assert stored.job.status == "succeeded" and stored.job.progress_done == stored.job.progress_total == 2
+    assert stored.job.result == {"detectors": 1, "answers_read": 6}
+    row = stored.result["detectors"][0]
+    assert row["iou"]["value"] == pytest.approx(4 / 6) and row["cor"]["value"] == pytest.approx(3 / 6)
+    assert row["iou"]["ci_low"] <= 4 / 6 <= row["iou"]["ci_high"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the page computed the leaderboard")
+
+    monkeypatch.setattr(span_detectors, "detector_rows", refuse)
+    client.force_login(organizer)
+    html = client.get(reverse("span_detectors", args=[made.study.pk])).content.decode()
+    assert "Lookup 1" in html and "0.667" in html and "data-computed" in html and "data-stale" not in html
+    assert client.get(reverse("span_plot", args=[made.study.pk, "svg"])).status_code == 200
+
+
+def test_the_page_says_what_changed_since_and_computes_again_on_request(
+    made, client, organizer, make_user, django_capture_on_commit_callbacks
+):
+    from analytics.models import SpanLeaderboard
+    from tests.span_rows import submitted_task
+
+    _imported(made, organizer, django_capture_on_commit_callbacks)
+    url = reverse("span_detectors", args=[made.study.pk])
+    client.force_login(organizer)
+    submitted_task(made.questions["s3"], make_user("ranker"), {made.answers["s3", "SPAN-B"]: [(0, 3, "other")]})
+    html = client.get(url).content.decode()
+    assert "data-stale" in html and "1 more physician judgement submitted" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"action": "recompute"})
+    assert response.status_code == 302
+    html = client.get(url).content.decode()
+    assert "data-stale" not in html
+    # s3/SPAN-B is now marked by one of two physicians: its hard label is empty, its soft label is not
+    stored = SpanLeaderboard.objects.get(study=made.study)
+    assert stored.result["detectors"][0]["cor"]["value"] == pytest.approx(2 / 6)
+    # a second detector whose job has not run yet: the page shows the job's progress above the stored board
+    span_detector_import(
+        study=made.study, detector="Lookup 2", source=_lines(_perfect_and_silent(made)), name="q.jsonl", user=organizer
+    )
+    html = client.get(url).content.decode()
+    assert "Computing the leaderboard" in html and 'id="job-progress"' in html and "Lookup 1" in html
+    assert "data-stale" not in html
+
+
+def test_one_job_at_a_time_and_a_failed_one_is_shown_with_a_way_to_run_it_again(
+    made, client, organizer, django_capture_on_commit_callbacks
+):
+    from analytics.models import SpanLeaderboard
+    from analytics.span_detectors import span_leaderboard_refresh
+    from portal.models import Job
+
+    span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    first = SpanLeaderboard.objects.get(study=made.study).job
+    assert span_leaderboard_refresh(study=made.study, user=organizer).job == first  # still queued: no second job
+    assert Job.objects.filter(kind="span_leaderboard").count() == 1
+    client.force_login(organizer)
+    url = reverse("span_detectors", args=[made.study.pk])
+    assert client.get(reverse("span_plot", args=[made.study.pk, "png"])).status_code == 404  # nothing computed yet
+    Job.objects.filter(pk=first.pk).update(status="failed", error="The worker ran out of memory.")
+    html = client.get(url).content.decode()
+    assert "The last computation failed" in html and "The worker ran out of memory." in html
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"action": "recompute"})
+    stored = SpanLeaderboard.objects.get(study=made.study)
+    assert stored.job != first and stored.job.status == "succeeded"
+    assert "The last computation failed" not in client.get(url).content.decode()
+
+
+def test_detectors_without_a_leaderboard_get_a_button_to_compute_it(
+    made, client, organizer, django_capture_on_commit_callbacks
+):
+    from analytics.models import SpanLeaderboard
+
+    _imported(made, organizer, django_capture_on_commit_callbacks)
+    SpanLeaderboard.objects.all().delete()  # a database restored from before the leaderboard was stored
+    client.force_login(organizer)
+    url = reverse("span_detectors", args=[made.study.pk])
+    html = client.get(url).content.decode()
+    assert "1 detector imported; the leaderboard has not been computed yet" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"action": "recompute"})
+    assert "0.667" in client.get(url).content.decode()
+
+
+def test_the_stored_leaderboard_reads_back_as_computed(made, organizer):
+    from analytics.span_detectors import board_from_json, board_json
+
+    span_detector_import(
+        study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer
+    )
+    board = detector_leaderboard(made.study, n_resamples=50)
+    assert board_from_json(json.loads(json.dumps(board_json(board)))) == board
