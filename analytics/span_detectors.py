@@ -38,7 +38,7 @@ from metrics.spans import hard_labels, score_cor, score_iou
 from portal.audit import audit_record
 from portal.jobs import Progress, job_start
 from portal.models import Job
-from ranking.models import Study
+from ranking.models import Study, StudyAnswer
 from ranking.span_selectors import AnswerSpans, study_span_answer_texts, study_span_labels, study_span_labels_stamp
 from records.jsonl import InputFileError, Source
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
@@ -140,7 +140,9 @@ def study_span_predictions(study: Study, *, question_id: int | None = None) -> d
     out: dict[str, dict[int, Predicted]] = {}
     rows = SpanPrediction.objects.filter(detector__study=study)
     if question_id is not None:
-        rows = rows.filter(answer__question_id=question_id)
+        # by the answers' ids: joined on the question instead, PostgreSQL walks every prediction of a large study
+        answers = list(StudyAnswer.objects.filter(question_id=question_id).values_list("pk", flat=True))
+        rows = rows.filter(answer_id__in=answers)
     for name, answer_id, soft, hard in rows.order_by("detector__name").values_list(
         "detector__name", "answer_id", "soft_labels", "hard_labels"
     ):

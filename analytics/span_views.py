@@ -31,8 +31,8 @@ def _span_study(pk) -> Study:
     return get_object_or_404(Study, pk=pk, ask_spans=True)
 
 
-def _questions(study: Study) -> list[StudyQuestion]:
-    return list(study.questions.select_related("item").order_by("position"))
+def _first_question(study: Study) -> int | None:
+    return study.questions.order_by("position").values_list("pk", flat=True).first()
 
 
 class SpanDetectorsView(RoleRequiredMixin, View):
@@ -44,7 +44,13 @@ class SpanDetectorsView(RoleRequiredMixin, View):
 
     def _render(self, request, study: Study, status: int = 200, **extra):
         state = span_leaderboard_state(study)
-        context = {"study": study, "state": state, "board": state.board, "questions": _questions(study), **extra}
+        context = {
+            "study": study,
+            "state": state,
+            "board": state.board,
+            "first_question": _first_question(study),
+            **extra,
+        }
         return render(request, self.template, context, status=status)
 
     def get(self, request, pk):
@@ -97,11 +103,12 @@ class SpanItemView(RoleRequiredMixin, View):
 
     def get(self, request, pk, question_id):
         study = _span_study(pk)
-        questions = _questions(study)
-        ids = [q.pk for q in questions]
-        if question_id not in ids:
-            raise Http404("no such question in this study")
-        at = ids.index(question_id)
+        question = get_object_or_404(StudyQuestion.objects.select_related("item"), study=study, pk=question_id)
+        # its neighbours and place in the queue from the index, not from every question of a large study
+        questions = study.questions.order_by("position")
+        before = questions.filter(position__lt=question.position)
+        previous = before.order_by("-position").values_list("pk", flat=True).first()
+        following = questions.filter(position__gt=question.position).values_list("pk", flat=True).first()
         # Only this question's answers, marks and predictions: the page must not read the whole study.
         labels = study_span_labels(study, question_id=question_id)
         names = present.physician_numbers(study_span_physicians(study))
@@ -115,12 +122,12 @@ class SpanItemView(RoleRequiredMixin, View):
             "analytics/span_item.html",
             {
                 "study": study,
-                "question": questions[at],
+                "question": question,
                 "answers": answers,
                 "legend": present.SHADE_LEGEND,
-                "position": at + 1,
-                "count": len(ids),
-                "previous": ids[at - 1] if at > 0 else None,
-                "next": ids[at + 1] if at + 1 < len(ids) else None,
+                "position": before.count() + 1,
+                "count": questions.count(),
+                "previous": previous,
+                "next": following,
             },
         )

@@ -254,6 +254,9 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+# `make run` serves the demo with DEBUG off (no technical error pages listing the URLs) and without collectstatic:
+# WhiteNoise then serves the apps' static folders as they are. The production profile collects them first.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Uploaded import files, one folder per upload (portal.uploads). A finished job's files are deleted this many
 # days after it ended (portal.uploads.uploads_prune, daily): long enough to inspect a refused file or run a failed

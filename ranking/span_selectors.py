@@ -157,18 +157,14 @@ def study_span_physicians(study: Study) -> list[int]:
 
 
 def study_span_labels_stamp(study: Study) -> dict:
-    """What :func:`study_span_labels` depends on, in a few numbers: the submitted tasks (how many, the last
-    submission) and the spans they hold. Two equal stamps mean the same labels; a stored result computed from the
-    labels keeps the stamp it was computed from, to tell when the physicians have changed something since."""
+    """What :func:`study_span_labels` depends on, in two numbers: how many tasks are submitted and the last
+    submission. A task's spans are written with its submission (``ranking.services.submissions``) and a submitted
+    task is not changed afterwards, so two equal stamps mean the same labels. A stored result computed from the labels keeps
+    the stamp it was computed from, to tell when the physicians have changed something since."""
     tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
         n=Count("pk"), last=Max("submitted_at")
-    )
-    spans = HallucinationSpan.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED).aggregate(
-        n=Count("pk"), last=Max("pk")
     )
     return {
         "submitted_tasks": tasks["n"],
         "last_submitted": tasks["last"].isoformat() if tasks["last"] else None,
-        "spans": spans["n"],
-        "last_span": spans["last"],
     }

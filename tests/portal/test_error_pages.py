@@ -68,3 +68,21 @@ def test_the_api_links_are_for_the_role_that_uses_the_api(client, make_user, rol
     client.force_login(make_user(role))
     html = client.get("/").content.decode()
     assert ('href="/api/docs/"' in html) is shown and ('href="/tokens/"' in html) is shown
+
+
+def test_the_demo_server_runs_without_debug_and_still_serves_the_styles(tmp_path, settings):
+    """`make run` serves with DEBUG off (a visitor never sees Django's technical pages, which list every URL) and
+    without collectstatic: WhiteNoise serves the apps' static folders as they are."""
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    recipe = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    assert "DEBUG=$${DEBUG:-0}" in recipe and "runserver" in recipe
+    settings.DEBUG = False
+    settings.STATIC_ROOT = tmp_path  # nothing collected
+    client = Client()  # a new handler: its middleware reads the settings above
+    for path in ("/static/portal/portal.css", "/static/analytics/spans.css"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert b"{" in b"".join(response.streaming_content)
+    assert "Page not found" not in client.get("/static/no-such-file.css").content.decode()
