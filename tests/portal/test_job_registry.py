@@ -38,7 +38,15 @@ def _kinds_started_in_the_product() -> set[str]:
 
 def test_every_kind_a_service_starts_has_a_task_and_a_label():
     started = _kinds_started_in_the_product()
-    assert started == {"import_items", "import_sources", "import_outputs", "report", "scoring", "nugget_matcher"}
+    assert started == {
+        "import_items",
+        "import_sources",
+        "import_outputs",
+        "report",
+        "scoring",
+        "nugget_matcher",
+        "span_leaderboard",
+    }
     assert started == set(job_kinds())  # and no registered kind is left without a service starting it
     for kind in started:
         entry = job_kind(kind)
