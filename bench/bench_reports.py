@@ -3,7 +3,12 @@ questions × 8 answers (7 systems + the reference) × 3 rankers with 4 metric sc
 with 1,000 bootstrap resamples (target: under 10 s for everything; at 10×, 50,000 items and 10,000 questions,
 under 30 s).
 
-Run: .venv/bin/python bench/bench_reports.py [--items 5000] [--questions 1000] [--resamples 1000]
+``--nuggets``: the study also asks for nuggets: every question gets a validated list of 5 nuggets (2 vital, 2 okay, 1
+avoid) and every ranker labels each nugget against each answer (8 x 5 x 3 labels a question); the study report then
+includes the nugget scores, and the nugget leaderboard's report (``analytics.nugget_reports.study_nugget_report``,
+what the nugget pages compute on their first view) is timed on its own.
+
+Run: .venv/bin/python bench/bench_reports.py [--items 5000] [--questions 1000] [--resamples 1000] [--nuggets]
 The rows are written with bulk inserts first (not timed); then the two report jobs' work is timed, including
 reading the rows back from PostgreSQL, and the process's peak memory (ru_maxrss) is printed after seeding and
 after the reports; then both jobs are run again side by side in two processes, as the documented Celery worker
@@ -147,11 +152,57 @@ def seed_study(n_questions: int, rng: random.Random):
     return study
 
 
+def seed_nuggets(study, rng: random.Random) -> int:
+    """A validated 5-nugget list on every question of ``study`` and every ranker's label of every nugget against
+    every answer of their task; returns the number of labels."""
+    from annotation.models import Nugget, NuggetSet
+    from ranking.models import NuggetJudgement, RankingTask, StudyQuestion
+
+    questions = list(StudyQuestion.objects.filter(study=study).order_by("position"))
+    sets = NuggetSet.objects.bulk_create(
+        [NuggetSet(item_id=q.item_id, version=1, status="validated", origin="imported") for q in questions],
+        batch_size=5000,
+    )
+    importances = ["vital", "vital", "okay", "okay", "avoid"]
+    nuggets = Nugget.objects.bulk_create(
+        [
+            Nugget(nugget_set=s, position=i, key=f"n{i}", text=f"fact {i}", importance=importance)
+            for s in sets
+            for i, importance in enumerate(importances, 1)
+        ],
+        batch_size=5000,
+    )
+    by_set: dict[int, list] = {}
+    for nugget in nuggets:
+        by_set.setdefault(nugget.nugget_set_id, []).append(nugget)
+    for question, nugget_set in zip(questions, sets, strict=True):
+        question.nugget_set = nugget_set
+    StudyQuestion.objects.bulk_update(questions, ["nugget_set"], batch_size=5000)
+    study.ask_nuggets = True
+    study.save(update_fields=["ask_nuggets"])
+    set_of = {q.pk: s.pk for q, s in zip(questions, sets, strict=True)}
+    labels = ["support", "partial", "not_support"]
+    count = 0
+    batch = []
+    for task in RankingTask.objects.filter(study=study).only("pk", "question_id", "order").iterator():
+        for answer_id in task.order:
+            for nugget in by_set[set_of[task.question_id]]:
+                batch.append(
+                    NuggetJudgement(task_id=task.pk, answer_id=answer_id, nugget=nugget, label=rng.choice(labels))
+                )
+        if len(batch) >= 20000:
+            NuggetJudgement.objects.bulk_create(batch, batch_size=5000)
+            count, batch = count + len(batch), []
+    NuggetJudgement.objects.bulk_create(batch, batch_size=5000)
+    return count + len(batch)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--nuggets", action="store_true", help="the study asks for nuggets too (see above)")
     args = parser.parse_args()
     setup_django("portal_bench_reports")
     from analytics.reports import report_study, report_vetting_agreement
@@ -164,6 +215,8 @@ def main() -> None:
     seeding = time.perf_counter()
     seed_reviews(args.items, rng)
     study = seed_study(args.questions, rng)
+    if args.nuggets:
+        print(f"seeded {seed_nuggets(study, rng)} nugget labels (5 nuggets x 8 answers x 3 rankers a question)")
     print(f"seeded {args.items} double-reviewed items and {args.questions} questions in "
           f"{time.perf_counter() - seeding:.0f} s (not timed below)")  # fmt: skip
     rss_seeded = _peak_rss_mib()
@@ -179,6 +232,15 @@ def main() -> None:
     target = 10 if args.items <= 5000 and args.questions <= 1000 else 30
     print(f"all reports, {args.resamples} resamples each: {done - started:.2f} s   (target < {target} s)")
     print(f"peak memory (ru_maxrss): {rss_seeded:.0f} MiB after seeding, {_peak_rss_mib():.0f} MiB after the reports")
+    if args.nuggets:
+        from analytics.nugget_reports import study_nugget_report
+
+        started = time.perf_counter()
+        nuggets = study_nugget_report(study, n_resamples=args.resamples)
+        print(
+            f"nugget leaderboard's report (the nugget pages' first view): {time.perf_counter() - started:.2f} s for "
+            f"{len(nuggets.per_answer)} answers; peak memory {_peak_rss_mib():.0f} MiB"
+        )
     both = _both_at_once(study.pk, args.resamples)
     print(f"both report jobs at once, one process each (the worker's --concurrency 2): {both:.2f} s wall, "
           f"peak memory of a job {_peak_rss_mib(resource.RUSAGE_CHILDREN):.0f} MiB")  # fmt: skip
