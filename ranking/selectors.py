@@ -191,6 +191,9 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
     e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``. For organizers
     and reports only: rows name systems.
     """
+    submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+    # each task's answer order once, not once per label (a large nugget study has a million labels)
+    orders = dict(submitted.values_list("pk", "order"))
     rows = list(
         NuggetJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
         .order_by(
@@ -198,7 +201,7 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
         )
         .values(
             "task__ranker_id",
-            "task__order",
+            "task_id",
             "task__submitted_at",
             "answer_id",
             "answer__question__item__uid",
@@ -221,7 +224,7 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
             "nugget_text": r["nugget__text"],
             "label": r["label"],
             "labeller": labellers[r["task__ranker_id"]],
-            "slot": slot_letter(r["task__order"].index(r["answer_id"])),
+            "slot": slot_letter(orders[r["task_id"]].index(r["answer_id"])),
             "submitted_at": r["task__submitted_at"],
         }
         for r in rows
