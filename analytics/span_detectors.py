@@ -34,7 +34,7 @@ from analytics.judge_import import judge_name_problem
 from analytics.models import SpanDetector, SpanLeaderboard, SpanPrediction
 from analytics.nugget_selectors import study_physician_pseudonyms
 from metrics.span_io import read_spans_jsonl
-from metrics.spans import hard_labels, score_cor, score_iou
+from metrics.spans import score_cor, score_iou
 from portal.audit import audit_record
 from portal.jobs import Progress, job_start
 from portal.models import Job
@@ -175,10 +175,11 @@ def detector_leaderboard(
     best IoU first (undefined last); ``iou`` / ``cor`` are :class:`StatResult` s; ``missing``: read answers the
     detector did not predict (left out of its scores)."""
     if progress is not None:
-        progress.start(1 + SpanDetector.objects.filter(study=study).count(), "reading the spans and predictions")
+        progress.start(1, "reading the spans and predictions")
     read = [a for a in study_span_labels(study) if a.n_annotators]
     predictions = study_span_predictions(study)
     if progress is not None:
+        progress.estimate(1 + len(predictions))  # one step a detector
         progress.advance(1)
     return detector_rows(read, predictions, n_resamples=n_resamples, seed=seed, progress=progress)
 
@@ -194,10 +195,7 @@ def detector_rows(
     """The leaderboard of :func:`detector_leaderboard` from the answers physicians read and each detector's
     predictions by answer id (no database: ``bench/bench_spans.py`` times it at a large study's size)."""
     # The physicians' labels of an answer are the same for every detector: derived once, not once per detector.
-    labels = {}
-    for a in read:
-        soft = a.soft_labels
-        labels[a.answer_id] = (hard_labels(soft), soft, len(a.text))
+    labels = {a.answer_id: (a.hard_labels, a.soft_labels, len(a.text)) for a in read}
     rows = []
     for name, predicted in predictions.items():
         if progress is not None:
@@ -291,7 +289,7 @@ def _changes(then: dict, now: dict) -> list[str]:
     if more > 0:
         changes.append(f"{more:,} more physician judgement{'s' if more != 1 else ''} submitted")
     elif more < 0:
-        changes.append(f"{-more:,} physician judgement{'s' if more != -1 else ''} reopened")
+        changes.append(f"{-more:,} physician judgement{'s' if more != -1 else ''} removed")
     elif labels != was:
         changes.append("physicians' spans changed")
     before = then.get("detectors") or {}
@@ -322,6 +320,12 @@ class LeaderboardState:
     @property
     def failed(self) -> bool:
         return self.job is not None and self.job.status == Job.Status.FAILED
+
+
+def span_leaderboard_board(study: Study) -> dict | None:
+    """The stored leaderboard of ``study`` (None before the first is computed), without asking what changed since."""
+    stored = SpanLeaderboard.objects.filter(study=study, computed_at__isnull=False).only("result").first()
+    return board_from_json(stored.result) if stored else None
 
 
 def span_leaderboard_state(study: Study) -> LeaderboardState:

@@ -12,6 +12,7 @@ from django.views import View
 from analytics.presentation import spans as present
 from analytics.span_detectors import (
     span_detector_import,
+    span_leaderboard_board,
     span_leaderboard_refresh,
     span_leaderboard_state,
     study_span_predictions,
@@ -89,7 +90,7 @@ class SpanDetectorPlotView(RoleRequiredMixin, View):
     def get(self, request, pk, fmt):
         if fmt not in PLOT_TYPES:
             raise Http404("formats: svg, png")
-        board = span_leaderboard_state(_span_study(pk)).board
+        board = span_leaderboard_board(_span_study(pk))
         if not board or not board["detectors"]:
             raise Http404("no leaderboard computed yet")
         return HttpResponse(plots.draw(present.detector_chart(board), fmt), content_type=PLOT_TYPES[fmt])

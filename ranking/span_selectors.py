@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 from django.db.models import Count, Max
@@ -51,11 +52,13 @@ class AnswerSpans:
     def n_annotators(self) -> int:
         return len(self.annotations)
 
-    @property
+    # Derived once: scores, exports and pages read both, and the hard labels come from the soft ones. Read only
+    # once ``annotations`` is complete (:func:`study_span_labels` fills it before it returns).
+    @cached_property
     def soft_labels(self) -> list[dict]:
         return soft_labels([[(s.start, s.end) for s in a.spans] for a in self.annotations], len(self.text))
 
-    @property
+    @cached_property
     def hard_labels(self) -> list[list[int]]:
         return hard_labels(self.soft_labels)
 
@@ -159,8 +162,8 @@ def study_span_physicians(study: Study) -> list[int]:
 def study_span_labels_stamp(study: Study) -> dict:
     """What :func:`study_span_labels` depends on, in two numbers: how many tasks are submitted and the last
     submission. A task's spans are written with its submission (``ranking.services.submissions``) and a submitted
-    task is not changed afterwards, so two equal stamps mean the same labels. A stored result computed from the labels keeps
-    the stamp it was computed from, to tell when the physicians have changed something since."""
+    task is not changed afterwards, so two equal stamps mean the same labels. A stored result computed from the
+    labels keeps the stamp it was computed from, to tell when the physicians have changed something since."""
     tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
         n=Count("pk"), last=Max("submitted_at")
     )
