@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import QAItem
 from annotation.qa_types import CLINIQLINK_TYPES
@@ -23,9 +24,11 @@ def test_organizer_logs_in_and_opens_an_item_of_each_type(page, login, make_user
     for qa_type in [*CLINIQLINK_TYPES, "generic"]:
         item = QAItem.objects.filter(qa_type=qa_type).first()
         page.goto(f"/items/?qa_type={qa_type}")
-        page.click(f"text={item.uid}")
+        # The click navigates; wait for the item page before reading it (is_visible does not wait).
+        with page.expect_navigation():
+            page.click(f"text={item.uid}")
         body = page.locator(f'.item-body[data-qa-type="{qa_type}"]')
-        assert body.is_visible()
+        expect(body).to_be_visible()
         assert item.question.splitlines()[0][:30] in body.inner_text()
         if qa_type == "multiple_choice":
             assert body.locator("ol.options li").count() == len(item.options)
