@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analytics.nugget_matching import nugget_matcher_request
-from analytics.nugget_reports import study_nugget_report_cached
+from analytics.nugget_reports import nugget_board_refresh, nugget_board_state
+from analytics.nugget_selectors import nugget_questions
 from analytics.serializers import (
     ReportRequestSerializer,
     ReportSerializer,
@@ -80,7 +81,9 @@ class ScoringRunDetailApi(_JobDetailApi):
         description="A nugget study's scores per system and labeller (means, 95 % intervals, answers), agreement "
         "(physicians' ordinal alpha; each automatic labeller against the physicians' consensus, with the "
         "leave-one-out ceiling) and rank correlations, as on the nugget leaderboard. Labellers: physicians by "
-        "pseudonym, consensus, matcher, judges by name.",
+        "pseudonym, consensus, matcher, judges by name. The figures are the stored board: `computed_at` says when, "
+        "`changed_since` what physicians or imports changed since, `job` the job computing the next one. Before the "
+        "first is computed: 202 with the job computing it (follow it on /api/jobs/ID/).",
     )
 )
 class NuggetReportApi(APIView):
@@ -88,14 +91,25 @@ class NuggetReportApi(APIView):
 
     def get(self, request, pk):
         study = get_object_or_404(Study, pk=pk)
-        report = study_nugget_report_cached(study)
+        state = nugget_board_state(study)
+        if state.board is None:
+            if state.job is None and nugget_questions(study).exists():
+                state.job = nugget_board_refresh(study=study, user=request.user).job
+            return Response(
+                {"study": study.pk, "computed_at": None, "job": str(state.job.pk) if state.job else None},
+                status=202 if state.job else 200,
+            )
+        board = state.board
         return Response(
             {
                 "study": study.pk,
-                **report.summary,
-                "reference_systems": sorted(report.data.reference_systems),
-                "judges": report.data.judges,
-                "ranking_correlation": _rounded(report.ranking_correlation),
+                "computed_at": state.computed_at,
+                "changed_since": state.changes,
+                "job": str(state.job.pk) if state.computing else None,
+                **board.summary,
+                "reference_systems": board.reference_systems,
+                "judges": board.judges,
+                "ranking_correlation": _rounded(board.ranking_correlation),
             }
         )
 

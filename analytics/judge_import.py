@@ -18,6 +18,7 @@ from django.db import transaction
 
 from analytics.models import JudgeNuggetLabel
 from analytics.nugget_eval import CONSENSUS, MATCHER
+from analytics.nugget_reports import nugget_board_refresh
 from analytics.nugget_selectors import nugget_questions, study_answers, study_physician_pseudonyms
 from metrics.nugget_io import NuggetInputError, read_labels_jsonl
 from portal.audit import audit_record
@@ -113,6 +114,7 @@ def judge_labels_import(*, study: Study, source: str | Iterable[bytes], name: st
             action="nugget_judge_labels_import",
             after={"file": name, "labels": per_judge, "replaced": replaced},
         )
+        nugget_board_refresh(study=study, user=user)
     return JudgeImport(file=name, counts=per_judge, replaced=replaced)
 
 

@@ -290,19 +290,36 @@ class SpanPrediction(models.Model):
         return f"{self.detector_id}: answer {self.answer_id}"
 
 
-class SpanLeaderboard(models.Model):
-    """A span study's detector leaderboard as its last job computed it (``analytics.span_detectors``).
+class StoredBoard(models.Model):
+    """A study's figures as the last job computed them (``analytics.stored_boards``): what a page shows when
+    computing them takes too long for a request at a large study's size. ``inputs`` records what they were computed
+    from (submitted tasks, imported labels), so the page can say what has changed since."""
 
-    Scoring every read answer against every detector with bootstrap intervals takes seconds at a large study's
-    size, too long for a page: a job computes it after each import (and on request), the page shows what is stored
-    here. ``inputs`` records what it was computed from (submitted tasks, predictions), so the page can say when
-    the physicians or an import have changed something since."""
-
-    study = models.OneToOneField("ranking.Study", on_delete=models.CASCADE, related_name="span_leaderboard")
     inputs = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True, encoder=FiniteJSONEncoder)
     computed_at = models.DateTimeField(null=True, blank=True)
     job = models.ForeignKey("portal.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
+    class Meta:
+        abstract = True
+
+
+class SpanLeaderboard(StoredBoard):
+    """A span study's detector leaderboard (``analytics.span_detectors``): every read answer scored against every
+    detector with bootstrap intervals, computed after each import and on request."""
+
+    study = models.OneToOneField("ranking.Study", on_delete=models.CASCADE, related_name="span_leaderboard")
+
     def __str__(self) -> str:
         return f"detector leaderboard of study {self.study_id}"
+
+
+class NuggetLeaderboard(StoredBoard):
+    """A nugget study's leaderboard and agreement (``analytics.nugget_reports``): every labeller's scores with
+    bootstrap intervals, the physicians' agreement and each automatic labeller against them, computed on the
+    page's first view, after a judge's import or a matcher run, and on request."""
+
+    study = models.OneToOneField("ranking.Study", on_delete=models.CASCADE, related_name="nugget_leaderboard")
+
+    def __str__(self) -> str:
+        return f"nugget leaderboard of study {self.study_id}"

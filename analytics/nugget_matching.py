@@ -16,6 +16,7 @@ from django.db import transaction
 
 from analytics.models import JudgeNuggetLabel
 from analytics.nugget_eval import MATCHER
+from analytics.nugget_reports import nugget_board_refresh
 from analytics.nugget_selectors import nugget_questions, study_answers
 from metrics.nuggets import EmbeddingMatcher, Nugget, sentence_encoder
 from portal.audit import audit_record
@@ -112,6 +113,7 @@ def nugget_matcher_run(
             action="nugget_matcher_run",
             after={"labels": len(labels), "replaced": replaced, **counts, **matcher_thresholds_of(matcher)},
         )
+        nugget_board_refresh(study=study, user=job.created_by if job is not None else None)
     return {
         "study_id": study.pk,
         "answers": len(answers),

@@ -9,17 +9,29 @@ score's system ranking against the human preference leaderboard).
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
 from analytics.leaderboards import human_leaderboard
+from analytics.models import NuggetLeaderboard
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES, MATCHER, nugget_scores, nugget_summary
-from analytics.nugget_selectors import StudyNuggets, study_nugget_fingerprint, study_nuggets
+from analytics.nugget_selectors import StudyNuggets, study_nugget_inputs, study_nuggets
 from analytics.selectors import study_rankings
+from analytics.stored_boards import (
+    BoardState,
+    board_refresh,
+    board_state,
+    board_store,
+    labeller_changes,
+    stored_board,
+    submission_changes,
+)
 from metrics.nuggets import SCORE_LABELS
+from portal.jobs import Progress
+from ranking.models import Study
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from stats.nuggets import system_rank_correlation
 
@@ -30,18 +42,18 @@ NUGGET_METRIC_PREFIX = "nugget"
 
 
 @dataclass
-class NuggetReport:
-    """A study's nugget figures: ``summary`` as :func:`analytics.nugget_eval.nugget_summary` gives it, plus the
-    per-answer scores, the labels behind them, the human reference labeller and the correlations with the
-    physicians' rankings (``{labeller: {score: {spearman, kendall_tau_b, n, note}}}``)."""
+class NuggetScores:
+    """Every answer's nugget scores per labeller (the consensus's included) and the labels behind them."""
 
-    summary: dict
+    data: StudyNuggets
     frame: pd.DataFrame  # every label, the consensus's included
     per_answer: pd.DataFrame
-    data: StudyNuggets
-    reference: str | None
-    ranking_correlation: dict = field(default_factory=dict)
-    human_strengths: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def reference(self) -> str | None:
+        """The human labeller the automatic ones are held to: the consensus of two or more physicians, or the one."""
+        humans = self.data.humans
+        return CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
 
     @property
     def labellers(self) -> list[str]:
@@ -52,10 +64,75 @@ class NuggetReport:
 
     @property
     def automatic(self) -> list[str]:
+        return self.data.automatic
+
+
+@dataclass
+class NuggetBoard:
+    """What the nugget pages and the API show of a study, as the job stores it (JSON): ``summary`` as
+    :func:`analytics.nugget_eval.nugget_summary` gives it, the labellers and the correlations with the physicians'
+    rankings (``{labeller: {score: {spearman, kendall_tau_b, n, note}}}``)."""
+
+    summary: dict
+    labellers: list[str]
+    humans: list[str]
+    judges: list[str]
+    reference: str | None
+    reference_systems: list[str]
+    ranking_correlation: dict
+    n_answers: int
+    n_questions: int
+
+    @property
+    def automatic(self) -> list[str]:
         return self.summary["labellers"]["automatic"]
 
+    def to_json(self) -> dict:
+        return asdict(self)
 
-def study_nugget_report(study, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> NuggetReport:
+    @classmethod
+    def from_json(cls, data: dict) -> NuggetBoard:
+        return cls(**data)
+
+
+@dataclass
+class NuggetReport(NuggetScores):
+    """:class:`NuggetScores` with the system means, their intervals, the agreement figures and the rank
+    correlations with the physicians' rankings (see :class:`NuggetBoard`)."""
+
+    summary: dict = field(default_factory=dict)
+    ranking_correlation: dict = field(default_factory=dict)
+    human_strengths: dict[str, float] = field(default_factory=dict)
+
+    def board(self) -> NuggetBoard:
+        return NuggetBoard(
+            summary=self.summary,
+            labellers=self.labellers,
+            humans=list(self.data.humans),
+            judges=list(self.data.judges),
+            reference=self.reference,
+            reference_systems=sorted(self.data.reference_systems),
+            ranking_correlation=self.ranking_correlation,
+            n_answers=len(self.data.answers),
+            n_questions=len(self.data.nuggets),
+        )
+
+
+def study_nugget_scores(study, *, question_ids=None, humans: Sequence[str] = ()) -> NuggetScores:
+    """Every answer's scores per labeller, without the system figures (what the study report's correlations
+    need); ``question_ids``: only those questions (one item's page), ``humans``: physicians to count towards the
+    consensus beside those who labelled these questions (the study's, so an item shows the consensus the
+    leaderboard used)."""
+    data = study_nuggets(study, question_ids=question_ids)
+    if humans:
+        data.humans = sorted(set(data.humans) | set(humans))
+    frame, per_answer = nugget_scores(data.frame, data.nuggets, data.humans, marks=data.marks)
+    return NuggetScores(data=data, frame=frame, per_answer=per_answer)
+
+
+def study_nugget_report(
+    study, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, progress: Progress | None = None
+) -> NuggetReport:
     """Scores per answer and per system for every labeller of ``study``, with bootstrap intervals, agreement
     (physicians' ordinal alpha; each automatic labeller against the physicians' consensus with the leave-one-out
     ceiling) and system-level rank correlations with the human nugget score and with the human leaderboard.
@@ -63,27 +140,34 @@ def study_nugget_report(study, *, n_resamples: int = DEFAULT_RESAMPLES, seed: in
     The reference answer (when the study shows it) is scored like a system but left out of every system-level
     correlation, as the study report leaves it out of the metric correlations.
     """
-    data = study_nuggets(study)
-    humans, automatic = data.humans, data.automatic
-    frame, per_answer = nugget_scores(data.frame, data.nuggets, humans, marks=data.marks)
+    if progress is not None:
+        progress.start(3, "reading the labels")
+    scores = study_nugget_scores(study)
+    data, frame, per_answer = scores.data, scores.frame, scores.per_answer
+    if progress is not None:
+        progress.advance(1, "scores per system, agreement")
     summary = nugget_summary(
         frame,
         per_answer,
-        humans,
-        automatic,
+        data.humans,
+        data.automatic,
         n_resamples=n_resamples,
         seed=seed,
         correlated_systems=_model_systems(per_answer, data),
     )
-    reference = CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
-    report = NuggetReport(summary=summary, frame=frame, per_answer=per_answer, data=data, reference=reference)
+    report = NuggetReport(data=data, frame=frame, per_answer=per_answer, summary=summary)
+    if progress is not None:
+        progress.advance(1, "correlation with the physicians' rankings")
     report.human_strengths = _human_strengths(study, data, n_resamples=n_resamples, seed=seed)
+    reference = report.reference
     if report.human_strengths:
-        for labeller in [*([reference] if reference else []), *automatic]:
+        for labeller in [*([reference] if reference else []), *data.automatic]:
             report.ranking_correlation[labeller] = {
                 score: system_rank_correlation(_system_means(summary, labeller, score), report.human_strengths)
                 for score in CORRELATED_SCORES
             }
+    if progress is not None:
+        progress.advance(1)
     return report
 
 
@@ -115,7 +199,7 @@ def _human_strengths(study, data: StudyNuggets, *, n_resamples: int, seed: int) 
     return {row["system"]: row["strength"] for row in rows if not row["is_reference"] and row["strength"] is not None}
 
 
-def nugget_metric_scores(report: NuggetReport) -> dict[str, pd.DataFrame]:
+def nugget_metric_scores(report: NuggetScores) -> dict[str, pd.DataFrame]:
     """Per-answer nugget scores as further metrics of the correlation report: ``{key: frame(item, system,
     score)}`` with keys ``nugget:<labeller>:<score>``: the physicians' consensus (or the single physician) on
     ``all`` and ``vital_strict``, the matcher and each judge on ``all``."""
@@ -154,7 +238,7 @@ def nugget_metric_label(key: str) -> str:
     return f"{name} ({who[0].lower()}{who[1:]})"
 
 
-def item_labels(report: NuggetReport, item_uid: str) -> dict[tuple[str, str], dict[str, str]]:
+def item_labels(report: NuggetScores, item_uid: str) -> dict[tuple[str, str], dict[str, str]]:
     """(system, labeller) → nugget key → label, for one item (the consensus included)."""
     out: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     frame = report.frame
@@ -164,21 +248,39 @@ def item_labels(report: NuggetReport, item_uid: str) -> dict[tuple[str, str], di
     return out
 
 
-_CACHE: dict[tuple, NuggetReport] = {}
-_CACHE_SIZE = 8
-_CACHE_LOCK = threading.Lock()  # gunicorn's threads share the cache
+def _board_changes(then: dict, now: dict) -> list[str]:
+    return submission_changes(then.get("labels") or {}, now["labels"]) + labeller_changes(
+        then.get("labellers") or {},
+        now["labellers"],
+        noun=lambda name: "the matcher" if name == MATCHER else f"judge “{name}”",
+        verb=lambda name: "run" if name == MATCHER else "imported",
+    )
 
 
-def study_nugget_report_cached(study) -> NuggetReport:
-    """:func:`study_nugget_report` kept in this process until the study's labels change (the leaderboard page,
-    its plot and the item pages read the same figures; the bootstrap is the slow part)."""
-    key = study_nugget_fingerprint(study)
-    with _CACHE_LOCK:
-        report = _CACHE.get(key)
-    if report is None:
-        report = study_nugget_report(study)
-        with _CACHE_LOCK:
-            while len(_CACHE) >= _CACHE_SIZE:
-                _CACHE.pop(next(iter(_CACHE)))
-            _CACHE[key] = report
-    return report
+def nugget_board_state(study) -> BoardState[NuggetBoard]:
+    """The stored nugget board of ``study`` and what has changed since it was computed."""
+    return board_state(
+        NuggetLeaderboard,
+        study,
+        inputs=study_nugget_inputs(study),
+        load=NuggetBoard.from_json,
+        changes=_board_changes,
+    )
+
+
+def nugget_board(study) -> NuggetBoard | None:
+    """The stored nugget board of ``study`` (None before the first is computed), without what changed since."""
+    return stored_board(NuggetLeaderboard, study, NuggetBoard.from_json)
+
+
+def nugget_board_refresh(*, study, user=None) -> NuggetLeaderboard:
+    """Queue the job that computes ``study``'s nugget board again, unless one is already queued or running."""
+    return board_refresh(NuggetLeaderboard, study=study, kind="nugget_leaderboard", user=user)
+
+
+def nugget_board_compute(*, study_id: int, progress: Progress | None = None) -> NuggetLeaderboard:
+    """Compute and store the nugget board of the study (the job's work; running it twice is harmless)."""
+    study = Study.objects.get(pk=study_id)
+    inputs = study_nugget_inputs(study)  # before the labels are read (see board_store)
+    board = study_nugget_report(study, progress=progress).board()
+    return board_store(NuggetLeaderboard, study=study, inputs=inputs, result=board.to_json())

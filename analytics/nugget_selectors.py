@@ -8,8 +8,10 @@ the study was created (``StudyQuestion.nugget_set``), named by their key ("n1") 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pandas as pd
+from django.db.models import Count, Max
 
 from analytics.models import JudgeNuggetLabel
 from analytics.nugget_eval import MATCHER, Marks, label_frame
@@ -18,7 +20,17 @@ from metrics.nugget_io import Label
 from metrics.nuggets import Nugget
 from portal.models import User
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
-from ranking.selectors import study_nugget_labels, study_sentence_marks
+from ranking.selectors import study_nugget_judgements, study_sentence_marks, study_submissions_stamp
+
+
+class AnswerRow(NamedTuple):
+    """One answer of a nugget question as the nugget report reads it (a large study has 80,000: no model rows)."""
+
+    answer_id: int
+    question_id: int
+    item_uid: str
+    system: str
+    is_reference: bool
 
 
 @dataclass
@@ -26,9 +38,7 @@ class StudyNuggets:
     """What a study's nugget questions hold: nuggets per item, answers, every labeller's labels."""
 
     nuggets: dict[str, list[Nugget]] = field(default_factory=dict)
-    #: item uid → nugget key → the stored nugget (labels are stored against its row)
-    nugget_rows: dict[str, dict[str, NuggetRow]] = field(default_factory=dict)
-    answers: list[StudyAnswer] = field(default_factory=list)
+    answers: list[AnswerRow] = field(default_factory=list)
     frame: pd.DataFrame = field(default_factory=lambda: label_frame([]))
     marks: Marks = field(default_factory=dict)
     humans: list[str] = field(default_factory=list)
@@ -61,40 +71,56 @@ def study_answers(study: Study, *, question_ids=None):
     return answers.select_related("system", "question__item").order_by("question__position", "system__name")
 
 
-def study_nuggets(study: Study) -> StudyNuggets:
-    """Every label of the study's nugget questions, by every labeller, with the physicians' sentence marks."""
+def study_nuggets(study: Study, *, question_ids=None) -> StudyNuggets:
+    """Every label of the study's nugget questions, by every labeller, with the physicians' sentence marks;
+    ``question_ids``: only those questions' (one item's page).
+
+    Read as ids and mapped here: at a large study's size (a million labels) a row per label with its item, system
+    and nugget joined in took most of the report's time."""
     data = StudyNuggets()
-    for question in nugget_questions(study):
-        rows = list(question.nugget_set.nuggets.all())
-        data.nuggets[question.item.uid] = [Nugget(n.key, n.text, n.importance) for n in rows]
-        data.nugget_rows[question.item.uid] = {n.key: n for n in rows}
-    data.answers = list(study_answers(study))
-    data.reference_systems = {a.system.name for a in data.answers if a.system.is_reference}
-    physician_labels, marks = _physician_labels(study)
+    questions = StudyQuestion.objects.filter(study=study, nugget_set__isnull=False)
+    if question_ids is not None:
+        questions = questions.filter(pk__in=list(question_ids))
+    sets = dict(questions.order_by("position").values_list("nugget_set_id", "item__uid"))
+    keys: dict[int, str] = {}  # nugget id → key
+    for pk, set_id, key, text, importance in (
+        NuggetRow.objects.filter(nugget_set_id__in=list(sets))
+        .order_by("nugget_set_id", "position")
+        .values_list("pk", "nugget_set_id", "key", "text", "importance")
+    ):
+        data.nuggets.setdefault(sets[set_id], []).append(Nugget(key, text, importance))
+        keys[pk] = key
+    data.nuggets = {uid: data.nuggets.get(uid, []) for uid in sets.values()}  # in the questions' order
+    data.answers = [
+        AnswerRow(*row)
+        for row in StudyAnswer.objects.filter(question__in=questions)
+        .order_by("question__position", "system__name")
+        .values_list("pk", "question_id", "question__item__uid", "system__name", "system__is_reference")
+    ]
+    answers = {a.answer_id: a for a in data.answers}
+    data.reference_systems = {a.system for a in data.answers if a.is_reference}
+    wanted = None if question_ids is None else list(answers)
+    physician_labels = [
+        Label(answers[answer_id].item_uid, answers[answer_id].system, keys[nugget_id], label, labeller)
+        for labeller, answer_id, nugget_id, label in study_nugget_judgements(study, answer_ids=wanted)
+    ]
     judge_labels: list[Label] = []
     judges: set[str] = set()
-    for row in (
-        JudgeNuggetLabel.objects.filter(answer__question__study=study)
-        .values_list(
-            "answer__question__item__uid",
-            "answer__system__name",
-            "nugget__key",
-            "label",
-            "labeller",
-            "source",
-            "evidence",
-            "similarity",
-        )
-        .order_by("answer_id", "nugget__position", "labeller")
-    ):
-        item_uid, system, key, label, labeller, source, evidence, similarity = row
-        judge_labels.append(Label(item_uid, system, key, label, labeller))
+    stored = JudgeNuggetLabel.objects.filter(answer__question__study=study)
+    if wanted is not None:
+        stored = JudgeNuggetLabel.objects.filter(answer_id__in=wanted)
+    for answer_id, nugget_id, label, labeller, source, evidence, similarity in stored.order_by(
+        "answer_id", "nugget__position", "labeller"
+    ).values_list("answer_id", "nugget_id", "label", "labeller", "source", "evidence", "similarity"):
+        answer = answers[answer_id]
+        key = keys[nugget_id]
+        judge_labels.append(Label(answer.item_uid, answer.system, key, label, labeller))
         if source == JudgeNuggetLabel.Source.IMPORT:
             judges.add(labeller)
         if evidence:
-            data.evidence[item_uid, system, labeller, key] = (evidence, similarity)
+            data.evidence[answer.item_uid, answer.system, labeller, key] = (evidence, similarity)
     data.frame = label_frame(physician_labels + judge_labels)
-    data.marks = marks
+    data.marks = _marks(study, question_ids)
     data.humans = sorted({label.labeller for label in physician_labels})
     data.judges = sorted(judges)
     return data
@@ -106,30 +132,28 @@ def study_physician_pseudonyms(study: Study) -> set[str]:
     return {user.pseudonym for user in User.objects.filter(pk__in=ids)}
 
 
-def _physician_labels(study: Study) -> tuple[list[Label], dict[tuple[str, str, str], list[bool]]]:
-    """The physicians' nugget labels and sentence marks from their submitted tasks (ranking's selectors).
-
-    Sentences of an answer in a submitted nugget task that the physician did not flag were read and found fine,
-    so every such answer gets its full list of marks.
-    """
-    labels = [
-        Label(row["item_uid"], row["system"], row["nugget_id"], row["label"], row["labeller"])
-        for row in study_nugget_labels(study)
-    ]
+def _marks(study: Study, question_ids) -> dict[tuple[str, str, str], list[bool]]:
+    """The physicians' sentence marks from their submitted tasks (ranking's selectors). Sentences of an answer in
+    a submitted nugget task that the physician did not flag were read and found fine, so every such answer gets
+    its full list of marks."""
     marks: dict[tuple[str, str, str], list[bool]] = {}
-    for row in study_sentence_marks(study):
+    for row in study_sentence_marks(study, question_ids=question_ids):
         marked = set(row["marked"])
         marks[row["item_uid"], row["system"], row["labeller"]] = [i in marked for i in range(row["n_sentences"])]
-    return labels, marks
+    return marks
 
 
-def study_nugget_fingerprint(study: Study) -> tuple:
-    """Changes whenever a label, a sentence mark, a submission or a ranking of the study changes (a cache key:
-    a submitted task's labels and marks are written with it; judges' and the matcher's are replaced in bulk)."""
-    from django.db.models import Count, Max
-
-    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
-        n=Count("pk"), last=Max("submitted_at")
+def study_nugget_inputs(study: Study) -> dict:
+    """What the study's nugget figures are computed from: the physicians' judgements (their stamp) and, per
+    automatic labeller (the matcher, each judge), how many labels it has and its newest one (a run or an import
+    replaces every row, so a new one shows as a new id)."""
+    labellers = (
+        JudgeNuggetLabel.objects.filter(answer__question__study=study)
+        .values("labeller")
+        .annotate(n=Count("pk"), last=Max("pk"))
+        .order_by("labeller")
     )
-    judges = JudgeNuggetLabel.objects.filter(answer__question__study=study).aggregate(n=Count("pk"), last=Max("pk"))
-    return (study.pk, study.created_at, study.ask_ranking, tasks["n"], tasks["last"], judges["n"], judges["last"])
+    return {
+        "labels": study_submissions_stamp(study),
+        "labellers": {row["labeller"]: [row["n"], row["last"]] for row in labellers},
+    }

@@ -4,13 +4,20 @@ the matcher and importing an external judge's labels. Organizers only: these pag
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.judge_import import judge_labels_import
 from analytics.nugget_matching import matcher_thresholds, nugget_matcher_request
-from analytics.nugget_reports import labeller_label, study_nugget_report_cached
+from analytics.nugget_reports import (
+    labeller_label,
+    nugget_board,
+    nugget_board_refresh,
+    nugget_board_state,
+    study_nugget_scores,
+)
 from analytics.nugget_selectors import nugget_questions
 from analytics.presentation import nuggets as present
 from analytics.presentation.judges import harm_by_system
@@ -22,7 +29,7 @@ from portal.models import Job
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import upload_too_large
-from ranking.models import Study, StudyQuestion
+from ranking.models import Study, StudyAnswer, StudyQuestion
 from stats import plots
 
 PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
@@ -32,50 +39,62 @@ def _study(pk) -> Study:
     return get_object_or_404(Study, pk=pk)
 
 
+#: Questions listed a page on the leaderboard (a large study has 10,000; the item pages step through all of them).
+QUESTIONS_PER_PAGE = 100
+
+
 class NuggetLeaderboardView(RoleRequiredMixin, View):
-    """Systems × nugget score for one labeller (the consensus by default), the agreement table and the items."""
+    """Systems × nugget score for one labeller (the consensus by default), the agreement table and the items: the
+    stored board (``analytics.nugget_reports``), with what has changed since and the job computing the next."""
 
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request, pk):
         study = _study(pk)
-        report = study_nugget_report_cached(study)
+        state = nugget_board_state(study)
+        if state.board is None and state.job is None and nugget_questions(study).exists():
+            nugget_board_refresh(study=study, user=request.user)  # the first view: nothing to show until it is done
+            state = nugget_board_state(study)
+        board = state.board
         if request.GET.get("format") == "csv":
-            response = HttpResponse(present.leaderboard_csv(report), content_type="text/csv; charset=utf-8")
+            if board is None:
+                raise Http404("the nugget leaderboard has not been computed yet")
+            response = HttpResponse(present.leaderboard_csv(board), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="nugget-leaderboard-study-{study.pk}.csv"'
             return response
-        labeller = present.chosen_labeller(report, request.GET.get("labeller"))
-        questions = list(nugget_questions(study))
-        correlations = present.correlation_rows(report)
+        labeller = present.chosen_labeller(board, request.GET.get("labeller")) if board else None
+        questions = Paginator(nugget_questions(study).prefetch_related(None), QUESTIONS_PER_PAGE).get_page(
+            request.GET.get("page")
+        )
+        correlations = present.correlation_rows(board) if board else []
         last_matcher = Job.objects.filter(kind="nugget_matcher", params__study_id=study.pk).order_by("-created_at")
-        harm = harm_by_system(harm_rates(study_rankings(study))) if study.ask_harm and study.ask_ranking else {}
-        return render(
-            request,
-            "analytics/nuggets.html",
-            {
-                "study": study,
-                "report": report,
+        harm = (
+            harm_by_system(harm_rates(study_rankings(study))) if study.ask_harm and study.ask_ranking and board else {}
+        )
+        context = {"study": study, "state": state, "board": board, "questions": questions}
+        if board is not None:
+            context |= {
                 "labeller": labeller,
                 "labeller_name": labeller_label(labeller) if labeller else "",
-                "choices": present.labeller_choices(report),
-                "columns": present.score_columns(report, labeller) if labeller else [],
-                "rows": present.leaderboard_rows(report, labeller) if labeller else [],
-                "alpha": present.human_alpha(report),
-                "agreement": present.agreement_rows(report),
-                "ceiling": present.ceiling_band(report),
-                "reading": present.agreement_reading(report),
+                "choices": present.labeller_choices(board),
+                "columns": present.score_columns(board, labeller) if labeller else [],
+                "rows": present.leaderboard_rows(board, labeller) if labeller else [],
+                "alpha": present.human_alpha(board),
+                "agreement": present.agreement_rows(board),
+                "ceiling": present.ceiling_band(board),
+                "reading": present.agreement_reading(board),
                 "correlations": correlations,
                 "correlation_note": present.correlation_note(correlations),
-                "questions": questions,
-                "n_answers": len(report.data.answers),
-                "thresholds": matcher_thresholds(),
-                "last_matcher": last_matcher.first(),
                 "harm": harm,
-            },
-        )
+            }
+        context |= {"thresholds": matcher_thresholds(), "last_matcher": last_matcher.first()}
+        return render(request, "analytics/nuggets.html", context)
 
     def post(self, request, pk):
         study = _study(pk)
+        if request.POST.get("action") == "recompute":
+            nugget_board_refresh(study=study, user=request.user)
+            return redirect("nugget_leaderboard", pk=study.pk)
         try:
             job = nugget_matcher_request(study=study, user=request.user)
         except DomainError as exc:
@@ -90,16 +109,17 @@ class NuggetPlotView(RoleRequiredMixin, View):
     def get(self, request, pk, fmt):
         if fmt not in PLOT_TYPES:
             raise Http404("formats: svg, png")
-        report = study_nugget_report_cached(_study(pk))
-        labeller = present.chosen_labeller(report, request.GET.get("labeller"))
+        board = nugget_board(_study(pk))
+        labeller = present.chosen_labeller(board, request.GET.get("labeller")) if board else None
         if labeller is None:
-            raise Http404("no nugget labels yet")
-        body = plots.draw(present.leaderboard_chart(report, labeller), fmt)
+            raise Http404("no nugget leaderboard computed yet")
+        body = plots.draw(present.leaderboard_chart(board, labeller), fmt)
         return HttpResponse(body, content_type=PLOT_TYPES[fmt])
 
 
 class NuggetItemView(RoleRequiredMixin, View):
-    """One item of the study: each system's answer, which nuggets each labeller found in it, and the evidence."""
+    """One item of the study: each system's answer, which nuggets each labeller found in it, and the evidence.
+    Read from this item's labels alone (not from the stored board): what a labeller gave shows at once."""
 
     required_roles = (Role.ORGANIZER,)
 
@@ -108,10 +128,15 @@ class NuggetItemView(RoleRequiredMixin, View):
         question = get_object_or_404(
             StudyQuestion.objects.select_related("item"), pk=question_id, study=study, nugget_set__isnull=False
         )
-        report = study_nugget_report_cached(study)
-        nuggets, answers = present.item_answers(report, question.item.uid)
-        ids = list(nugget_questions(study).values_list("pk", flat=True))
-        at = ids.index(question.pk)
+        board = nugget_board(study)
+        scores = study_nugget_scores(study, question_ids=[question.pk], humans=board.humans if board else ())
+        answers = StudyAnswer.objects.filter(question=question).select_related("system").order_by("system__name")
+        nuggets, shown = present.item_answers(scores, question.item.uid, answers)
+        # its neighbours and place from the index, not from every question of a large study
+        questions = StudyQuestion.objects.filter(study=study, nugget_set__isnull=False).order_by("position")
+        before = questions.filter(position__lt=question.position)
+        previous = before.order_by("-position").values_list("pk", flat=True).first()
+        following = questions.filter(position__gt=question.position).values_list("pk", flat=True).first()
         return render(
             request,
             "analytics/nugget_item.html",
@@ -119,11 +144,11 @@ class NuggetItemView(RoleRequiredMixin, View):
                 "study": study,
                 "question": question,
                 "nuggets": nuggets,
-                "answers": answers,
-                "position": at + 1,
-                "count": len(ids),
-                "previous": ids[at - 1] if at > 0 else None,
-                "next": ids[at + 1] if at + 1 < len(ids) else None,
+                "answers": shown,
+                "position": before.count() + 1,
+                "count": questions.count(),
+                "previous": previous,
+                "next": following,
             },
         )
 

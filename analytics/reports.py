@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from analytics.leaderboards import human_leaderboard
 from analytics.models import Report, ScoringRun
-from analytics.nugget_reports import nugget_metric_scores, study_nugget_report
+from analytics.nugget_reports import nugget_metric_scores, study_nugget_scores
 from analytics.nugget_selectors import nugget_questions
 from analytics.selectors import (
     RELEVANCE_SCALE,
@@ -252,8 +252,8 @@ def _nugget_metrics(study: Study, kw: _Resampling) -> dict[str, pd.DataFrame]:
     empty for a study without nugget labels."""
     if not study.ask_nuggets or not nugget_questions(study).exists():
         return {}
-    report = study_nugget_report(study, n_resamples=0, seed=kw["seed"])
-    return nugget_metric_scores(report)
+    # per-answer scores only: the system means, their intervals and the agreement are the nugget board's
+    return nugget_metric_scores(study_nugget_scores(study))
 
 
 def _automatic_leaderboard(scores: pd.DataFrame, runs: Iterable[ScoringRun]) -> tuple[list[dict], dict[str, str]]:

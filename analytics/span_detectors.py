@@ -21,25 +21,32 @@ The leaderboard is stored (:class:`analytics.models.SpanLeaderboard`): at a larg
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from django.db import transaction
 from django.db.models import Count, Max
-from django.utils import timezone
 
 from analytics.judge_import import judge_name_problem
 from analytics.models import SpanDetector, SpanLeaderboard, SpanPrediction
 from analytics.nugget_selectors import study_physician_pseudonyms
+from analytics.stored_boards import (
+    BoardState,
+    board_refresh,
+    board_state,
+    board_store,
+    labeller_changes,
+    stored_board,
+    submission_changes,
+)
 from metrics.span_io import read_spans_jsonl
 from metrics.spans import score_cor, score_iou
 from portal.audit import audit_record
-from portal.jobs import Progress, job_start
-from portal.models import Job
+from portal.jobs import Progress
 from ranking.models import Study, StudyAnswer
-from ranking.span_selectors import AnswerSpans, study_span_answer_texts, study_span_labels, study_span_labels_stamp
+from ranking.selectors import study_submissions_stamp
+from ranking.span_selectors import AnswerSpans, study_span_answer_texts, study_span_labels
 from records.jsonl import InputFileError, Source
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
 from stats.results import StatResult, undefined
@@ -267,7 +274,7 @@ def board_from_json(data: dict) -> dict:
 
 
 def span_leaderboard_inputs(study: Study) -> dict:
-    """What the leaderboard is computed from: the physicians' labels (their stamp) and, per detector, how many
+    """What the leaderboard is computed from: the physicians' judgements (their stamp) and, per detector, how many
     predictions it has and its newest one (an import replaces every row, so a new import shows as a new id)."""
     detectors = (
         SpanPrediction.objects.filter(detector__study=study)
@@ -276,91 +283,38 @@ def span_leaderboard_inputs(study: Study) -> dict:
         .order_by("detector__name")
     )
     return {
-        "labels": study_span_labels_stamp(study),
+        "labels": study_submissions_stamp(study),
         "detectors": {row["detector__name"]: [row["n"], row["last"]] for row in detectors},
     }
 
 
 def _changes(then: dict, now: dict) -> list[str]:
     """What differs between the inputs a leaderboard was computed from and today's, in words."""
-    changes = []
-    was, labels = then.get("labels") or {}, now["labels"]
-    more = labels["submitted_tasks"] - (was.get("submitted_tasks") or 0)
-    if more > 0:
-        changes.append(f"{more:,} more physician judgement{'s' if more != 1 else ''} submitted")
-    elif more < 0:
-        changes.append(f"{-more:,} physician judgement{'s' if more != -1 else ''} removed")
-    elif labels != was:
-        changes.append("physicians' spans changed")
-    before = then.get("detectors") or {}
-    for name, stamp in now["detectors"].items():
-        if name not in before:
-            changes.append(f"detector “{name}” imported")
-        elif list(before[name]) != list(stamp):
-            changes.append(f"detector “{name}” imported again")
-    changes += [f"detector “{name}” removed" for name in before if name not in now["detectors"]]
-    return changes
-
-
-@dataclass
-class LeaderboardState:
-    """What the detector page shows: the stored leaderboard (None before the first is computed), when, what has
-    changed since, and the job computing the next one (or the last one, when it failed)."""
-
-    board: dict | None
-    computed_at: datetime | None
-    changes: list[str] = field(default_factory=list)
-    job: Job | None = None
-    detectors: int = 0
-
-    @property
-    def computing(self) -> bool:
-        return self.job is not None and not self.job.finished
-
-    @property
-    def failed(self) -> bool:
-        return self.job is not None and self.job.status == Job.Status.FAILED
+    return submission_changes(then.get("labels") or {}, now["labels"]) + labeller_changes(
+        then.get("detectors") or {}, now["detectors"], noun=lambda name: f"detector “{name}”"
+    )
 
 
 def span_leaderboard_board(study: Study) -> dict | None:
     """The stored leaderboard of ``study`` (None before the first is computed), without asking what changed since."""
-    stored = SpanLeaderboard.objects.filter(study=study, computed_at__isnull=False).only("result").first()
-    return board_from_json(stored.result) if stored else None
+    return stored_board(SpanLeaderboard, study, board_from_json)
 
 
-def span_leaderboard_state(study: Study) -> LeaderboardState:
+def span_leaderboard_state(study: Study) -> BoardState[dict]:
     """The stored leaderboard of ``study`` and what has changed since it was computed."""
-    stored = SpanLeaderboard.objects.filter(study=study).select_related("job").first()
-    inputs = span_leaderboard_inputs(study)
-    state = LeaderboardState(board=None, computed_at=None, detectors=len(inputs["detectors"]))
-    if stored is None:
-        return state
-    state.job = stored.job
-    if stored.computed_at is not None:
-        state.board = board_from_json(stored.result)
-        state.computed_at = stored.computed_at
-        state.changes = _changes(stored.inputs, inputs)
-    return state
+    return board_state(
+        SpanLeaderboard, study, inputs=span_leaderboard_inputs(study), load=board_from_json, changes=_changes
+    )
 
 
 def span_leaderboard_refresh(*, study: Study, user: User | None = None) -> SpanLeaderboard:
     """Queue the job that computes ``study``'s leaderboard again, unless one is already queued or running."""
-    with transaction.atomic():
-        stored, _ = SpanLeaderboard.objects.select_for_update().get_or_create(study=study)
-        if stored.job is not None and not stored.job.finished:
-            return stored
-        stored.job = job_start(kind="span_leaderboard", params={"study_id": study.pk}, user=user)
-        stored.save(update_fields=["job"])
-    return stored
+    return board_refresh(SpanLeaderboard, study=study, kind="span_leaderboard", user=user)
 
 
 def span_leaderboard_compute(*, study_id: int, progress: Progress | None = None) -> SpanLeaderboard:
     """Compute and store the leaderboard of the study (the job's work; running it twice is harmless)."""
     study = Study.objects.get(pk=study_id)
-    # Taken before the data are read: a change made while the job runs shows on the page as a change since.
-    inputs = span_leaderboard_inputs(study)
+    inputs = span_leaderboard_inputs(study)  # before the data are read (see board_store)
     board = detector_leaderboard(study, progress=progress)
-    stored, _ = SpanLeaderboard.objects.update_or_create(
-        study=study, defaults={"inputs": inputs, "result": board_json(board), "computed_at": timezone.now()}
-    )
-    return stored
+    return board_store(SpanLeaderboard, study=study, inputs=inputs, result=board_json(board))

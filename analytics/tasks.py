@@ -7,6 +7,7 @@ from django.urls import reverse
 from analytics.embeddings import embeddings_prune
 from analytics.models import Report, ScoringChunk, ScoringRun, ScoringSlice
 from analytics.nugget_matching import nugget_matcher_run
+from analytics.nugget_reports import nugget_board_compute
 from analytics.reports import report_run
 from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
 from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
@@ -41,6 +42,21 @@ def span_leaderboard_task(job_id: str) -> None:
     def work(job, progress):
         board = span_leaderboard_compute(study_id=job.params["study_id"], progress=progress).result
         return {"detectors": len(board["detectors"]), "answers_read": board["n_answers"]}
+
+    job_run(job_id, work)
+
+
+@job_task(
+    kind="nugget_leaderboard",
+    label="Nugget leaderboard and agreement",
+    links=lambda result, params: [
+        ("The nugget leaderboard", reverse("nugget_leaderboard", args=[int(params["study_id"])]))
+    ],
+)
+def nugget_leaderboard_task(job_id: str) -> None:
+    def work(job, progress):
+        board = nugget_board_compute(study_id=job.params["study_id"], progress=progress).result
+        return {"answers": board["n_answers"], "labellers": len(board["labellers"])}
 
     job_run(job_id, work)
 

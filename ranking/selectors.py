@@ -7,7 +7,7 @@ without its gold answer.
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Nugget
@@ -231,31 +231,47 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
     ]
 
 
-def study_sentence_marks(study: Study, *, identities: bool = False) -> list[dict]:
+def study_nugget_judgements(study: Study, *, answer_ids=None) -> list[tuple[str, int, int, str]]:
+    """Every nugget label of the study's submitted tasks as ``(labeller pseudonym, answer id, nugget id, label)``,
+    in the order of :func:`study_nugget_labels` (question, submission, system, nugget); ``answer_ids``: only the
+    labels of these answers. The lean form for the nugget report, which reads a million of them at a large
+    study's size and maps the ids to items, systems and keys itself."""
+    labels = NuggetJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
+    if answer_ids is not None:
+        labels = labels.filter(answer_id__in=list(answer_ids))
+    rows = list(
+        labels.order_by(
+            "answer__question__position", "task__submitted_at", "task_id", "answer__system__name", "nugget__position"
+        ).values_list("task__ranker_id", "answer_id", "nugget_id", "label")
+    )
+    names = _labellers({row[0] for row in rows}, identities=False)
+    return [(names[ranker], answer, nugget, label) for ranker, answer, nugget, label in rows]
+
+
+def study_sentence_marks(study: Study, *, identities: bool = False, question_ids=None) -> list[dict]:
     """One row per (submitted task, answer) of a nugget study: which of the answer's sentences the ranker marked.
 
     Rows: ``item_uid``, ``system``, ``is_reference``, ``labeller``, ``slot``, ``n_sentences`` (the answer's
     sentences as frozen at study creation), ``marked`` (sorted 0-based indices marked wrong or unsupported),
     ``wrong`` and ``unsupported`` (the same split by kind). Unmarked sentences were read and found fine, so an
-    answer's precision is ``1 - len(marked) / n_sentences``.
+    answer's precision is ``1 - len(marked) / n_sentences``. ``question_ids``: only the tasks of these questions.
     """
     if not study.ask_nuggets:
         return []
-    tasks = list(
-        RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
-        .order_by("question__position", "submitted_at", "pk")
-        .values("pk", "ranker_id", "order")
-    )
+    submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
+    answer_rows = StudyAnswer.objects.filter(question__study=study)
+    flag_rows = SentenceFlag.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
+    if question_ids is not None:  # one item's page: its own rows, not every answer of a large study
+        submitted = submitted.filter(question_id__in=list(question_ids))
+        answer_rows = answer_rows.filter(question_id__in=list(question_ids))
+        flag_rows = flag_rows.filter(task__in=submitted)
+    tasks = list(submitted.order_by("question__position", "submitted_at", "pk").values("pk", "ranker_id", "order"))
     answers = {
         a["pk"]: a
-        for a in StudyAnswer.objects.filter(question__study=study).values(
-            "pk", "question__item__uid", "system__name", "system__is_reference", "sentences"
-        )
+        for a in answer_rows.values("pk", "question__item__uid", "system__name", "system__is_reference", "sentences")
     }
     flags: dict[tuple, dict[str, list[int]]] = {}
-    for task_id, answer_id, index, kind in SentenceFlag.objects.filter(
-        task__study=study, task__status=RankingTask.Status.SUBMITTED
-    ).values_list("task_id", "answer_id", "index", "kind"):
+    for task_id, answer_id, index, kind in flag_rows.values_list("task_id", "answer_id", "index", "kind"):
         flags.setdefault((task_id, answer_id), {"wrong": [], "unsupported": []})[kind].append(index)
     labellers = _labellers((t["ranker_id"] for t in tasks), identities=identities)
     rows = []
@@ -277,3 +293,18 @@ def study_sentence_marks(study: Study, *, identities: bool = False) -> list[dict
                 }
             )
     return rows
+
+
+def study_submissions_stamp(study: Study) -> dict:
+    """What every physician judgement of ``study`` depends on, in two numbers: how many tasks are submitted and
+    the last submission. A task's rankings, nugget labels, sentence marks and spans are written with its
+    submission (``ranking.services.submissions``) and a submitted task is not changed afterwards, so two equal
+    stamps mean the same judgements. A stored result computed from them keeps the stamp it was computed from, to
+    tell when the physicians have changed something since."""
+    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
+        n=Count("pk"), last=Max("submitted_at")
+    )
+    return {
+        "submitted_tasks": tasks["n"],
+        "last_submitted": tasks["last"].isoformat() if tasks["last"] else None,
+    }

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from django.db.models import Count, Max
-
 from metrics.spans import hard_labels, merge_spans, soft_labels
 from portal.models import User
 from ranking.models import HallucinationSpan, RankingTask, Study, StudyAnswer
@@ -157,17 +155,3 @@ def study_span_physicians(study: Study) -> list[int]:
             )
         )
     )
-
-
-def study_span_labels_stamp(study: Study) -> dict:
-    """What :func:`study_span_labels` depends on, in two numbers: how many tasks are submitted and the last
-    submission. A task's spans are written with its submission (``ranking.services.submissions``) and a submitted
-    task is not changed afterwards, so two equal stamps mean the same labels. A stored result computed from the
-    labels keeps the stamp it was computed from, to tell when the physicians have changed something since."""
-    tasks = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED).aggregate(
-        n=Count("pk"), last=Max("submitted_at")
-    )
-    return {
-        "submitted_tasks": tasks["n"],
-        "last_submitted": tasks["last"].isoformat() if tasks["last"] else None,
-    }

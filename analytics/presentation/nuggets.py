@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES
-from analytics.nugget_reports import NuggetReport, item_labels, labeller_label
+from analytics.nugget_reports import NuggetBoard, NuggetScores, item_labels, labeller_label
 from analytics.presentation.tables import number, system_label
 from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
 from stats.plots import Bar, BarChart
@@ -19,11 +19,11 @@ def interval(ci) -> str:
     return f"{number(ci[0])} – {number(ci[1])}" if ci else "—"
 
 
-def labeller_choices(report: NuggetReport) -> list[tuple[str, str]]:
+def labeller_choices(report: NuggetBoard) -> list[tuple[str, str]]:
     return [(name, labeller_label(name)) for name in report.labellers]
 
 
-def chosen_labeller(report: NuggetReport, asked: str | None) -> str | None:
+def chosen_labeller(report: NuggetBoard, asked: str | None) -> str | None:
     """The labeller asked for if it has scores, else the consensus (or the first labeller there is)."""
     names = report.labellers
     if asked in names:
@@ -31,7 +31,7 @@ def chosen_labeller(report: NuggetReport, asked: str | None) -> str | None:
     return names[0] if names else None
 
 
-def score_columns(report: NuggetReport, labeller: str) -> list[tuple[str, str]]:
+def score_columns(report: NuggetBoard, labeller: str) -> list[tuple[str, str]]:
     """(score, heading) of the scores this labeller has (precision only where sentences were marked)."""
     present = {score for by in report.summary["systems"].values() for score in by.get(labeller, {})}
     return [(score, SCORE_LABELS[score]) for score in SCORE_NAMES if score in present]
@@ -43,7 +43,7 @@ class Cell:
     ci: str
 
 
-def leaderboard_rows(report: NuggetReport, labeller: str) -> list[dict]:
+def leaderboard_rows(report: NuggetBoard, labeller: str) -> list[dict]:
     """One row per system the labeller scored, best ``all`` score first (systems without one last)."""
     columns = [score for score, _ in score_columns(report, labeller)]
     rows = []
@@ -56,8 +56,8 @@ def leaderboard_rows(report: NuggetReport, labeller: str) -> list[dict]:
             {
                 "raw": system,
                 "entry": entry,
-                "reference": system in report.data.reference_systems,
-                "system": system_label(system, system in report.data.reference_systems),
+                "reference": system in report.reference_systems,
+                "system": system_label(system, system in report.reference_systems),
                 "all": entry.get("all"),
                 "cells": cells,
                 "n_answers": entry["n_answers"],
@@ -67,7 +67,7 @@ def leaderboard_rows(report: NuggetReport, labeller: str) -> list[dict]:
     return rows
 
 
-def leaderboard_chart(report: NuggetReport, labeller: str) -> BarChart:
+def leaderboard_chart(report: NuggetBoard, labeller: str) -> BarChart:
     """The ``all`` score per system with its interval, on an axis from 0 to 1, best first."""
     bars = []
     for row in leaderboard_rows(report, labeller):
@@ -95,7 +95,7 @@ def leaderboard_chart(report: NuggetReport, labeller: str) -> BarChart:
     )
 
 
-def agreement_rows(report: NuggetReport) -> list[dict]:
+def agreement_rows(report: NuggetBoard) -> list[dict]:
     """Each automatic labeller against the physicians' consensus, then each physician against the others."""
     agreement = report.summary["agreement"]
     rows = [
@@ -132,7 +132,7 @@ def _note(note) -> str:
     return str(note)[0].upper() + str(note)[1:] + "." if note else ""
 
 
-def human_alpha(report: NuggetReport) -> dict | None:
+def human_alpha(report: NuggetBoard) -> dict | None:
     alpha = report.summary["agreement"].get("human_alpha")
     if not alpha:
         return None
@@ -146,7 +146,7 @@ def human_alpha(report: NuggetReport) -> dict | None:
     }
 
 
-def ceiling_band(report: NuggetReport) -> str:
+def ceiling_band(report: NuggetBoard) -> str:
     """The physicians' own range of kappa against each other, in words; empty without two physicians."""
     kappa = ((report.summary["agreement"].get("human_ceiling") or {}).get("kappa")) or {}
     if kappa.get("mean") is None:
@@ -161,7 +161,7 @@ def ceiling_band(report: NuggetReport) -> str:
 WEAK_HUMAN_KAPPA = 0.4
 
 
-def agreement_reading(report: NuggetReport) -> str:
+def agreement_reading(report: NuggetBoard) -> str:
     """One sentence: how far the organizer can trust each automatic labeller, measured against the physicians."""
     agreement = report.summary["agreement"]
     ceiling = ((agreement.get("human_ceiling") or {}).get("kappa")) or {}
@@ -198,7 +198,7 @@ def agreement_reading(report: NuggetReport) -> str:
     )
 
 
-def correlation_rows(report: NuggetReport) -> list[dict]:
+def correlation_rows(report: NuggetBoard) -> list[dict]:
     """Per labeller and score: Spearman ρ of its system ranking with the physicians' nugget score and with their
     preference ranking (the human leaderboard)."""
     by_nuggets = report.summary["agreement"].get("system_rank_correlation") or {}
@@ -227,27 +227,25 @@ def correlation_note(rows: list[dict]) -> str:
     return next((r["note"] for r in rows if r["note"]), "No rank correlation can be computed yet.")
 
 
-def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[dict]]:
-    """One item: its nuggets, and each answer (system named: the organizer's page) with, per nugget, every
-    labeller's label and the evidence sentence where one was given."""
+def item_answers(scores: NuggetScores, item_uid: str, answers) -> tuple[list[dict], list[dict]]:
+    """One item: its nuggets, and each of its ``answers`` (the question's answers with their system; named: the
+    organizer's page) with, per nugget, every labeller's label and the evidence sentence where one was given."""
     nuggets = [
         {"key": n.id, "text": n.text, "importance": IMPORTANCE_WORDS[n.importance], "avoid": n.importance == "avoid"}
-        for n in report.data.nuggets.get(item_uid, [])
+        for n in scores.data.nuggets.get(item_uid, [])
     ]
-    labels = item_labels(report, item_uid)
-    per_answer = report.per_answer[report.per_answer["item_uid"] == item_uid]
-    answers = []
-    for answer in report.data.answers:
-        if answer.question.item.uid != item_uid:
-            continue
+    labels = item_labels(scores, item_uid)
+    per_answer = scores.per_answer[scores.per_answer["item_uid"] == item_uid]
+    out = []
+    for answer in answers:
         system = answer.system.name
-        labellers = [name for name in report.labellers if (system, name) in labels]
+        labellers = [name for name in scores.labellers if (system, name) in labels]
         rows = []
         for nugget in nuggets:
             cells = []
             for name in labellers:
                 label = labels[system, name].get(nugget["key"], "not_support")
-                evidence = report.data.evidence.get((item_uid, system, name, nugget["key"]))
+                evidence = scores.data.evidence.get((item_uid, system, name, nugget["key"]))
                 cells.append(
                     {
                         "label": LABEL_WORDS[label],
@@ -257,30 +255,30 @@ def item_answers(report: NuggetReport, item_uid: str) -> tuple[list[dict], list[
                     }
                 )
             rows.append({"nugget": nugget, "cells": cells})
-        scores = per_answer[per_answer["system"] == system].set_index("labeller")
-        answers.append(
+        by_labeller = per_answer[per_answer["system"] == system].set_index("labeller")
+        out.append(
             {
                 "system": system_label(system, answer.system.is_reference),
-                "sentences": _sentences(report, item_uid, system, answer),
+                "sentences": _sentences(scores, item_uid, system, answer),
                 "labellers": [labeller_label(n) for n in labellers],
                 "scores": [
-                    number(scores.loc[n, "all"])
-                    if n in scores.index and scores.loc[n, "all"] == scores.loc[n, "all"]
+                    number(by_labeller.loc[n, "all"])
+                    if n in by_labeller.index and by_labeller.loc[n, "all"] == by_labeller.loc[n, "all"]
                     else "—"
                     for n in labellers
                 ],  # fmt: skip
                 "rows": rows,
             }
         )
-    return nuggets, answers
+    return nuggets, out
 
 
-def _sentences(report: NuggetReport, item_uid: str, system: str, answer) -> list[dict]:
+def _sentences(scores: NuggetScores, item_uid: str, system: str, answer) -> list[dict]:
     """The answer's sentences, each with how many of the physicians who read it marked it wrong or unsupported."""
     read = [
         given
-        for (uid, name, labeller), given in report.data.marks.items()
-        if uid == item_uid and name == system and labeller in report.data.humans
+        for (uid, name, labeller), given in scores.data.marks.items()
+        if uid == item_uid and name == system and labeller in scores.data.humans
     ]
     out = []
     for i, text in enumerate(answer.sentences or [answer.text]):
@@ -293,7 +291,7 @@ def _sentences(report: NuggetReport, item_uid: str, system: str, answer) -> list
 CSV_COLUMNS = ["system", "is_reference", "labeller", "score", "mean", "ci_low", "ci_high", "n_answers"]
 
 
-def leaderboard_csv(report: NuggetReport) -> str:
+def leaderboard_csv(report: NuggetBoard) -> str:
     """Every system × labeller × score with its interval, one row each (labellers as stored: pseudonyms,
     ``consensus``, ``matcher``, judges' names), cells guarded against spreadsheet formulas."""
     import io
@@ -315,7 +313,7 @@ def leaderboard_csv(report: NuggetReport) -> str:
                 writer.writerow(
                     {
                         "system": system,
-                        "is_reference": system in report.data.reference_systems,
+                        "is_reference": system in report.reference_systems,
                         "labeller": labeller,
                         "score": score,
                         "mean": entry[score],

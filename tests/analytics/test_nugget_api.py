@@ -20,9 +20,15 @@ def api(organizer):
     return client
 
 
-def test_report_has_the_hand_computed_figures(api, make_user):
+def test_report_has_the_hand_computed_figures(api, make_user, django_capture_on_commit_callbacks):
     made = hand_study(make_user)
-    body = api.get(reverse("api_nugget_report", args=[made.study.pk])).json()
+    url = reverse("api_nugget_report", args=[made.study.pk])
+    with django_capture_on_commit_callbacks(execute=True):  # the worker runs the job the first request queued
+        first = api.get(url)
+    assert first.status_code == 202 and first.json()["computed_at"] is None
+    assert Job.objects.get(pk=first.json()["job"]).status == Job.Status.SUCCEEDED
+    body = api.get(url).json()
+    assert body["computed_at"] and body["changed_since"] == [] and body["job"] is None
     assert body["systems"]["SYS-A"]["consensus"]["all"] == 0.75
     assert body["agreement"]["human_alpha"]["value"] == pytest.approx(49 / 60, abs=1e-4)
     assert body["judges"] == [] and body["reference_systems"] == []

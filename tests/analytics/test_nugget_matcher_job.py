@@ -107,3 +107,15 @@ def test_real_model_matches_a_verbatim_nugget_and_not_an_unrelated_answer(organi
     assert labels["SYS-A", "n1"].label == "support"
     assert labels["SYS-A", "n1"].evidence == "Aspirin inhibits platelet aggregation."
     assert labels["SYS-B", "n1"].label == "not_support"
+
+
+def test_a_matcher_run_queues_the_nugget_board_and_its_job_stores_it(organizer, django_capture_on_commit_callbacks):
+    from analytics.models import NuggetLeaderboard
+
+    made = nugget_study(items=ITEMS)
+    with django_capture_on_commit_callbacks(execute=True):
+        nugget_matcher_run(study=made.study, support_threshold=0.75, partial_threshold=0.6, encode=fake_encode)
+    stored = NuggetLeaderboard.objects.get(study=made.study)
+    assert stored.job.kind == "nugget_leaderboard" and stored.job.status == Job.Status.SUCCEEDED
+    assert stored.result["labellers"] == ["matcher"] and stored.inputs["labellers"]["matcher"][0] == 6
+    assert stored.result["summary"]["systems"]["SYS-A"]["matcher"]["all"] == 0.5  # n1 of the vital/okay n1, n2

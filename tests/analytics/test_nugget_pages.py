@@ -11,7 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from analytics.judge_import import judge_labels_import
-from analytics.models import JudgeNuggetLabel
+from analytics.models import JudgeNuggetLabel, NuggetLeaderboard
+from analytics.nugget_reports import nugget_board_compute
+from portal.models import Job
 from tests.analytics.nugget_rows import hand_study
 
 pytestmark = pytest.mark.django_db
@@ -23,16 +25,18 @@ JUDGE = [
 
 
 @pytest.fixture
-def made(make_user):
+def made(make_user, django_capture_on_commit_callbacks):
     made = hand_study(make_user)
     lines = [json.dumps(r).encode() for r in JUDGE]
-    judge_labels_import(study=made.study, source=lines, name="judge.jsonl", user=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        judge_labels_import(study=made.study, source=lines, name="judge.jsonl", user=None)  # its job computes the board
     answer = made.answers["q1", "SYS-A"]
     nugget = made.questions[0].nugget_set.nuggets.get(key="n1")
     JudgeNuggetLabel.objects.create(
         answer=answer, nugget=nugget, labeller="matcher", source="matcher", label="support",
         sentence_index=0, evidence="Aspirin inhibits platelet aggregation.", similarity=0.912345,
     )  # fmt: skip
+    nugget_board_compute(study_id=made.study.pk)  # as the matcher's own run would have queued it
     return made
 
 
@@ -161,7 +165,7 @@ def test_reading_says_whether_a_judge_reaches_the_physicians(made):
     from analytics.nugget_reports import study_nugget_report
     from analytics.presentation.nuggets import agreement_reading
 
-    report = study_nugget_report(made.study, n_resamples=10)
+    report = study_nugget_report(made.study, n_resamples=10).board()
     reading = agreement_reading(report)
     assert reading.startswith("Every automatic labeller agrees with the physicians' consensus less")
     assert "screen answers" in reading
@@ -202,6 +206,7 @@ def test_the_nugget_leaderboard_shows_the_harm_rate_when_the_study_asked(client,
         AnswerJudgement.objects.filter(task=task).update(harm=False)
         if n == 1:
             AnswerJudgement.objects.filter(task=task, answer__system__name="SYS-B").update(harm=True)
+    nugget_board_compute(study_id=made.study.pk)
     client.force_login(organizer)
     url = reverse("nugget_leaderboard", args=[made.study.pk])
     assert "Flagged harmful" not in client.get(url).content.decode()  # the study did not ask
@@ -211,3 +216,75 @@ def test_the_nugget_leaderboard_shows_the_harm_rate_when_the_study_asked(client,
     row = re.search(r"<tr><td>SYS-B</td>.*?</tr>", html, flags=re.S).group(0)
     assert "50 % (9 % – 91 %)" in row
     assert "0 % (0 % – 66 %)" in re.search(r"<tr><td>SYS-A</td>.*?</tr>", html, flags=re.S).group(0)
+
+
+def test_the_first_view_queues_one_job_and_shows_its_progress(client, organizer, make_user):
+    made = hand_study(make_user)
+    client.force_login(organizer)
+    url = reverse("nugget_leaderboard", args=[made.study.pk])
+    html = client.get(url).content.decode()
+    assert "data-computing" in html and "Computing the nugget leaderboard" in html
+    assert "Scores per system" not in html  # nothing stored yet: no empty table
+    client.get(url)  # a second look while it runs queues no second job
+    assert list(Job.objects.filter(kind="nugget_leaderboard").values_list("params", flat=True)) == [
+        {"study_id": made.study.pk}
+    ]
+    assert client.get(url, {"format": "csv"}).status_code == 404
+    assert client.get(reverse("nugget_plot", args=[made.study.pk, "svg"])).status_code == 404
+    nugget_board_compute(study_id=made.study.pk)
+    Job.objects.filter(kind="nugget_leaderboard").update(status=Job.Status.SUCCEEDED)
+    html = unescape(client.get(url).content.decode())
+    assert "data-computing" not in html and "Computed " in html and "0.75" in html
+    assert "data-stale" not in html
+
+
+def test_a_change_since_is_named_and_computing_again_is_one_click(client, organizer, made, make_user):
+    from tests.analytics.nugget_rows import PHYSICIAN_LABELS, submit_nugget_task
+
+    client.force_login(organizer)
+    url = reverse("nugget_leaderboard", args=[made.study.pk])
+    assert "data-stale" not in client.get(url).content.decode()
+    JudgeNuggetLabel.objects.filter(labeller="lenient-llm").first().delete()  # a judge imported again, smaller
+    JudgeNuggetLabel.objects.create(
+        answer=made.answers["q1", "SYS-B"], nugget=made.questions[0].nugget_set.nuggets.get(key="n2"),
+        labeller="strict-llm", source="import", label="partial",
+    )  # fmt: skip
+    submit_nugget_task(made, make_user("ranker"), "q1", PHYSICIAN_LABELS[0])
+    html = unescape(client.get(url).content.decode())
+    assert "data-stale" in html
+    html = re.sub(r"</?strong>", "", html)
+    assert "Changed since: 1 more physician judgement submitted; judge “lenient-llm” imported again; " \
+        "judge “strict-llm” imported." in html  # fmt: skip
+    assert "0.75" in html  # the stored figures stay until the new ones are computed
+    response = client.post(url, {"action": "recompute"})
+    assert response.status_code == 302 and response["Location"] == url
+    stored = NuggetLeaderboard.objects.get(study=made.study)
+    assert stored.job.kind == "nugget_leaderboard" and not stored.job.finished
+    assert "data-computing" in client.get(url).content.decode()
+
+
+def test_the_item_page_shows_labels_given_after_the_board_was_computed(client, organizer, made):
+    client.force_login(organizer)
+    JudgeNuggetLabel.objects.create(
+        answer=made.answers["q1", "SYS-B"], nugget=made.questions[0].nugget_set.nuggets.get(key="n2"),
+        labeller="strict-llm", source="import", label="partial", evidence="Partly there.",
+    )  # fmt: skip
+    html = unescape(client.get(reverse("nugget_item", args=[made.study.pk, made.questions[0].pk])).content.decode())
+    assert "Judge strict-llm" in html and "Partly there." in html
+    assert "Physicians' consensus" in html  # the study's physicians, as on the leaderboard
+
+
+def test_the_question_list_is_paged(client, organizer, monkeypatch):
+    import analytics.nugget_views as views
+    from tests.analytics.nugget_rows import ANSWERS, nugget_study
+
+    made = nugget_study(items={"q1": dict(ANSWERS), "q2": dict(ANSWERS)}, name="two questions")
+    monkeypatch.setattr(views, "QUESTIONS_PER_PAGE", 1)
+    client.force_login(organizer)
+    url = reverse("nugget_leaderboard", args=[made.study.pk])
+    first = unescape(client.get(url).content.decode())
+    second = unescape(client.get(url, {"page": 2}).content.decode())
+    one, two = (reverse("nugget_item", args=[made.study.pk, q.pk]) + '"' for q in made.questions)
+    assert one in first and two not in first and "questions 1–1 of 2" in first
+    assert two in second and one not in second and 'rel="prev"' in second
+    assert client.get(url, {"page": "<script>"}).status_code == 200  # a bad page number shows the first

@@ -105,3 +105,62 @@ def test_item_labels_hold_the_consensus(made):
     labels = item_labels(study_nugget_report(made.study, n_resamples=10), "q1")
     assert labels["SYS-A", "consensus"] == {"n1": "support", "n2": "partial", "n3": "not_support"}
     assert labels["SYS-B", "consensus"]["n1"] == "not_support"
+
+
+def test_the_stored_board_round_trips_through_json_with_the_reports_figures(made):
+    import json
+
+    from analytics.models import NuggetLeaderboard
+    from analytics.nugget_reports import NuggetBoard, nugget_board, nugget_board_compute
+
+    judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
+    board = study_nugget_report(made.study).board()
+    assert board.labellers == ["consensus", *sorted(p.pseudonym for p in made.physicians), "lenient-llm"]
+    assert (board.n_questions, board.n_answers, board.reference, board.judges) == (1, 2, "consensus", ["lenient-llm"])
+    assert NuggetBoard.from_json(json.loads(json.dumps(board.to_json()))) == board
+    nugget_board_compute(study_id=made.study.pk)
+    assert nugget_board(made.study) == board  # the job stores the same figures (same seed, same resamples)
+    assert NuggetLeaderboard.objects.get(study=made.study).inputs["labellers"]["lenient-llm"][0] == 6
+
+
+def test_the_lean_label_reading_equals_the_export_selectors(made):
+    """The report reads ids and maps them (a million labels at 10x); the export reads every label with its item,
+    system and key joined in. The same labels, in the same order (the order numbers the bootstrap's units)."""
+    from analytics.nugget_selectors import study_nuggets
+    from ranking.selectors import study_nugget_labels
+
+    judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
+    data = study_nuggets(made.study)
+    physicians = data.frame[data.frame["labeller"].isin(data.humans)]
+    exported = [
+        (r["item_uid"], r["system"], r["nugget_id"], r["label"], r["labeller"]) for r in study_nugget_labels(made.study)
+    ]
+    assert len(exported) == 12 and list(physicians.itertuples(index=False, name=None)) == exported
+    judge = data.frame[data.frame["labeller"] == "lenient-llm"]
+    assert [(s, k, v) for _, s, k, v, _ in judge.itertuples(index=False, name=None)] == [
+        (s, k, v) for s, by in LENIENT.items() for k, v in by.items()
+    ]
+    one = study_nuggets(made.study, question_ids=[made.questions[0].pk])
+    assert one.frame.equals(data.frame) and one.marks == data.marks and one.answers == data.answers
+
+
+def test_words_for_what_changed_since_a_board_was_computed():
+    from analytics.stored_boards import labeller_changes, submission_changes
+
+    then = {"submitted_tasks": 3, "last_submitted": "2026-11-01T10:00:00+00:00"}
+    assert submission_changes(then, {"submitted_tasks": 4, "last_submitted": "x"}) == [
+        "1 more physician judgement submitted"
+    ]
+    assert submission_changes(then, {"submitted_tasks": 1, "last_submitted": "x"}) == ["2 physician judgements removed"]
+    assert submission_changes(then, {**then, "last_submitted": "y"}) == ["physicians' judgements changed"]
+    assert submission_changes(then, dict(then)) == []
+    assert submission_changes({}, {"submitted_tasks": 2, "last_submitted": "x"}) == [
+        "2 more physician judgements submitted"
+    ]
+    noun = lambda name: f"“{name}”"  # noqa: E731
+    assert labeller_changes({"a": [3, 10], "b": [1, 2]}, {"a": [3, 14], "c": [1, 15]}, noun=noun) == [
+        "“a” imported again",
+        "“c” imported",
+        "“b” removed",
+    ]
+    assert labeller_changes({"a": [3, 10]}, {"a": [3, 10]}, noun=noun, verb=lambda name: "run") == []

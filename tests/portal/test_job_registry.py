@@ -27,11 +27,14 @@ PRODUCT_PACKAGES = ("portal", "annotation", "ranking", "analytics")
 
 
 def _kinds_started_in_the_product() -> set[str]:
-    """The kinds named in ``job_start(kind=...)`` calls of the product code (the part before a ':' detail)."""
+    """The kinds named in ``job_start(kind=...)`` calls of the product code (the part before a ':' detail), and in
+    ``board_refresh(..., kind=...)`` (``analytics.stored_boards``, which starts the job of a stored board)."""
     started = set()
     for package in PRODUCT_PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
-            for match in re.finditer(r"job_start\(\s*kind=f?[\"']([a-z_]+)", path.read_text()):
+            for match in re.finditer(
+                r"(?:job_start\(|board_refresh\([^)]*?)\s*kind=f?[\"']([a-z_]+)", path.read_text()
+            ):
                 started.add(match.group(1))
     return started
 
@@ -46,6 +49,7 @@ def test_every_kind_a_service_starts_has_a_task_and_a_label():
         "scoring",
         "nugget_matcher",
         "span_leaderboard",
+        "nugget_leaderboard",
     }
     assert started == set(job_kinds())  # and no registered kind is left without a service starting it
     for kind in started:
