@@ -207,7 +207,8 @@ def _consensus_frame(human: pd.DataFrame) -> pd.DataFrame:
     Python: a pandas group-by calling Python once a group took seconds on a large study's million labels."""
     keys = ["item_uid", "system", "nugget_id"]
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for item_uid, system, nugget_id, label in zip(*(human[c] for c in [*keys, "label"]), strict=True):
+    # columns as Python lists first: iterating an Arrow-backed string column is one Python call per value
+    for item_uid, system, nugget_id, label in zip(*(human[c].tolist() for c in [*keys, "label"]), strict=True):
         groups[item_uid, system, nugget_id].append(label)
     ordered = sorted(groups)
     out = pd.DataFrame(
@@ -222,9 +223,8 @@ def _consensus_frame(human: pd.DataFrame) -> pd.DataFrame:
 
 def _per_answer(frame: pd.DataFrame, nuggets, marks: Marks) -> pd.DataFrame:
     by_answer: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
-    for item_uid, system, nugget_id, label, labeller in frame[
-        ["item_uid", "system", "nugget_id", "label", "labeller"]
-    ].itertuples(index=False):
+    values = (frame[c].tolist() for c in ["item_uid", "system", "nugget_id", "label", "labeller"])
+    for item_uid, system, nugget_id, label, labeller in zip(*values, strict=True):
         by_answer[system, labeller, item_uid][nugget_id] = label
     rows = []
     for (system, labeller, item_uid), given in by_answer.items():

@@ -58,7 +58,7 @@ class NuggetScores:
     @property
     def labellers(self) -> list[str]:
         """Every labeller with scores, in the order pages list them: consensus, physicians, matcher, judges."""
-        present = set(self.per_answer["labeller"]) if not self.per_answer.empty else set()
+        present = set(self.per_answer["labeller"].unique()) if not self.per_answer.empty else set()
         order = [CONSENSUS, *self.data.humans, MATCHER, *self.data.judges]
         return [name for name in dict.fromkeys(order) if name in present]
 

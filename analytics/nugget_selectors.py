@@ -49,7 +49,7 @@ class StudyNuggets:
 
     @property
     def automatic(self) -> list[str]:
-        present = set(self.frame["labeller"]) if not self.frame.empty else set()
+        present = set(self.frame["labeller"].unique()) if not self.frame.empty else set()
         return sorted(({MATCHER} & present) | set(self.judges))
 
 

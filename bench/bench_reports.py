@@ -5,8 +5,9 @@ under 30 s).
 
 ``--nuggets``: the study also asks for nuggets: every question gets a validated list of 5 nuggets (2 vital, 2 okay, 1
 avoid) and every ranker labels each nugget against each answer (8 x 5 x 3 labels a question); the study report then
-includes the nugget scores, and the nugget leaderboard's report (``analytics.nugget_reports.study_nugget_report``,
-what the nugget pages compute on their first view) is timed on its own.
+includes the nugget scores (per answer), and the nugget board's job (``analytics.nugget_reports.nugget_board_compute``:
+system scores with intervals, agreement, correlations) is timed on its own in a fresh process, then the nugget pages
+reading the stored board.
 
 Run: .venv/bin/python bench/bench_reports.py [--items 5000] [--questions 1000] [--resamples 1000] [--nuggets]
 The rows are written with bulk inserts first (not timed); then the two report jobs' work is timed, including
@@ -232,22 +233,69 @@ def main() -> None:
     target = 10 if args.items <= 5000 and args.questions <= 1000 else 30
     print(f"all reports, {args.resamples} resamples each: {done - started:.2f} s   (target < {target} s)")
     print(f"peak memory (ru_maxrss): {rss_seeded:.0f} MiB after seeding, {_peak_rss_mib():.0f} MiB after the reports")
-    if args.nuggets:
-        from analytics.nugget_reports import study_nugget_report
-
-        started = time.perf_counter()
-        nuggets = study_nugget_report(study, n_resamples=args.resamples)
-        print(
-            f"nugget leaderboard's report (the nugget pages' first view): {time.perf_counter() - started:.2f} s for "
-            f"{len(nuggets.per_answer)} answers; peak memory {_peak_rss_mib():.0f} MiB"
-        )
     both = _both_at_once(study.pk, args.resamples)
     print(f"both report jobs at once, one process each (the worker's --concurrency 2): {both:.2f} s wall, "
           f"peak memory of a job {_peak_rss_mib(resource.RUSAGE_CHILDREN):.0f} MiB")  # fmt: skip
+    if args.nuggets:  # after the pair: its fresh process would count in the pair's peak memory otherwise
+        _nugget_board(study)
     print(
         f"check: verdict alpha {vetting['overall']['verdict']['krippendorff_alpha']['value']:.3f}, "
         f"Kendall W {result['ranking_agreement']['kendall_w']['value']:.3f}, "
         f"semantic segment tau-b {result['correlation']['semantic']['segment_tau_b']['value']:.3f}"
+    )
+
+
+def _nugget_board(study) -> None:
+    """The nugget board's job in a fresh process (as a worker runs it: its time and peak memory), then the nugget
+    pages an organizer opens, reading the stored board: 10 requests each, median and slowest."""
+    import statistics
+    import subprocess
+    import sys
+
+    from django.conf import settings
+    from django.test import Client
+    from django.urls import reverse
+
+    from portal.services import person_admit
+
+    child = subprocess.run(
+        [sys.executable, __file__, "--nugget-job", str(study.pk)], capture_output=True, text=True, check=True
+    )
+    print(child.stdout.strip())
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    client = Client()
+    client.force_login(person_admit(email="organizer@bench.portal", institution=None, roles=["organizer"]))
+    question = study.questions.order_by("position").first()
+    board = reverse("nugget_leaderboard", args=[study.pk])
+    for name, url in (
+        ("leaderboard page", board),
+        ("its plot (SVG)", reverse("nugget_plot", args=[study.pk, "svg"])),
+        ("its CSV", board + "?format=csv"),
+        ("one item's page", reverse("nugget_item", args=[study.pk, question.pk])),
+    ):
+        times = []
+        for _ in range(10):
+            started = time.perf_counter()
+            response = client.get(url)
+            times.append(time.perf_counter() - started)
+            assert response.status_code == 200, (url, response.status_code)
+        print(
+            f"nugget pages, {name}: median {statistics.median(times) * 1000:.0f} ms, slowest "
+            f"{max(times) * 1000:.0f} ms (10 requests)"
+        )
+
+
+def nugget_job_only(study_id: int) -> None:
+    """The nugget board's job alone in a fresh process: its time and peak memory."""
+    setup_django("portal_bench_reports")
+    from analytics.nugget_reports import nugget_board_compute
+
+    started = time.perf_counter()
+    stored = nugget_board_compute(study_id=study_id)
+    print(
+        f"nugget board job (scores, 1000 resamples, agreement, correlations; reading the labels included), in a "
+        f"fresh process: {time.perf_counter() - started:.2f} s for {stored.result['n_answers']} answers; peak memory "
+        f"(ru_maxrss) {_peak_rss_mib():.0f} MiB"
     )
 
 
@@ -284,4 +332,9 @@ def _both_at_once(study_id: int, resamples: int) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--nugget-job":
+        nugget_job_only(int(sys.argv[2]))
+    else:
+        main()

@@ -19,6 +19,16 @@ def test_counts_are_seeded_resamples_of_all_units():
         c[0, 0] = 5  # cached and read-only
 
 
+@pytest.mark.parametrize("n_units", [1, 7, 1001, 40_000])
+def test_counts_drawn_in_blocks_are_the_resamples_one_draw_of_every_row_gives(n_units):
+    """The count matrix is drawn a block of rows at a time (memory); the resamples of a seed must stay those of
+    one ``integers(0, n, size=(B, n))`` call, the draw every interval in the portal was computed with."""
+    n_resamples = 75  # not a multiple of the block
+    drawn = np.random.default_rng(11).integers(0, n_units, size=(n_resamples, n_units))
+    expected = np.stack([np.bincount(row, minlength=n_units) for row in drawn]).astype(float)
+    assert np.array_equal(resample_counts(n_units, n_resamples, seed=11), expected)
+
+
 def test_sum_bootstrap_equals_explicit_resampling_of_a_mean():
     rng = np.random.default_rng(0)
     x = rng.normal(size=40)
