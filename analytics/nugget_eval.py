@@ -139,6 +139,11 @@ def nugget_eval_report(
     }
 
 
+def reference_labeller(humans: Sequence[str]) -> str | None:
+    """The human labeller the automatic ones are held to: the consensus of two or more physicians, or the one."""
+    return CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
+
+
 def label_frame(labels: Sequence[Label]) -> pd.DataFrame:
     """Labels as the table the statistics take: item_uid, system, nugget_id, label, labeller."""
     rows = [(x.item_uid, x.system, x.nugget_id, x.label, x.labeller) for x in labels]  # tuples: no asdict per row
@@ -151,19 +156,26 @@ Marks = Mapping[tuple[str, str, str], Sequence[bool]]
 
 
 def nugget_scores(
-    frame: pd.DataFrame, nuggets: Mapping[str, Sequence[Nugget]], humans: Sequence[str], *, marks: Marks | None = None
+    frame: pd.DataFrame,
+    nuggets: Mapping[str, Sequence[Nugget]],
+    humans: Sequence[str],
+    *,
+    marks: Marks | None = None,
+    scored: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The label table with the ``consensus`` labeller added (two or more humans), and every answer's scores per
     labeller (columns system, labeller, item_uid and :data:`metrics.nuggets.SCORE_NAMES`).
 
     ``marks``: the humans' sentence marks, for ``precision``; the consensus marks a sentence that at least half
     of the humans who marked that answer marked (a split is settled towards the stricter reading, as
-    :func:`stats.nuggets.consensus_label` does)."""
+    :func:`stats.nuggets.consensus_label` does). ``scored``: score only these labellers' answers (the study
+    report needs the consensus and the automatic labellers, not each physician: a quarter of the work)."""
     marks = dict(marks or {})
     if len(humans) >= 2:
         frame = pd.concat([frame, _consensus_frame(frame[frame["labeller"].isin(humans)])], ignore_index=True)
         marks.update(_consensus_marks(marks, set(humans)))
-    return frame, _per_answer(frame, nuggets, marks)
+    kept = frame if scored is None else frame[frame["labeller"].isin(list(scored))]
+    return frame, _per_answer(kept, nuggets, marks)
 
 
 def nugget_summary(
@@ -293,7 +305,7 @@ def _agreement(frame, systems, humans, automatic, *, n_resamples, seed) -> dict:
         versus = _rounded_figures(versus)
     elif automatic:
         notes.append("no human labels: the automatic labellers cannot be compared with physicians")
-    reference = CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
+    reference = reference_labeller(humans)
     correlation = {}
     if reference is not None:
         for judge in automatic:

@@ -17,7 +17,14 @@ import pandas as pd
 
 from analytics.leaderboards import human_leaderboard
 from analytics.models import NuggetLeaderboard
-from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES, MATCHER, nugget_scores, nugget_summary
+from analytics.nugget_eval import (
+    CONSENSUS,
+    CORRELATED_SCORES,
+    MATCHER,
+    nugget_scores,
+    nugget_summary,
+    reference_labeller,
+)
 from analytics.nugget_selectors import StudyNuggets, study_nugget_inputs, study_nuggets
 from analytics.selectors import study_rankings
 from analytics.stored_boards import (
@@ -51,9 +58,8 @@ class NuggetScores:
 
     @property
     def reference(self) -> str | None:
-        """The human labeller the automatic ones are held to: the consensus of two or more physicians, or the one."""
-        humans = self.data.humans
-        return CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
+        """The human labeller the automatic ones are held to (:func:`analytics.nugget_eval.reference_labeller`)."""
+        return reference_labeller(self.data.humans)
 
     @property
     def labellers(self) -> list[str]:
@@ -118,15 +124,22 @@ class NuggetReport(NuggetScores):
         )
 
 
-def study_nugget_scores(study, *, question_ids=None, humans: Sequence[str] = ()) -> NuggetScores:
-    """Every answer's scores per labeller, without the system figures (what the study report's correlations
-    need); ``question_ids``: only those questions (one item's page), ``humans``: physicians to count towards the
-    consensus beside those who labelled these questions (the study's, so an item shows the consensus the
-    leaderboard used)."""
-    data = study_nuggets(study, question_ids=question_ids)
+def study_nugget_scores(
+    study, *, question_ids=None, humans: Sequence[str] = (), metrics_only: bool = False
+) -> NuggetScores:
+    """Every answer's scores per labeller, without the system figures; ``question_ids``: only those questions
+    (one item's page), ``humans``: physicians to count towards the consensus beside those who labelled these
+    questions (the study's, so an item shows the consensus the leaderboard used); ``metrics_only``: only what
+    :func:`nugget_metric_scores` takes (the reference labeller's and the automatic ones' scores, no sentence
+    marks), for the study report."""
+    data = study_nuggets(study, question_ids=question_ids, marks=not metrics_only)
     if humans:
         data.humans = sorted(set(data.humans) | set(humans))
-    frame, per_answer = nugget_scores(data.frame, data.nuggets, data.humans, marks=data.marks)
+    scored = None
+    if metrics_only:
+        reference = reference_labeller(data.humans)
+        scored = [*([reference] if reference else []), *data.automatic]
+    frame, per_answer = nugget_scores(data.frame, data.nuggets, data.humans, marks=data.marks, scored=scored)
     return NuggetScores(data=data, frame=frame, per_answer=per_answer)
 
 

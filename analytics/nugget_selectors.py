@@ -71,9 +71,9 @@ def study_answers(study: Study, *, question_ids=None):
     return answers.select_related("system", "question__item").order_by("question__position", "system__name")
 
 
-def study_nuggets(study: Study, *, question_ids=None) -> StudyNuggets:
-    """Every label of the study's nugget questions, by every labeller, with the physicians' sentence marks;
-    ``question_ids``: only those questions' (one item's page).
+def study_nuggets(study: Study, *, question_ids=None, marks: bool = True) -> StudyNuggets:
+    """Every label of the study's nugget questions, by every labeller, with the physicians' sentence marks
+    (``marks``; left out, no answer has a precision); ``question_ids``: only those questions' (one item's page).
 
     Read as ids and mapped here: at a large study's size (a million labels) a row per label with its item, system
     and nugget joined in took most of the report's time."""
@@ -120,7 +120,7 @@ def study_nuggets(study: Study, *, question_ids=None) -> StudyNuggets:
         if evidence:
             data.evidence[answer.item_uid, answer.system, labeller, key] = (evidence, similarity)
     data.frame = label_frame(physician_labels + judge_labels)
-    data.marks = _marks(study, question_ids)
+    data.marks = _marks(study, question_ids) if marks else {}
     data.humans = sorted({label.labeller for label in physician_labels})
     data.judges = sorted(judges)
     return data

@@ -253,7 +253,7 @@ def _nugget_metrics(study: Study, kw: _Resampling) -> dict[str, pd.DataFrame]:
     if not study.ask_nuggets or not nugget_questions(study).exists():
         return {}
     # per-answer scores only: the system means, their intervals and the agreement are the nugget board's
-    return nugget_metric_scores(study_nugget_scores(study))
+    return nugget_metric_scores(study_nugget_scores(study, metrics_only=True))
 
 
 def _automatic_leaderboard(scores: pd.DataFrame, runs: Iterable[ScoringRun]) -> tuple[list[dict], dict[str, str]]:

@@ -313,8 +313,7 @@ def _both_at_once(study_id: int, resamples: int) -> float:
     from analytics.reports import report_study, report_vetting_agreement
     from stats import bootstrap
 
-    bootstrap._cached_counts.cache_clear()
-    bootstrap._cached_distinct.cache_clear()
+    bootstrap.clear_cache()
     connections.close_all()  # each process opens its own connection
     jobs = [
         lambda: report_vetting_agreement(n_resamples=resamples),

@@ -15,6 +15,8 @@ cached, so every statistic on the same units uses the very same resamples.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -37,8 +39,40 @@ def _cached_distinct(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     return distinct
 
 
-@lru_cache(maxsize=16)
+#: The count matrices kept for reuse, in bytes. Every statistic on the same units reuses one matrix (the same
+#: resamples, and no second draw), but one matrix of a nugget study's 400,000 units is 3.2 GB: the cache keeps as
+#: many recent matrices as fit, and always the newest one, whatever its size.
+COUNTS_CACHE_BYTES = 1 << 30
+COUNTS_CACHE_ENTRIES = 16
+_counts_cache: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_counts_lock = threading.Lock()  # the web process's threads share it
+
+
 def _cached_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
+    key = (n_units, n_resamples, seed)
+    with _counts_lock:
+        if key in _counts_cache:
+            _counts_cache.move_to_end(key)
+            return _counts_cache[key]
+    counts = _draw_counts(n_units, n_resamples, seed)
+    with _counts_lock:
+        _counts_cache[key] = counts
+        while len(_counts_cache) > 1 and (
+            len(_counts_cache) > COUNTS_CACHE_ENTRIES
+            or sum(kept.nbytes for kept in _counts_cache.values()) > COUNTS_CACHE_BYTES
+        ):
+            _counts_cache.popitem(last=False)  # the least recently used
+    return counts
+
+
+def clear_cache() -> None:
+    """Forget every cached count matrix (benchmarks start cold with it)."""
+    with _counts_lock:
+        _counts_cache.clear()
+    _cached_distinct.cache_clear()
+
+
+def _draw_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     # Drawn a block of rows at a time and counted row by row straight into the float matrix: no matrix of draws, no
     # offset copy and no integer count matrix beside it (at a nugget study's 400,000 units the draws alone were

@@ -99,6 +99,13 @@ def test_nugget_metrics_for_the_correlation_report(made):
     consensus = metrics["nugget:consensus:all"].set_index("system")["score"].to_dict()
     assert consensus == {"SYS-A": 0.75, "SYS-B": 0.0}
     assert list(metrics["nugget:lenient-llm:all"].columns) == ["item", "system", "score"]
+    # the study report's lighter path (the reference and the judges scored, no sentence marks) gives the same
+    from analytics.nugget_reports import study_nugget_scores
+
+    light = study_nugget_scores(made.study, metrics_only=True)
+    assert set(light.per_answer["labeller"]) == {"consensus", "lenient-llm"} and light.data.marks == {}
+    again = nugget_metric_scores(light)
+    assert set(again) == set(metrics) and all(again[key].equals(metrics[key]) for key in metrics)
 
 
 def test_item_labels_hold_the_consensus(made):

@@ -57,3 +57,20 @@ def test_resamples_with_a_single_distinct_unit_are_undefined():
     assert out.n_defined[0] == (~single).sum()
     plain = bootstrap_sums(np.array([1.0, 2.0]), lambda s: s[:, 0], n_resamples=400, seed=1)
     assert np.isfinite(plain.samples).all()
+
+
+def test_the_count_cache_keeps_what_fits_and_always_the_newest(monkeypatch):
+    from stats import bootstrap
+
+    bootstrap.clear_cache()
+    monkeypatch.setattr(bootstrap, "COUNTS_CACHE_BYTES", 100 * 10 * 8 * 2)  # two 100 x 10 matrices
+    first = resample_counts(10, 100, seed=1)
+    resample_counts(10, 100, seed=2)
+    assert resample_counts(10, 100, seed=1) is first  # both fit: the same matrix, not a second draw
+    resample_counts(10, 100, seed=3)  # the least recently used (seed 2) goes
+    assert [key[2] for key in bootstrap._counts_cache] == [1, 3]
+    big = resample_counts(1000, 100, seed=4)  # larger than the whole budget: kept alone, as the newest
+    assert list(bootstrap._counts_cache) == [(1000, 100, 4)] and resample_counts(1000, 100, seed=4) is big
+    again = resample_counts(10, 100, seed=1)
+    assert np.array_equal(again, first) and again is not first  # drawn again, the same resamples
+    bootstrap.clear_cache()
