@@ -171,3 +171,25 @@ def test_words_for_what_changed_since_a_board_was_computed():
         "“b” removed",
     ]
     assert labeller_changes({"a": [3, 10]}, {"a": [3, 10]}, noun=noun, verb=lambda name: "run") == []
+
+
+def test_the_lean_reading_keeps_the_export_order_across_questions_and_submissions(make_user):
+    """Question position first, then submission time, then system and nugget position: the second question's
+    labels, submitted first, still come after the first question's."""
+    from ranking.selectors import study_nugget_judgements, study_nugget_labels
+    from tests.analytics.nugget_rows import ANSWERS, PHYSICIAN_LABELS, nugget_study, submit_nugget_task
+
+    made = nugget_study(items={"q1": dict(ANSWERS), "q2": dict(ANSWERS)}, name="two questions")
+    first, second = make_user("ranker"), make_user("ranker")
+    submit_nugget_task(made, second, "q2", PHYSICIAN_LABELS[1])
+    submit_nugget_task(made, first, "q1", PHYSICIAN_LABELS[0])
+    submit_nugget_task(made, second, "q1", PHYSICIAN_LABELS[1])
+    submit_nugget_task(made, first, "q2", PHYSICIAN_LABELS[0])
+    answers = {a.pk: key for key, a in made.answers.items()}
+    keys = {n.pk: n.key for q in made.questions for n in q.nugget_set.nuggets.all()}
+    lean = [(*answers[a], keys[n], label, who) for who, a, n, label in study_nugget_judgements(made.study)]
+    exported = [
+        (r["item_uid"], r["system"], r["nugget_id"], r["label"], r["labeller"]) for r in study_nugget_labels(made.study)
+    ]
+    assert len(lean) == 24 and lean == exported
+    assert [row[0] for row in lean[:12]] == ["q1"] * 12 and lean[0][4] == first.pseudonym
