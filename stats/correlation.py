@@ -255,7 +255,7 @@ def system_correlation(
     if len(systems) < 3:
         return undefined(
             name,
-            f"{len(systems)} system(s): a system-level correlation needs at least three",
+            f"{len(systems)} system{'' if len(systems) == 1 else 's'}: a system-level correlation needs at least three",
             n_items=len(items),
             n_raters=n_raters,
             notes=notes,

@@ -148,7 +148,14 @@ def bradley_terry_leaderboard(
     items = pd.unique(frame["item"])
     n_raters = int(frame["annotator"].nunique())
     if len(systems) < 2:
-        return Leaderboard((), len(items), n_raters, alpha, False, f"{len(systems)} system(s): nothing to compare")
+        return Leaderboard(
+            (),
+            len(items),
+            n_raters,
+            alpha,
+            False,
+            f"{len(systems)} system{'' if len(systems) == 1 else 's'}: nothing to compare",
+        )
     per_q = win_contributions(frame, systems, items)
     wins = per_q.sum(axis=0)
     if wins.sum() == 0:

@@ -227,7 +227,10 @@ def system_rank_correlation(auto: Mapping[str, float], human: Mapping[str, float
     )
     out: dict = {"spearman": None, "kendall_tau_b": None, "n": len(shared), "note": None}
     if len(shared) < 3:
-        out["note"] = f"{len(shared)} system(s) in common: a rank correlation needs at least three"
+        n = len(shared)
+        out["note"] = (
+            f"{'no' if n == 0 else n} system{'' if n == 1 else 's'} in common: a rank correlation needs at least three"
+        )
         return out
     x = np.array([float(auto[s]) for s in shared])
     y = np.array([float(human[s]) for s in shared])
