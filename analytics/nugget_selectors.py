@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import pandas as pd
-from django.db.models import Count, Max
 
 from analytics.models import JudgeNuggetLabel
 from analytics.nugget_eval import MATCHER, Marks, label_frame
+from analytics.stored_boards import import_stamps
 from annotation.models import Nugget as NuggetRow
 from metrics.nugget_io import Label
 from metrics.nuggets import Nugget
@@ -147,13 +147,7 @@ def study_nugget_inputs(study: Study) -> dict:
     """What the study's nugget figures are computed from: the physicians' judgements (their stamp) and, per
     automatic labeller (the matcher, each judge), how many labels it has and its newest one (a run or an import
     replaces every row, so a new one shows as a new id)."""
-    labellers = (
-        JudgeNuggetLabel.objects.filter(answer__question__study=study)
-        .values("labeller")
-        .annotate(n=Count("pk"), last=Max("pk"))
-        .order_by("labeller")
-    )
     return {
         "labels": study_submissions_stamp(study),
-        "labellers": {row["labeller"]: [row["n"], row["last"]] for row in labellers},
+        "labellers": import_stamps(JudgeNuggetLabel.objects.filter(answer__question__study=study), "labeller"),
     }

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, Max
 
 from analytics.judge_import import judge_name_problem
 from analytics.models import SpanDetector, SpanLeaderboard, SpanPrediction
@@ -36,6 +35,7 @@ from analytics.stored_boards import (
     board_refresh,
     board_state,
     board_store,
+    import_stamps,
     labeller_changes,
     stored_board,
     submission_changes,
@@ -276,15 +276,9 @@ def board_from_json(data: dict) -> dict:
 def span_leaderboard_inputs(study: Study) -> dict:
     """What the leaderboard is computed from: the physicians' judgements (their stamp) and, per detector, how many
     predictions it has and its newest one (an import replaces every row, so a new import shows as a new id)."""
-    detectors = (
-        SpanPrediction.objects.filter(detector__study=study)
-        .values("detector__name")
-        .annotate(n=Count("pk"), last=Max("pk"))
-        .order_by("detector__name")
-    )
     return {
         "labels": study_submissions_stamp(study),
-        "detectors": {row["detector__name"]: [row["n"], row["last"]] for row in detectors},
+        "detectors": import_stamps(SpanPrediction.objects.filter(detector__study=study), "detector__name"),
     }
 
 

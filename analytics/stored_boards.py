@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.db import transaction
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from analytics.models import StoredBoard
@@ -110,6 +111,13 @@ def submission_changes(then: dict, now: dict) -> list[str]:
     if now != then:
         return ["physicians' judgements changed"]
     return []
+
+
+def import_stamps(rows: QuerySet, name: str) -> dict[str, list[int]]:
+    """``{name: [rows, newest row id]}`` of imported ``rows`` grouped by the field ``name`` (a detector, a judge):
+    what :func:`labeller_changes` compares."""
+    grouped = rows.values(name).annotate(n=Count("pk"), last=Max("pk")).order_by(name)
+    return {row[name]: [row["n"], row["last"]] for row in grouped}
 
 
 def labeller_changes(

@@ -28,6 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from _django import setup_django
+from _pages import time_pages
 from bench_import import make_dataset
 
 
@@ -248,7 +249,6 @@ def main() -> None:
 def _nugget_board(study) -> None:
     """The nugget board's job in a fresh process (as a worker runs it: its time and peak memory), then the nugget
     pages an organizer opens, reading the stored board: 10 requests each, median and slowest."""
-    import statistics
     import subprocess
     import sys
 
@@ -267,22 +267,13 @@ def _nugget_board(study) -> None:
     client.force_login(person_admit(email="organizer@bench.portal", institution=None, roles=["organizer"]))
     question = study.questions.order_by("position").first()
     board = reverse("nugget_leaderboard", args=[study.pk])
-    for name, url in (
+    pages = (
         ("leaderboard page", board),
         ("its plot (SVG)", reverse("nugget_plot", args=[study.pk, "svg"])),
         ("its CSV", board + "?format=csv"),
         ("one item's page", reverse("nugget_item", args=[study.pk, question.pk])),
-    ):
-        times = []
-        for _ in range(10):
-            started = time.perf_counter()
-            response = client.get(url)
-            times.append(time.perf_counter() - started)
-            assert response.status_code == 200, (url, response.status_code)
-        print(
-            f"nugget pages, {name}: median {statistics.median(times) * 1000:.0f} ms, slowest "
-            f"{max(times) * 1000:.0f} ms (10 requests)"
-        )
+    )
+    time_pages(client, pages, prefix="nugget pages, ")
 
 
 def nugget_job_only(study_id: int) -> None:

@@ -31,13 +31,13 @@ import os
 import platform
 import random
 import resource
-import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
 from _django import ROOT, setup_django
+from _pages import time_pages
 
 
 def setup() -> None:
@@ -227,19 +227,13 @@ def through_database(args) -> None:
     client = Client()
     client.force_login(organizer)
     question = study.questions.order_by("position").first()
-    for name, url in (
-        ("detector page", reverse("span_detectors", args=[study.pk])),
-        ("one question's span page", reverse("span_item", args=[study.pk, question.pk])),
-    ):
-        times = []
-        for _ in range(10):
-            started = time.perf_counter()
-            response = client.get(url)
-            times.append(time.perf_counter() - started)
-            assert response.status_code == 200
-        print(
-            f"{name}: median {statistics.median(times) * 1000:.0f} ms, slowest {max(times) * 1000:.0f} ms (10 requests)"
-        )
+    time_pages(
+        client,
+        (
+            ("detector page", reverse("span_detectors", args=[study.pk])),
+            ("one question's span page", reverse("span_item", args=[study.pk, question.pk])),
+        ),
+    )
 
 
 def job_only(study_id: int) -> None:
