@@ -131,8 +131,8 @@ def study_nugget_scores(
     (one item's page), ``humans``: physicians to count towards the consensus beside those who labelled these
     questions (the study's, so an item shows the consensus the leaderboard used); ``metrics_only``: only what
     :func:`nugget_metric_scores` takes (the reference labeller's and the automatic ones' scores, no sentence
-    marks), for the study report."""
-    data = study_nuggets(study, question_ids=question_ids, marks=not metrics_only)
+    marks, the labels read in no order), for the study report."""
+    data = study_nuggets(study, question_ids=question_ids, marks=not metrics_only, ordered=not metrics_only)
     if humans:
         data.humans = sorted(set(data.humans) | set(humans))
     scored = None

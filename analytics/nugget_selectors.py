@@ -71,9 +71,11 @@ def study_answers(study: Study, *, question_ids=None):
     return answers.select_related("system", "question__item").order_by("question__position", "system__name")
 
 
-def study_nuggets(study: Study, *, question_ids=None, marks: bool = True) -> StudyNuggets:
+def study_nuggets(study: Study, *, question_ids=None, marks: bool = True, ordered: bool = True) -> StudyNuggets:
     """Every label of the study's nugget questions, by every labeller, with the physicians' sentence marks
-    (``marks``; left out, no answer has a precision); ``question_ids``: only those questions' (one item's page).
+    (``marks``; left out, no answer has a precision); ``question_ids``: only those questions' (one item's page);
+    ``ordered=False``: the physicians' labels in no order (the agreement's bootstrap numbers its units in the order
+    of the labels, so only a caller without it may).
 
     Read as ids and mapped here: at a large study's size (a million labels) a row per label with its item, system
     and nugget joined in took most of the report's time."""
@@ -102,7 +104,7 @@ def study_nuggets(study: Study, *, question_ids=None, marks: bool = True) -> Stu
     wanted = None if question_ids is None else list(answers)
     physician_labels = [
         Label(answers[answer_id].item_uid, answers[answer_id].system, keys[nugget_id], label, labeller)
-        for labeller, answer_id, nugget_id, label in study_nugget_judgements(study, answer_ids=wanted)
+        for labeller, answer_id, nugget_id, label in study_nugget_judgements(study, answer_ids=wanted, ordered=ordered)
     ]
     judge_labels: list[Label] = []
     judges: set[str] = set()

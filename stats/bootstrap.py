@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -34,14 +34,20 @@ DRAW_BLOCK = 32
 
 @lru_cache(maxsize=16)
 def _cached_distinct(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
-    distinct = (_cached_counts(n_units, n_resamples, seed) > 0).sum(axis=1)
+    if _too_large_to_keep(n_units, n_resamples):
+        distinct = np.empty(n_resamples, dtype=np.int64)
+        for start, block in _count_blocks(n_units, n_resamples, seed):
+            distinct[start : start + len(block)] = (block > 0).sum(axis=1)
+    else:
+        distinct = (_cached_counts(n_units, n_resamples, seed) > 0).sum(axis=1)
     distinct.setflags(write=False)
     return distinct
 
 
 #: The count matrices kept for reuse, in bytes. Every statistic on the same units reuses one matrix (the same
-#: resamples, and no second draw), but one matrix of a nugget study's 400,000 units is 3.2 GB: the cache keeps as
-#: many recent matrices as fit, and always the newest one, whatever its size.
+#: resamples, and no second draw); the cache keeps as many recent matrices as fit, and always the newest. A matrix
+#: larger than the whole budget (one over a nugget study's 400,000 units is 3.2 GB) is not built at all by
+#: :func:`bootstrap_sums`, which then draws the resamples block by block for each statistic.
 COUNTS_CACHE_BYTES = 1 << 30
 COUNTS_CACHE_ENTRIES = 16
 _counts_cache: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
@@ -72,19 +78,46 @@ def clear_cache() -> None:
     _cached_distinct.cache_clear()
 
 
-def _draw_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
+def _too_large_to_keep(n_units: int, n_resamples: int) -> bool:
+    """True when one count matrix would not fit in the cache's budget: then it is never built whole, and each
+    statistic draws the resamples again, a block at a time (time for memory: at a nugget study's 400,000 units a
+    draw takes seconds, the matrix 3.2 GB)."""
+    return n_units * n_resamples * 8 > COUNTS_CACHE_BYTES
+
+
+def _count_blocks(n_units: int, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+    """The count matrix of ``(n_units, n_resamples, seed)`` a block of rows at a time: (its first row, the rows).
+
+    Drawn a block at a time and counted row by row: no matrix of draws, no offset copy and no integer count matrix
+    beside it. The blocks draw the very numbers one ``integers(0, n, size=(B, n))`` call would (tests/stats: the
+    resamples of a seed must not change), so every interval stays what it was."""
     rng = np.random.default_rng(seed)
-    # Drawn a block of rows at a time and counted row by row straight into the float matrix: no matrix of draws, no
-    # offset copy and no integer count matrix beside it (at a nugget study's 400,000 units the draws alone were
-    # 3.2 GB). The blocks draw the very numbers one call for every row would (tests/stats: the resamples of a seed
-    # must not change), so every interval stays what it was.
-    counts = np.empty((n_resamples, n_units), dtype=np.float64)
     for start in range(0, n_resamples, DRAW_BLOCK):
-        block = rng.integers(0, n_units, size=(min(DRAW_BLOCK, n_resamples - start), n_units))
-        for row, drawn in zip(counts[start : start + len(block)], block, strict=True):
-            row[:] = np.bincount(drawn, minlength=n_units)
+        drawn = rng.integers(0, n_units, size=(min(DRAW_BLOCK, n_resamples - start), n_units))
+        block = np.empty(drawn.shape, dtype=np.float64)
+        for row, units in zip(block, drawn, strict=True):
+            row[:] = np.bincount(units, minlength=n_units)
+        yield start, block
+
+
+def _draw_counts(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
+    counts = np.empty((n_resamples, n_units), dtype=np.float64)
+    for start, block in _count_blocks(n_units, n_resamples, seed):
+        counts[start : start + len(block)] = block
     counts.setflags(write=False)
     return counts
+
+
+def _resampled_sums(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """``counts @ x`` for the count matrix of ``(len(x), n_resamples, seed)``: from the cached matrix, or block by
+    block when it is too large to keep."""
+    n_units = x.shape[0]
+    if not _too_large_to_keep(n_units, n_resamples):
+        return resample_counts(n_units, n_resamples, seed) @ x
+    sums = np.empty((n_resamples, x.shape[1]), dtype=np.float64)
+    for start, block in _count_blocks(n_units, n_resamples, seed):
+        sums[start : start + len(block)] = block @ x
+    return sums
 
 
 def resample_counts(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -159,9 +192,11 @@ def bootstrap_sums(
     x = np.asarray(contributions, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
-    counts = resample_counts(x.shape[0], n_resamples, seed)
+    if x.shape[0] < 1 or n_resamples < 1:
+        raise ValueError("n_units and n_resamples must be positive")
+    sums = _resampled_sums(x, n_resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
-        samples = np.asarray(statistic(counts @ x), dtype=float)
+        samples = np.asarray(statistic(sums), dtype=float)
     samples = _drop_single_unit(samples, x.shape[0], n_resamples, seed, min_distinct)
     lo, hi = percentile_interval(samples, level)
     n_defined = np.isfinite(samples).sum(axis=0)

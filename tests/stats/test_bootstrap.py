@@ -74,3 +74,31 @@ def test_the_count_cache_keeps_what_fits_and_always_the_newest(monkeypatch):
     again = resample_counts(10, 100, seed=1)
     assert np.array_equal(again, first) and again is not first  # drawn again, the same resamples
     bootstrap.clear_cache()
+
+
+@pytest.mark.parametrize("n_units", [3, 257])
+def test_units_too_many_to_keep_give_the_same_bootstrap_block_by_block(monkeypatch, n_units):
+    """Above the cache's budget the count matrix is never built whole: each statistic draws the same resamples a
+    block at a time (memory for time). Same samples, same intervals, same undefined single-unit resamples."""
+    from stats import bootstrap
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 5, size=(n_units, 3)).astype(float)
+
+    def statistic(sums):
+        return sums[:, 0] / sums[:, 1:].sum(axis=1)
+
+    bootstrap.clear_cache()
+    kept = bootstrap_sums(x, statistic, n_resamples=101, seed=5, min_distinct=2)
+    assert len(bootstrap._counts_cache) == 1
+    bootstrap.clear_cache()
+    monkeypatch.setattr(bootstrap, "COUNTS_CACHE_BYTES", 8)  # nothing fits
+    streamed = bootstrap_sums(x, statistic, n_resamples=101, seed=5, min_distinct=2)
+    assert len(bootstrap._counts_cache) == 0  # no matrix was built
+    assert np.allclose(streamed.samples, kept.samples, rtol=1e-12, atol=0, equal_nan=True)
+    assert np.array_equal(np.isnan(streamed.samples), np.isnan(kept.samples))
+    assert np.allclose([streamed.ci_low, streamed.ci_high], [kept.ci_low, kept.ci_high], rtol=1e-12, atol=0)
+    assert np.array_equal(streamed.n_defined, kept.n_defined)
+    if n_units == 3:
+        assert kept.n_defined[0] < 101  # some resamples drew a single unit: undefined in both
+    bootstrap.clear_cache()
