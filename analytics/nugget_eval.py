@@ -144,10 +144,14 @@ def reference_labeller(humans: Sequence[str]) -> str | None:
     return CONSENSUS if len(humans) >= 2 else (humans[0] if humans else None)
 
 
+#: The columns of the label table the statistics take, in this order.
+LABEL_COLUMNS = ["item_uid", "system", "nugget_id", "label", "labeller"]
+
+
 def label_frame(labels: Sequence[Label]) -> pd.DataFrame:
-    """Labels as the table the statistics take: item_uid, system, nugget_id, label, labeller."""
+    """Labels as the table the statistics take (:data:`LABEL_COLUMNS`)."""
     rows = [(x.item_uid, x.system, x.nugget_id, x.label, x.labeller) for x in labels]  # tuples: no asdict per row
-    return pd.DataFrame(rows, columns=["item_uid", "system", "nugget_id", "label", "labeller"])
+    return pd.DataFrame(rows, columns=LABEL_COLUMNS)
 
 
 #: Sentence marks per answer and labeller: (item_uid, system, labeller) → one bool per sentence, True = marked

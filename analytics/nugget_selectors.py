@@ -13,10 +13,9 @@ from typing import NamedTuple
 import pandas as pd
 
 from analytics.models import JudgeNuggetLabel
-from analytics.nugget_eval import MATCHER, Marks, label_frame
+from analytics.nugget_eval import LABEL_COLUMNS, MATCHER, Marks, label_frame
 from analytics.stored_boards import import_stamps
 from annotation.models import Nugget as NuggetRow
-from metrics.nugget_io import Label
 from metrics.nuggets import Nugget
 from portal.models import User
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
@@ -99,14 +98,15 @@ def study_nuggets(study: Study, *, question_ids=None, marks: bool = True, ordere
         .order_by("question__position", "system__name")
         .values_list("pk", "question_id", "question__item__uid", "system__name", "system__is_reference")
     ]
-    answers = {a.answer_id: a for a in data.answers}
     data.reference_systems = {a.system for a in data.answers if a.is_reference}
-    wanted = None if question_ids is None else list(answers)
-    physician_labels = [
-        Label(answers[answer_id].item_uid, answers[answer_id].system, keys[nugget_id], label, labeller)
+    place = {a.answer_id: (a.item_uid, a.system) for a in data.answers}
+    wanted = None if question_ids is None else list(place)
+    # plain tuples in the columns' order (a large study has a million labels: no object per label)
+    rows = [
+        (*place[answer_id], keys[nugget_id], label, labeller)
         for labeller, answer_id, nugget_id, label in study_nugget_judgements(study, answer_ids=wanted, ordered=ordered)
     ]
-    judge_labels: list[Label] = []
+    humans = {row[4] for row in rows}
     judges: set[str] = set()
     stored = JudgeNuggetLabel.objects.filter(answer__question__study=study)
     if wanted is not None:
@@ -114,16 +114,16 @@ def study_nuggets(study: Study, *, question_ids=None, marks: bool = True, ordere
     for answer_id, nugget_id, label, labeller, source, evidence, similarity in stored.order_by(
         "answer_id", "nugget__position", "labeller"
     ).values_list("answer_id", "nugget_id", "label", "labeller", "source", "evidence", "similarity"):
-        answer = answers[answer_id]
+        item_uid, system = place[answer_id]
         key = keys[nugget_id]
-        judge_labels.append(Label(answer.item_uid, answer.system, key, label, labeller))
+        rows.append((item_uid, system, key, label, labeller))
         if source == JudgeNuggetLabel.Source.IMPORT:
             judges.add(labeller)
         if evidence:
-            data.evidence[answer.item_uid, answer.system, labeller, key] = (evidence, similarity)
-    data.frame = label_frame(physician_labels + judge_labels)
+            data.evidence[item_uid, system, labeller, key] = (evidence, similarity)
+    data.frame = pd.DataFrame(rows, columns=LABEL_COLUMNS)
     data.marks = _marks(study, question_ids) if marks else {}
-    data.humans = sorted({label.labeller for label in physician_labels})
+    data.humans = sorted(humans)
     data.judges = sorted(judges)
     return data
 
