@@ -93,7 +93,7 @@ class NuggetReportApi(APIView):
         study = get_object_or_404(Study, pk=pk)
         state = nugget_board_state(study)
         if state.board is None:
-            if state.job is None and nugget_questions(study).exists():
+            if not (state.computing or state.failed) and nugget_questions(study).exists():
                 state.job = nugget_board_refresh(study=study, user=request.user).job
             return Response(
                 {"study": study.pk, "computed_at": None, "job": str(state.job.pk) if state.job else None},

@@ -52,8 +52,9 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
     def get(self, request, pk):
         study = _study(pk)
         state = nugget_board_state(study)
-        if state.board is None and state.job is None and nugget_questions(study).exists():
-            nugget_board_refresh(study=study, user=request.user)  # the first view: nothing to show until it is done
+        if state.board is None and not (state.computing or state.failed) and nugget_questions(study).exists():
+            # the first view (or a board stored in a form this version cannot read): nothing to show until it is done
+            nugget_board_refresh(study=study, user=request.user)
             state = nugget_board_state(study)
         board = state.board
         if request.GET.get("format") == "csv":

@@ -12,6 +12,7 @@ brings its own inputs, its words for what changed and its JSON form.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,8 @@ from portal.models import Job
 if TYPE_CHECKING:
     from portal.models import User
     from ranking.models import Study
+
+logger = logging.getLogger(__name__)
 
 Board = TypeVar("Board")
 Stored = TypeVar("Stored", bound=StoredBoard)
@@ -77,7 +80,18 @@ def board_store(model: type[Stored], *, study: Study, inputs: dict, result: dict
 def stored_board(model: type[StoredBoard], study: Study, load: Callable[[dict], Board]) -> Board | None:
     """The stored board of ``study`` (None before the first is computed), without asking what changed since."""
     stored = model.objects.filter(study=study, computed_at__isnull=False).only("result").first()
-    return load(stored.result) if stored else None
+    return _loaded(stored, load) if stored else None
+
+
+def _loaded(stored: StoredBoard, load: Callable[[dict], Board]) -> Board | None:
+    """The stored board read back; None when it cannot be (stored by a version of the portal whose board had other
+    fields): the page then shows none and the next job computes it afresh, rather than the page failing."""
+    try:
+        return load(stored.result)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        logger.warning("a stored %s of study %s cannot be read", type(stored).__name__, stored.study_id)
+        return None
+
 
 
 def board_state(
@@ -94,8 +108,9 @@ def board_state(
     if stored is None:
         return state
     state.job = stored.job
-    if stored.computed_at is not None:
-        state.board = load(stored.result)
+    board = _loaded(stored, load) if stored.computed_at is not None else None
+    if board is not None:
+        state.board = board
         state.computed_at = stored.computed_at
         state.changes = changes(stored.inputs, inputs)
     return state

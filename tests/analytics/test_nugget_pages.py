@@ -288,3 +288,16 @@ def test_the_question_list_is_paged(client, organizer, monkeypatch):
     assert one in first and two not in first and "questions 1–1 of 2" in first
     assert two in second and one not in second and 'rel="prev"' in second
     assert client.get(url, {"page": "<script>"}).status_code == 200  # a bad page number shows the first
+
+
+def test_a_board_stored_in_another_shape_is_computed_again_not_a_500(client, organizer, made, caplog):
+    """A board stored by an older version of the portal (other fields) cannot be read: the page shows none, says a
+    job is computing it, and the plot answers 404, rather than any of them failing."""
+    NuggetLeaderboard.objects.filter(study=made.study).update(result={"systems": {}})
+    Job.objects.filter(kind="nugget_leaderboard").update(status=Job.Status.SUCCEEDED)
+    client.force_login(organizer)
+    response = client.get(reverse("nugget_leaderboard", args=[made.study.pk]))
+    assert response.status_code == 200 and "data-computing" in response.content.decode()
+    assert NuggetLeaderboard.objects.get(study=made.study).job.status == Job.Status.QUEUED
+    assert client.get(reverse("nugget_plot", args=[made.study.pk, "svg"])).status_code == 404
+    assert "cannot be read" in caplog.text
