@@ -93,7 +93,6 @@ def _loaded(stored: StoredBoard, load: Callable[[dict], Board]) -> Board | None:
         return None
 
 
-
 def board_state(
     model: type[StoredBoard],
     study: Study,
