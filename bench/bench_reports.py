@@ -258,10 +258,11 @@ def _nugget_board(study) -> None:
 
     from portal.services import person_admit
 
-    child = subprocess.run(
-        [sys.executable, __file__, "--nugget-job", str(study.pk)], capture_output=True, text=True, check=True
-    )
-    print(child.stdout.strip())
+    for flag in ("--nugget-job", "--nugget-export"):
+        child = subprocess.run(
+            [sys.executable, __file__, flag, str(study.pk)], capture_output=True, text=True, check=True
+        )
+        print(child.stdout.strip())
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     client = Client()
     client.force_login(person_admit(email="organizer@bench.portal", institution=None, roles=["organizer"]))
@@ -287,6 +288,20 @@ def nugget_job_only(study_id: int) -> None:
         f"nugget board job (scores, 1000 resamples, agreement, correlations; reading the labels included), in a "
         f"fresh process: {time.perf_counter() - started:.2f} s for {stored.result['n_answers']} answers; peak memory "
         f"(ru_maxrss) {_peak_rss_mib():.0f} MiB"
+    )
+
+
+def nugget_export_only(study_id: int) -> None:
+    """The study's nugget label export (JSONL, as the study page's download builds it) alone in a fresh process."""
+    setup_django("portal_bench_reports")
+    from ranking.models import Study
+    from ranking.services.nugget_exports import nugget_export
+
+    started = time.perf_counter()
+    body = nugget_export(study=Study.objects.get(pk=study_id), fmt="nugget-labels")
+    print(
+        f"nugget label export (JSONL, in the web request), in a fresh process: {time.perf_counter() - started:.2f} s, "
+        f"{len(body) / 2**20:.0f} MiB; peak memory (ru_maxrss) {_peak_rss_mib():.0f} MiB"
     )
 
 
@@ -326,5 +341,7 @@ if __name__ == "__main__":
 
     if len(sys.argv) == 3 and sys.argv[1] == "--nugget-job":
         nugget_job_only(int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--nugget-export":
+        nugget_export_only(int(sys.argv[2]))
     else:
         main()

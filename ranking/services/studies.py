@@ -30,6 +30,7 @@ from ranking.models import (
 )
 from ranking.services.reference import reference_outputs_ensure, reference_system
 from ranking.shuffle import sample_items
+from ranking.signals import study_closed
 
 _CHUNK = 2000
 
@@ -308,7 +309,8 @@ def _questions_create(*, study: Study, item_ids: list[int], systems: list[System
 
 
 def study_state_set(*, study: Study, state: str, user: User | None = None) -> Study:
-    """Open or close a study (closed studies hand out no tasks and accept no submissions)."""
+    """Open or close a study (closed studies hand out no tasks and accept no submissions). Closing announces
+    :data:`ranking.signals.study_closed` once it has committed."""
     if state not in Study.State.values:
         raise DomainError(f"unknown state {state!r}")
     with transaction.atomic():
@@ -318,4 +320,6 @@ def study_state_set(*, study: Study, state: str, user: User | None = None) -> St
             locked.state = state
             locked.save(update_fields=["state"])
             audit_record(actor=user, obj=locked, action="study_state", before={"state": before}, after={"state": state})
+            if state == Study.State.CLOSED:
+                transaction.on_commit(lambda: study_closed.send(sender=Study, study=locked, user=user))
     return locked
