@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 
 from portal.errors import DomainError
 from portal.roles import Role
+from ranking.downloads import export_response
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import studies_for_ranker, study_list, study_progress, system_list, task_blinded, task_for_ranker
 from ranking.serializers import (
@@ -26,7 +26,7 @@ from ranking.serializers import (
     SubmitSerializer,
     SystemSerializer,
 )
-from ranking.services.exports import CONTENT_TYPES, FORMATS, rankings_export
+from ranking.services.exports import FORMATS, rankings_export_chunks
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.queue import task_next
 from ranking.services.studies import study_create, study_state_set
@@ -174,8 +174,10 @@ class StudyExportApi(APIView):
             raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
         identities = request.query_params.get("identities") in ("1", "true")
         blind = request.query_params.get("blind_systems") in ("1", "true")
-        data = rankings_export(study=study, fmt=fmt, identities=identities, blind_systems=blind, user=request.user)
-        return HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+        chunks = rankings_export_chunks(
+            study=study, fmt=fmt, identities=identities, blind_systems=blind, user=request.user
+        )
+        return export_response(chunks, fmt)
 
 
 class ReferenceFlagListApi(APIView):

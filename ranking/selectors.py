@@ -7,6 +7,8 @@ without its gold answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -189,12 +191,23 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
     Rows: ``item_uid``, ``system`` (name), ``is_reference``, ``nugget_id`` (the nugget's key), ``importance``,
     ``nugget_text``, ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the exports; the
     e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``. For organizers
-    and reports only: rows name systems.
+    and reports only: rows name systems. (:func:`study_nugget_label_rows` gives them one at a time.)
     """
+    return list(study_nugget_label_rows(study, identities=identities))
+
+
+#: Labels fetched from PostgreSQL at a time while the rows are read one by one.
+LABEL_FETCH = 5000
+
+
+def study_nugget_label_rows(study: Study, *, identities: bool = False) -> Iterator[dict]:
+    """The rows of :func:`study_nugget_labels`, read from PostgreSQL a few thousand at a time as they are consumed:
+    an export of a large study's million labels streams them instead of holding them all."""
     submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
     # each task's answer order once, not once per label (a large nugget study has a million labels)
     orders = dict(submitted.values_list("pk", "order"))
-    rows = list(
+    labellers = _labellers(submitted.values_list("ranker_id", flat=True).distinct(), identities=identities)
+    rows = (
         NuggetJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
         .order_by(
             "answer__question__position", "task__submitted_at", "task_id", "answer__system__name", "nugget__position"
@@ -213,9 +226,8 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
             "label",
         )
     )
-    labellers = _labellers((r["task__ranker_id"] for r in rows), identities=identities)
-    return [
-        {
+    for r in rows.iterator(chunk_size=LABEL_FETCH):
+        yield {
             "item_uid": r["answer__question__item__uid"],
             "system": r["answer__system__name"],
             "is_reference": r["answer__system__is_reference"],
@@ -227,8 +239,6 @@ def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]
             "slot": slot_letter(orders[r["task_id"]].index(r["answer_id"])),
             "submitted_at": r["task__submitted_at"],
         }
-        for r in rows
-    ]
 
 
 def study_nugget_judgements(study: Study, *, answer_ids=None, ordered: bool = True) -> list[tuple[str, int, int, str]]:

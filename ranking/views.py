@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
@@ -18,6 +18,7 @@ from portal.parsers import json_body
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
+from ranking.downloads import export_response
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
@@ -31,7 +32,13 @@ from ranking.selectors import (
     task_for_ranker,
 )
 from ranking.services.drafts import draft_get, draft_save
-from ranking.services.exports import CONTENT_TYPES, EXTENSIONS, FORMATS, SPAN_FORMATS, rankings_export, study_formats
+from ranking.services.exports import (
+    EXTENSIONS,
+    FORMATS,
+    SPAN_FORMATS,
+    rankings_export_chunks,
+    study_formats,
+)
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.outputs import outputs_import_request
 from ranking.services.queue import task_next, task_release
@@ -281,7 +288,7 @@ class StudyExportView(RoleRequiredMixin, View):
         if fmt not in FORMATS:
             raise Http404("Unknown export format.")
         try:
-            data = rankings_export(
+            chunks = rankings_export_chunks(
                 study=study,
                 fmt=fmt,
                 identities=request.GET.get("identities") == "1",
@@ -292,7 +299,7 @@ class StudyExportView(RoleRequiredMixin, View):
             messages.error(request, str(exc))
             return redirect("study_detail", study_id=study.pk)
         extension = EXTENSIONS[fmt]
-        response = HttpResponse(data, content_type=CONTENT_TYPES[fmt])
+        response = export_response(chunks, fmt)
         response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-rankings-{fmt}.{extension}"'
         return response
 

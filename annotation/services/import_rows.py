@@ -8,9 +8,7 @@ the passages it cites, one COPY), creates the batch when the first new item come
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 
 from django.db import connection
 
@@ -54,13 +52,6 @@ class ImportResult:
             "files": self.files,
             "by_type": self.by_type,
         }
-
-
-def chunked(items: Iterable, size: int) -> Iterator[list]:
-    """Lists of ``size`` items (the last may be shorter) drawn from ``items`` as they come."""
-    iterator = iter(items)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
 
 
 class ItemWriter:

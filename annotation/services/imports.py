@@ -17,9 +17,10 @@ from django.db import connection, transaction
 from annotation.importers import ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
 from annotation.models import ImportBatch, SourcePassage
 from annotation.qa_types import CLINIQLINK_FILES
-from annotation.services.import_rows import ImportResult, ItemWriter, chunked
+from annotation.services.import_rows import ImportResult, ItemWriter
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
+from portal.iterables import chunked
 from portal.jobs import Progress, job_start
 from portal.models import Job, User
 from portal.uploads import upload_limits

@@ -19,7 +19,7 @@ from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
-from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export
+from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export_chunks
 from ranking.services.span_exports import SPAN_FORMATS, span_export
 from ranking.span_rules import derived_label
 from ranking.span_selectors import study_span_labels
@@ -215,27 +215,42 @@ def study_formats(study: Study) -> list[tuple[str, str]]:
     return [(fmt, FORMAT_LABELS[fmt]) for fmt in wanted]
 
 
+#: Formats read and written a batch at a time while they are downloaded (see :func:`rankings_export_chunks`).
+STREAMED_FORMATS = NUGGET_FORMATS
+
+
 def rankings_export(
     *, study: Study, fmt: str, identities: bool = False, blind_systems: bool = False, user: User | None = None
 ) -> bytes:
     """The export as bytes (``fmt``: csv, parquet, shroom, or for nugget studies nugget-labels, nugget-csv,
     sentence-marks, for span studies spans-jsonl, spans-csv, spans-parquet); audited, since it may carry
     identities. ``blind_systems`` (span exports): systems as "system 1", "system 2"…."""
+    chunks = rankings_export_chunks(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems, user=user)
+    return b"".join(chunks)
+
+
+def rankings_export_chunks(
+    *, study: Study, fmt: str, identities: bool = False, blind_systems: bool = False, user: User | None = None
+) -> Iterator[bytes]:
+    """:func:`rankings_export` as chunks for a streamed download. Checked and audited at once (a refusal is raised
+    here, before any byte); the nugget formats are then read and written a few thousand rows at a time as the
+    download is sent (a large study's million labels never held at once), the others are built whole."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if fmt in NUGGET_FORMATS:
-        data = nugget_export(study=study, fmt=fmt, identities=identities)
+        chunks = nugget_export_chunks(study=study, fmt=fmt, identities=identities)
     elif fmt in SPAN_FORMATS:
-        data = span_export(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems)
+        chunks = iter([span_export(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems)])
     elif fmt == "shroom":
-        data = json.dumps(shroom_records(study=study, identities=identities), ensure_ascii=False, indent=1).encode()
+        records = shroom_records(study=study, identities=identities)
+        chunks = iter([json.dumps(records, ensure_ascii=False, indent=1).encode()])
     else:
         frame = rankings_frame(study=study, identities=identities)
         if fmt == "csv":
-            data = csv_cells.guard_frame(frame).to_csv(index=False).encode("utf-8")
+            chunks = iter([csv_cells.guard_frame(frame).to_csv(index=False).encode("utf-8")])
         else:
             buffer = io.BytesIO()
             frame.to_parquet(buffer, index=False, engine="pyarrow")
-            data = buffer.getvalue()
+            chunks = iter([buffer.getvalue()])
     audit_export(actor=user, obj=study, action="rankings_exported", fmt=fmt, identities=identities)
-    return data
+    return chunks

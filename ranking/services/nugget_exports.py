@@ -1,20 +1,22 @@
 """Exporting a nugget study's human labels: the labels as JSONL in the portal's label format (what
 ``nugget_eval --labels`` reads) or as CSV, and each answer's sentence marks as CSV.
 
-Rows come from the report selectors (:func:`ranking.selectors.study_nugget_labels`, ``study_sentence_marks``), so
+Rows come from the report selectors (:func:`ranking.selectors.study_nugget_label_rows`, ``study_sentence_marks``), so
 an export and a report never disagree; rankers appear under their pseudonym unless ``identities`` is asked for.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
 import pandas as pd
 
 from portal import csv_cells
 from portal.errors import DomainError
+from portal.iterables import chunked
 from ranking.models import Study
-from ranking.selectors import study_nugget_labels, study_sentence_marks
+from ranking.selectors import study_nugget_label_rows, study_sentence_marks
 
 NUGGET_FORMATS = ("nugget-labels", "nugget-csv", "sentence-marks")
 LABEL_COLUMNS = [
@@ -44,30 +46,28 @@ MARK_COLUMNS = [
 ]
 
 
+#: Rows written at a time to a streamed export.
+EXPORT_CHUNK = 5000
+
+
 def nugget_export(*, study: Study, fmt: str, identities: bool = False) -> bytes:
     """One of :data:`NUGGET_FORMATS` as bytes; refused for a study that asked for no nugget labels."""
+    return b"".join(nugget_export_chunks(study=study, fmt=fmt, identities=identities))
+
+
+def nugget_export_chunks(*, study: Study, fmt: str, identities: bool = False) -> Iterator[bytes]:
+    """:func:`nugget_export` a few thousand rows at a time, for a streamed download: a large study has a million
+    labels (``bench/bench_reports.py --nuggets``). Refused at once, before any byte: a study that asked for no
+    nugget labels, an unknown format."""
     if not study.ask_nuggets:
         raise DomainError("this study did not ask for nugget labels", code="no_nugget_labels")
     if fmt == "nugget-labels":
-        lines = [
-            json.dumps(
-                {
-                    "item_uid": row["item_uid"],
-                    "system": row["system"],
-                    "nugget_id": row["nugget_id"],
-                    "label": row["label"],
-                    "labeller": row["labeller"],
-                },
-                ensure_ascii=False,
-            )
-            for row in study_nugget_labels(study, identities=identities)
-        ]
-        return "".join(line + "\n" for line in lines).encode("utf-8")
+        return _jsonl_chunks(study_nugget_label_rows(study, identities=identities))
     if fmt == "nugget-csv":
-        rows = [{**row, "study": study.name} for row in study_nugget_labels(study, identities=identities)]
-        frame = pd.DataFrame(rows, columns=LABEL_COLUMNS)
-    elif fmt == "sentence-marks":
-        rows = [
+        rows = ({**row, "study": study.name} for row in study_nugget_label_rows(study, identities=identities))
+        return _csv_chunks(rows, LABEL_COLUMNS)
+    if fmt == "sentence-marks":
+        marks = (
             {
                 **row,
                 "study": study.name,
@@ -77,8 +77,32 @@ def nugget_export(*, study: Study, fmt: str, identities: bool = False) -> bytes:
                 "unsupported_sentences": " ".join(map(str, row["unsupported"])),
             }
             for row in study_sentence_marks(study, identities=identities)
-        ]
-        frame = pd.DataFrame(rows, columns=MARK_COLUMNS)
-    else:
-        raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(NUGGET_FORMATS)}")
-    return csv_cells.guard_frame(frame).to_csv(index=False).encode("utf-8")
+        )
+        return _csv_chunks(marks, MARK_COLUMNS)
+    raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(NUGGET_FORMATS)}")
+
+
+def _jsonl_chunks(rows: Iterable[dict]) -> Iterator[bytes]:
+    """The portal's label format (what ``nugget_eval --labels`` reads), one line per label."""
+    for batch in chunked(rows, EXPORT_CHUNK):
+        lines = (
+            json.dumps(
+                {key: row[key] for key in ("item_uid", "system", "nugget_id", "label", "labeller")},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for row in batch
+        )
+        yield "".join(lines).encode("utf-8")
+
+
+def _csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[bytes]:
+    """CSV with the header once, cells guarded against spreadsheet formulas, written a batch at a time (each
+    batch as pandas writes it, so the whole reads as one frame written at once)."""
+    header = True
+    for batch in chunked(rows, EXPORT_CHUNK):
+        frame = pd.DataFrame(batch, columns=columns)
+        yield csv_cells.guard_frame(frame).to_csv(index=False, header=header).encode("utf-8")
+        header = False
+    if header:  # no row at all: the header alone
+        yield csv_cells.guard_frame(pd.DataFrame([], columns=columns)).to_csv(index=False).encode("utf-8")

@@ -83,3 +83,49 @@ def test_nugget_exports_are_for_nugget_studies_and_organizers_only(
     out = tmp_path / "l.jsonl"
     call_command("export_rankings", str(study.pk), "--format", "nugget-labels", "--out", str(out))
     assert len(out.read_text().splitlines()) == 6
+
+
+@pytest.mark.parametrize("fmt", ["nugget-labels", "nugget-csv", "sentence-marks"])
+def test_written_a_few_rows_at_a_time_the_export_is_the_same(assessed, monkeypatch, fmt):
+    """The nugget exports are read and written a batch at a time (a large study has a million labels); batches of
+    one row give the very bytes of one batch for all (one header, the same cells)."""
+    from ranking.services import nugget_exports
+
+    study, _, _ = assessed
+    whole = rankings_export(study=study, fmt=fmt)
+    monkeypatch.setattr(nugget_exports, "EXPORT_CHUNK", 1)
+    chunks = list(nugget_exports.nugget_export_chunks(study=study, fmt=fmt))
+    assert len(chunks) >= 3 and b"".join(chunks) == whole
+    if fmt != "nugget-labels":
+        assert whole.decode().splitlines()[0].startswith("study,item_uid,")  # the header, once
+        assert whole.count(b"study,item_uid,") == 1
+
+
+def test_the_nugget_label_download_is_streamed_and_audited_before_its_first_byte(assessed, organizer_client):
+    from portal.models import AuditEntry
+
+    study, ranker, _ = assessed
+    for url in (
+        f"/organize/studies/{study.pk}/export/nugget-csv/",
+        f"/api/studies/{study.pk}/export/?fmt=nugget-labels",
+    ):
+        response = organizer_client.get(url)
+        assert response.status_code == 200 and response.streaming
+        assert AuditEntry.objects.filter(action="rankings_exported").exists()
+        body = b"".join(response.streaming_content).decode()
+        assert ranker.pseudonym in body and ranker.email not in body
+    # a format built whole is still sent whole, with its length
+    whole = organizer_client.get(f"/api/studies/{study.pk}/export/?fmt=csv")
+    assert not whole.streaming and int(whole["Content-Length"]) == len(whole.content)
+
+
+def test_an_empty_nugget_study_exports_the_header_alone(systems_with_outputs, sample_items, organizer):
+    validated_nuggets(sample_items[0], FORMULA_NUGGETS)
+    study = study_create(
+        name="nobody yet", systems=SYSTEM_NAMES, ask_nuggets=True, ask_ranking=False, overlap=1, user=organizer
+    ).study
+    assert rankings_export(study=study, fmt="nugget-csv").decode().splitlines() == [",".join(
+        ["study", "item_uid", "system", "is_reference", "labeller", "slot", "nugget_id", "importance", "nugget_text",
+         "label", "submitted_at"]
+    )]  # fmt: skip
+    assert rankings_export(study=study, fmt="nugget-labels") == b""
