@@ -27,3 +27,19 @@ def setup_django(db_name: str = "portal_bench") -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def own_peak_mib() -> float:
+    """This process's own peak memory in MiB: ``VmHWM`` of /proc/self/status. Not ``ru_maxrss``: Linux carries the
+    high-water mark across ``exec``, so a bench's child process started from a parent holding a seeded study would
+    report the parent's peak as its own. ``ru_maxrss`` where /proc is missing."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

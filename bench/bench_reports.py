@@ -27,7 +27,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from _django import setup_django
+from _django import own_peak_mib, setup_django
 from _pages import time_pages
 from bench_import import make_dataset
 
@@ -287,21 +287,27 @@ def nugget_job_only(study_id: int) -> None:
     print(
         f"nugget board job (scores, 1000 resamples, agreement, correlations; reading the labels included), in a "
         f"fresh process: {time.perf_counter() - started:.2f} s for {stored.result['n_answers']} answers; peak memory "
-        f"(ru_maxrss) {_peak_rss_mib():.0f} MiB"
+        f"(its own VmHWM) {own_peak_mib():.0f} MiB"
     )
 
 
 def nugget_export_only(study_id: int) -> None:
-    """The study's nugget label export (JSONL, as the study page's download builds it) alone in a fresh process."""
+    """The study's nugget label download (JSONL) alone in a fresh process, consumed as the web server sends it:
+    chunk by chunk, none kept (time to the first chunk, to the last, and the peak memory)."""
     setup_django("portal_bench_reports")
     from ranking.models import Study
-    from ranking.services.nugget_exports import nugget_export
+    from ranking.services.nugget_exports import nugget_export_chunks
 
     started = time.perf_counter()
-    body = nugget_export(study=Study.objects.get(pk=study_id), fmt="nugget-labels")
+    first = None
+    size = 0
+    for chunk in nugget_export_chunks(study=Study.objects.get(pk=study_id), fmt="nugget-labels"):
+        first = first or time.perf_counter() - started
+        size += len(chunk)
     print(
-        f"nugget label export (JSONL, in the web request), in a fresh process: {time.perf_counter() - started:.2f} s, "
-        f"{len(body) / 2**20:.0f} MiB; peak memory (ru_maxrss) {_peak_rss_mib():.0f} MiB"
+        f"nugget label download (JSONL, streamed), in a fresh process: first bytes after {first or 0:.2f} s, all "
+        f"{size / 2**20:.0f} MiB after {time.perf_counter() - started:.2f} s; peak memory (its own VmHWM) "
+        f"{own_peak_mib():.0f} MiB"
     )
 
 
