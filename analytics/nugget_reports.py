@@ -88,6 +88,8 @@ class NuggetBoard:
     ranking_correlation: dict
     n_answers: int
     n_questions: int
+    #: :func:`analytics.study_judges.harm_rates` of the physicians' rankings (shown where the study asks for harm)
+    harm_rates: list[dict] = field(default_factory=list)
 
     @property
     def automatic(self) -> list[str]:
@@ -109,6 +111,7 @@ class NuggetReport(NuggetScores):
     summary: dict = field(default_factory=dict)
     ranking_correlation: dict = field(default_factory=dict)
     human_strengths: dict[str, float] = field(default_factory=dict)
+    harm_rates: list[dict] = field(default_factory=list)
 
     def board(self) -> NuggetBoard:
         return NuggetBoard(
@@ -121,6 +124,7 @@ class NuggetReport(NuggetScores):
             ranking_correlation=self.ranking_correlation,
             n_answers=len(self.data.answers),
             n_questions=len(self.data.nuggets),
+            harm_rates=self.harm_rates,
         )
 
 
@@ -171,7 +175,13 @@ def study_nugget_report(
     report = NuggetReport(data=data, frame=frame, per_answer=per_answer, summary=summary)
     if progress is not None:
         progress.advance(1, "correlation with the physicians' rankings")
-    report.human_strengths = _human_strengths(study, data, n_resamples=n_resamples, seed=seed)
+    if study.ask_ranking:  # the physicians' rankings, read once for the strengths and the harm flags
+        # imported here: study_judges reaches the judge import, which refreshes this board
+        from analytics.study_judges import harm_rates
+
+        ranks = study_rankings(study)
+        report.human_strengths = _human_strengths(ranks, seed=seed)
+        report.harm_rates = harm_rates(ranks) if not ranks.empty else []
     reference = report.reference
     if report.human_strengths:
         for labeller in [*([reference] if reference else []), *data.automatic]:
@@ -197,11 +207,8 @@ def _system_means(summary: dict, labeller: str, score: str) -> dict[str, float]:
     }
 
 
-def _human_strengths(study, data: StudyNuggets, *, n_resamples: int, seed: int) -> dict[str, float]:
+def _human_strengths(ranks: pd.DataFrame, *, seed: int) -> dict[str, float]:
     """Each model system's Bradley-Terry strength on the study's human leaderboard (reference left out)."""
-    if not study.ask_ranking:
-        return {}
-    ranks = study_rankings(study)
     if ranks.empty:
         return {}
     reference = set(ranks.loc[ranks["is_reference"], "system"])

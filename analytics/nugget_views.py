@@ -21,8 +21,6 @@ from analytics.nugget_reports import (
 from analytics.nugget_selectors import nugget_questions
 from analytics.presentation import nuggets as present
 from analytics.presentation.judges import harm_by_system
-from analytics.selectors import study_rankings
-from analytics.study_judges import harm_rates
 from metrics.nugget_io import NuggetInputError
 from portal.errors import DomainError
 from portal.models import Job
@@ -69,9 +67,7 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
         )
         correlations = present.correlation_rows(board) if board else []
         last_matcher = Job.objects.filter(kind="nugget_matcher", params__study_id=study.pk).order_by("-created_at")
-        harm = (
-            harm_by_system(harm_rates(study_rankings(study))) if study.ask_harm and study.ask_ranking and board else {}
-        )
+        harm = harm_by_system(board.harm_rates) if board and study.ask_harm and study.ask_ranking else {}
         context = {"study": study, "state": state, "board": board, "questions": questions}
         if board is not None:
             context |= {

@@ -216,6 +216,11 @@ def test_the_nugget_leaderboard_shows_the_harm_rate_when_the_study_asked(client,
     row = re.search(r"<tr><td>SYS-B</td>.*?</tr>", html, flags=re.S).group(0)
     assert "50 % (9 % – 91 %)" in row
     assert "0 % (0 % – 66 %)" in re.search(r"<tr><td>SYS-A</td>.*?</tr>", html, flags=re.S).group(0)
+    # read from the stored board (computed with the rankings by the job), not from every ranking on each view
+    stored = {
+        r["system"]: (r["flagged"], r["n_judgements"]) for r in NuggetLeaderboard.objects.get().result["harm_rates"]
+    }
+    assert stored == {"SYS-A": (0, 2), "SYS-B": (1, 2)}
 
 
 def test_the_first_view_queues_one_job_and_shows_its_progress(client, organizer, make_user):
