@@ -13,8 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analytics.nugget_matching import nugget_matcher_request
-from analytics.nugget_reports import nugget_board_refresh, nugget_board_state
-from analytics.nugget_selectors import nugget_questions
+from analytics.nugget_reports import nugget_board_shown
 from analytics.serializers import (
     ReportRequestSerializer,
     ReportSerializer,
@@ -91,13 +90,11 @@ class NuggetReportApi(APIView):
 
     def get(self, request, pk):
         study = get_object_or_404(Study, pk=pk)
-        state = nugget_board_state(study)
+        state = nugget_board_shown(study, user=request.user)
         if state.board is None:
-            if not (state.computing or state.failed) and nugget_questions(study).exists():
-                state.job = nugget_board_refresh(study=study, user=request.user).job
             return Response(
                 {"study": study.pk, "computed_at": None, "job": str(state.job.pk) if state.job else None},
-                status=202 if state.job else 200,
+                status=202 if state.computing else 200,
             )
         board = state.board
         return Response(

@@ -25,7 +25,7 @@ from analytics.nugget_eval import (
     nugget_summary,
     reference_labeller,
 )
-from analytics.nugget_selectors import StudyNuggets, study_nugget_inputs, study_nuggets
+from analytics.nugget_selectors import StudyNuggets, nugget_questions, study_nugget_inputs, study_nuggets
 from analytics.selectors import study_rankings
 from analytics.stored_boards import (
     BoardState,
@@ -83,7 +83,6 @@ class NuggetBoard:
     labellers: list[str]
     humans: list[str]
     judges: list[str]
-    reference: str | None
     reference_systems: list[str]
     ranking_correlation: dict
     n_answers: int
@@ -94,6 +93,11 @@ class NuggetBoard:
     @property
     def automatic(self) -> list[str]:
         return self.summary["labellers"]["automatic"]
+
+    @property
+    def reference(self) -> str | None:
+        """The human labeller the automatic ones are held to (:func:`analytics.nugget_eval.reference_labeller`)."""
+        return reference_labeller(self.humans)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -119,7 +123,6 @@ class NuggetReport(NuggetScores):
             labellers=self.labellers,
             humans=list(self.data.humans),
             judges=list(self.data.judges),
-            reference=self.reference,
             reference_systems=sorted(self.data.reference_systems),
             ranking_correlation=self.ranking_correlation,
             n_answers=len(self.data.answers),
@@ -286,6 +289,17 @@ def nugget_board_state(study) -> BoardState[NuggetBoard]:
         load=NuggetBoard.from_json,
         changes=_board_changes,
     )
+
+
+def nugget_board_shown(study, *, user=None) -> BoardState[NuggetBoard]:
+    """What the nugget leaderboard page and the API show: :func:`nugget_board_state`, after queueing the job that
+    computes the first board when none is stored, computing or failed (a study with nugget questions; also a board
+    stored in a shape this version cannot read). Read again after queueing: without a broker the job has run."""
+    state = nugget_board_state(study)
+    if state.board is None and not (state.computing or state.failed) and nugget_questions(study).exists():
+        nugget_board_refresh(study=study, user=user)
+        state = nugget_board_state(study)
+    return state
 
 
 def nugget_board(study) -> NuggetBoard | None:

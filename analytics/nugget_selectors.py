@@ -108,8 +108,9 @@ def study_nuggets(study: Study, *, question_ids=None, marks: bool = True, ordere
     ]
     humans = {row[4] for row in rows}
     judges: set[str] = set()
-    stored = JudgeNuggetLabel.objects.filter(answer__question__study=study)
-    if wanted is not None:
+    if wanted is None:
+        stored = JudgeNuggetLabel.objects.filter(answer__question__study=study)
+    else:  # by the answers' ids: one question's labels without a join over every label of the study
         stored = JudgeNuggetLabel.objects.filter(answer_id__in=wanted)
     for answer_id, nugget_id, label, labeller, source, evidence, similarity in stored.order_by(
         "answer_id", "nugget__position", "labeller"

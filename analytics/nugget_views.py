@@ -15,7 +15,7 @@ from analytics.nugget_reports import (
     labeller_label,
     nugget_board,
     nugget_board_refresh,
-    nugget_board_state,
+    nugget_board_shown,
     study_nugget_scores,
 )
 from analytics.nugget_selectors import nugget_questions
@@ -49,11 +49,7 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
 
     def get(self, request, pk):
         study = _study(pk)
-        state = nugget_board_state(study)
-        if state.board is None and not (state.computing or state.failed) and nugget_questions(study).exists():
-            # the first view (or a board stored in a form this version cannot read): nothing to show until it is done
-            nugget_board_refresh(study=study, user=request.user)
-            state = nugget_board_state(study)
+        state = nugget_board_shown(study, user=request.user)
         board = state.board
         if request.GET.get("format") == "csv":
             if board is None:

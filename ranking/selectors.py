@@ -185,24 +185,19 @@ def _labellers(ranker_ids, *, identities: bool) -> dict[int, str]:
     return {pk: (person.email if identities else person.pseudonym) for pk, person in people.items()}
 
 
-def study_nugget_labels(study: Study, *, identities: bool = False) -> list[dict]:
-    """Every nugget label of the study's submitted tasks, one row per (ranker, answer, nugget).
-
-    Rows: ``item_uid``, ``system`` (name), ``is_reference``, ``nugget_id`` (the nugget's key), ``importance``,
-    ``nugget_text``, ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the exports; the
-    e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``. For organizers
-    and reports only: rows name systems. (:func:`study_nugget_label_rows` gives them one at a time.)
-    """
-    return list(study_nugget_label_rows(study, identities=identities))
-
-
 #: Labels fetched from PostgreSQL at a time while the rows are read one by one.
 LABEL_FETCH = 5000
 
 
-def study_nugget_label_rows(study: Study, *, identities: bool = False) -> Iterator[dict]:
-    """The rows of :func:`study_nugget_labels`, read from PostgreSQL a few thousand at a time as they are consumed:
-    an export of a large study's million labels streams them instead of holding them all."""
+def study_nugget_labels(study: Study, *, identities: bool = False) -> Iterator[dict]:
+    """Every nugget label of the study's submitted tasks, one row per (ranker, answer, nugget), read from PostgreSQL
+    a few thousand at a time as they are consumed (an export of a large study's million labels streams them).
+
+    Rows: ``item_uid``, ``system`` (name), ``is_reference``, ``nugget_id`` (the nugget's key), ``importance``,
+    ``nugget_text``, ``label`` (support / partial / not_support), ``labeller`` (the ranker's pseudonym, as in the
+    exports; the e-mail address with ``identities``), ``slot`` (the letter the ranker saw) and ``submitted_at``.
+    For organizers and reports only: rows name systems.
+    """
     submitted = RankingTask.objects.filter(study=study, status=RankingTask.Status.SUBMITTED)
     # each task's answer order once, not once per label (a large nugget study has a million labels)
     orders = dict(submitted.values_list("pk", "order"))
@@ -245,7 +240,7 @@ def study_nugget_judgements(study: Study, *, answer_ids=None, ordered: bool = Tr
     """Every nugget label of the study's submitted tasks as ``(labeller pseudonym, answer id, nugget id, label)``,
     in the order of :func:`study_nugget_labels` (question, submission, system, nugget); ``answer_ids``: only the
     labels of these answers; ``ordered=False``: in no order (ordering a large study's million labels through three
-    joins takes PostgreSQL four times as long as reading them; a caller that groups them needs none). The lean form
+    joins costs PostgreSQL more than reading them; a caller that groups them needs none). The lean form
     for the nugget report, which maps the ids to items, systems and keys itself."""
     labels = NuggetJudgement.objects.filter(task__study=study, task__status=RankingTask.Status.SUBMITTED)
     if answer_ids is not None:

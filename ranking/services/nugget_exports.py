@@ -1,7 +1,7 @@
 """Exporting a nugget study's human labels: the labels as JSONL in the portal's label format (what
 ``nugget_eval --labels`` reads) or as CSV, and each answer's sentence marks as CSV.
 
-Rows come from the report selectors (:func:`ranking.selectors.study_nugget_label_rows`, ``study_sentence_marks``), so
+Rows come from the report selectors (:func:`ranking.selectors.study_nugget_labels`, ``study_sentence_marks``), so
 an export and a report never disagree; rankers appear under their pseudonym unless ``identities`` is asked for.
 """
 
@@ -16,7 +16,7 @@ from portal import csv_cells
 from portal.errors import DomainError
 from portal.iterables import chunked
 from ranking.models import Study
-from ranking.selectors import study_nugget_label_rows, study_sentence_marks
+from ranking.selectors import study_nugget_labels, study_sentence_marks
 
 NUGGET_FORMATS = ("nugget-labels", "nugget-csv", "sentence-marks")
 LABEL_COLUMNS = [
@@ -50,21 +50,16 @@ MARK_COLUMNS = [
 EXPORT_CHUNK = 5000
 
 
-def nugget_export(*, study: Study, fmt: str, identities: bool = False) -> bytes:
-    """One of :data:`NUGGET_FORMATS` as bytes; refused for a study that asked for no nugget labels."""
-    return b"".join(nugget_export_chunks(study=study, fmt=fmt, identities=identities))
-
-
 def nugget_export_chunks(*, study: Study, fmt: str, identities: bool = False) -> Iterator[bytes]:
-    """:func:`nugget_export` a few thousand rows at a time, for a streamed download: a large study has a million
-    labels (``bench/bench_reports.py --nuggets``). Refused at once, before any byte: a study that asked for no
-    nugget labels, an unknown format."""
+    """One of :data:`NUGGET_FORMATS`, a few thousand rows at a time, for a streamed download: a large study has a
+    million labels (``bench/bench_reports.py --nuggets``). Refused at once, before any byte: a study that asked for
+    no nugget labels, an unknown format."""
     if not study.ask_nuggets:
         raise DomainError("this study did not ask for nugget labels", code="no_nugget_labels")
     if fmt == "nugget-labels":
-        return _jsonl_chunks(study_nugget_label_rows(study, identities=identities))
+        return _jsonl_chunks(study_nugget_labels(study, identities=identities))
     if fmt == "nugget-csv":
-        rows = ({**row, "study": study.name} for row in study_nugget_label_rows(study, identities=identities))
+        rows = ({**row, "study": study.name} for row in study_nugget_labels(study, identities=identities))
         return _csv_chunks(rows, LABEL_COLUMNS)
     if fmt == "sentence-marks":
         marks = (

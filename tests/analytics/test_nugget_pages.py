@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote
 from html import unescape
 
 import pytest
@@ -306,3 +307,26 @@ def test_a_board_stored_in_another_shape_is_computed_again_not_a_500(client, org
     assert NuggetLeaderboard.objects.get(study=made.study).job.status == Job.Status.QUEUED
     assert client.get(reverse("nugget_plot", args=[made.study.pk, "svg"])).status_code == 404
     assert "cannot be read" in caplog.text
+
+
+@pytest.mark.parametrize("value", ["\x00", "9" * 40, "-1", "1.5", "<b>x</b>", "[]"])
+def test_hostile_page_and_labeller_values_are_answered_not_failed(client, organizer, made, value):
+    """Huge or negative numbers, wrong types and markup in the query: the first page or the consensus, never an
+    error, nothing of the value echoed as markup. A NUL byte is refused before the view, naming the field."""
+    client.force_login(organizer)
+    url = reverse("nugget_leaderboard", args=[made.study.pk])
+    plot = reverse("nugget_plot", args=[made.study.pk, "svg"])
+    for params in ({"page": value}, {"labeller": value}):
+        response = client.get(url, params)
+        html = response.content.decode()
+        if value == "\x00":
+            assert response.status_code == 400 and next(iter(params)) in html, params
+            continue
+        assert response.status_code == 200, params
+        assert "<b>x</b>" not in html and 'value="consensus" selected' in html
+    assert client.get(plot, {"labeller": value}).status_code == (400 if value == "\x00" else 200)
+    # anything but "recompute" starts the matcher, as the button always did (a form's multipart body reaches the
+    # view as it is); a NUL in a urlencoded body is refused before the view
+    assert client.post(url, {"action": value}).status_code == 302
+    urlencoded = client.post(url, f"action={quote(value)}", content_type="application/x-www-form-urlencoded")
+    assert urlencoded.status_code == (400 if value == "\x00" else 302)

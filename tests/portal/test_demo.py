@@ -119,7 +119,7 @@ def test_nugget_study_has_assessments_from_both_rankers_and_work_left(demo):
     assert set(submitted.values_list("ranker__email", flat=True)) == {"ranker1@demo.portal", "ranker2@demo.portal"}
     assert submitted.count() < 2 * study.questions.count()  # questions left to assess
     assert NuggetJudgement.objects.filter(task__study=study).exists() and SentenceFlag.objects.exists()
-    labels = study_nugget_labels(study)
+    labels = list(study_nugget_labels(study))
     vital = {
         system: [r["label"] == "support" for r in labels if r["system"] == system and r["importance"] == "vital"]
         for system in ("Demo model A", "Demo model B")

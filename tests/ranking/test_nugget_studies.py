@@ -117,7 +117,7 @@ def test_selectors_return_every_submitted_label_and_every_answer_s_marks(nugget_
     labels = {"n1": "support", "n2": "partial", "n3": "not_support"}
     task = _submit(study, first, labels, marks=lambda t: {"A": {"0": "wrong"}})
     task_next(study=study, ranker=second)  # leased, not submitted: not in the rows
-    rows = study_nugget_labels(study)
+    rows = list(study_nugget_labels(study))
     assert len(rows) == 3 * 3  # three answers × three nuggets
     row = next(r for r in rows if r["slot"] == "A" and r["nugget_id"] == "n2")
     answer_a = StudyAnswer.objects.select_related("system", "question__item").get(pk=task.order[0])
@@ -129,7 +129,7 @@ def test_selectors_return_every_submitted_label_and_every_answer_s_marks(nugget_
     assert mark_a["marked"] == [0] and mark_a["wrong"] == [0] and mark_a["unsupported"] == []
     assert mark_a["n_sentences"] == len(answer_a.sentences) and mark_a["system"] == answer_a.system.name
     assert all(m["marked"] == [] for m in marks if m["slot"] != "A")
-    assert study_nugget_labels(study, identities=True)[0]["labeller"] == first.email
+    assert next(study_nugget_labels(study, identities=True))["labeller"] == first.email
 
 
 def test_hallucination_and_harm_questions_need_the_ranking(nugget_items, organizer):
