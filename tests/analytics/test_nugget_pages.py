@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import quote
 from html import unescape
+from urllib.parse import quote
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
