@@ -138,7 +138,8 @@ def answer_scores(
       True = sentence i marked); None without marks or for an answer with no sentences.
 
     A score whose denominator is 0 (no vital nugget, no nugget at all) is None, never 0 or NaN. Raises
-    ValueError for an unknown importance or label, or a label for a nugget not in ``nuggets``.
+    ValueError for an unknown importance or label, or a label for a nugget not in ``nuggets``. The arithmetic is
+    :func:`scores_from_counts`, which scores many answers at once.
     """
     known = set()
     for nugget in nuggets:
@@ -150,33 +151,49 @@ def answer_scores(
             raise ValueError(f"label for nugget {nugget_id!r}, which is not one of this item's nuggets")
         if label not in LABEL_CREDIT:
             raise ValueError(f"nugget {nugget_id!r}: label {label!r} is not one of {LABELS}")
-    given = [labels.get(n.id, "not_support") for n in nuggets]
-    kept = [(n.importance, label) for n, label in zip(nuggets, given, strict=True) if n.importance != "avoid"]
-    vital = [label for importance, label in kept if importance == "vital"]
-    every = [label for _, label in kept]
-    avoid = [label for n, label in zip(nuggets, given, strict=True) if n.importance == "avoid"]
+    counts = np.zeros((1, len(IMPORTANCES), len(LABELS)), dtype=np.int64)
+    for nugget in nuggets:
+        counts[0, IMPORTANCES.index(nugget.importance), LABELS.index(labels.get(nugget.id, "not_support"))] += 1
+    marks = list(sentence_marks or ())
+    scores = scores_from_counts(counts, marked=np.array([sum(map(bool, marks))]), sentences=np.array([len(marks)]))
     return {
-        "all": _mean_credit(every, strict=False),
-        "vital": _mean_credit(vital, strict=False),
-        "all_strict": _mean_credit(every, strict=True),
-        "vital_strict": _mean_credit(vital, strict=True),
-        "completeness": _share(every, lambda label: label != "not_support"),
-        "avoid_hits": sum(label == "support" for label in avoid) if avoid else None,
-        "precision": _share(list(sentence_marks or ()), lambda marked: not marked),
+        name: None if math.isnan(value) else (int(value) if name == "avoid_hits" else float(value))
+        for name, value in ((name, float(scores[name][0])) for name in SCORE_NAMES)
     }
 
 
-def _mean_credit(labels: Sequence[str], *, strict: bool) -> float | None:
-    if not labels:
-        return None
-    credit = [LABEL_CREDIT[label] if not (strict and label == "partial") else 0.0 for label in labels]
-    return sum(credit) / len(credit)
+def scores_from_counts(
+    counts: np.ndarray, *, marked: np.ndarray | None = None, sentences: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The :data:`SCORE_NAMES` scores of many answers at once (the rules of :func:`answer_scores`).
 
+    ``counts[a, i, l]``: how many nuggets of importance ``IMPORTANCES[i]`` answer ``a`` has labelled ``LABELS[l]``
+    (an unlabelled nugget counted as not_support); ``marked`` / ``sentences``: each answer's number of sentences
+    marked wrong or unsupported and of sentences (precision is NaN without them). Returns one float array per
+    score, NaN where :func:`answer_scores` gives None."""
+    counts = np.asarray(counts, dtype=np.float64)
+    vital, okay, avoid = (IMPORTANCES.index(name) for name in ("vital", "okay", "avoid"))
+    support, partial = LABELS.index("support"), LABELS.index("partial")
 
-def _share(values: Sequence, counts: Callable[[object], bool]) -> float | None:
-    if not values:
-        return None
-    return sum(1 for v in values if counts(v)) / len(values)
+    def share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(whole > 0, part / np.where(whole > 0, whole, 1.0), np.nan)
+
+    every = counts[:, vital] + counts[:, okay]  # per label, the vital and okay nuggets
+    n_every, n_vital = every.sum(axis=1), counts[:, vital].sum(axis=1)
+    half = LABEL_CREDIT["partial"]
+    n = len(counts)
+    marked = np.zeros(n) if marked is None else np.asarray(marked, dtype=np.float64)
+    sentences = np.zeros(n) if sentences is None else np.asarray(sentences, dtype=np.float64)
+    return {
+        "all": share(every[:, support] + half * every[:, partial], n_every),
+        "vital": share(counts[:, vital, support] + half * counts[:, vital, partial], n_vital),
+        "all_strict": share(every[:, support], n_every),
+        "vital_strict": share(counts[:, vital, support], n_vital),
+        "completeness": share(every[:, support] + every[:, partial], n_every),
+        "avoid_hits": np.where(counts[:, avoid].sum(axis=1) > 0, counts[:, avoid, support], np.nan),
+        "precision": share(sentences - marked, sentences),
+    }
 
 
 class NuggetMatcher(Protocol):

@@ -6,11 +6,16 @@ re-ranking each ranker's ranking with average ties. The human consensus of a que
 each system over its rankers; because rank 1 is best, ranks are **negated** before being set against scores.
 Only (question, system) cells with both a human rank and a score are used; a note counts the rest. No
 complete ranking block is required here: a system's mean rank is over the rankers who ranked it.
+
+Several metrics set against the same rankings share the rankings' side: :func:`ranked_cells` makes it once, and
+every statistic takes it in place of the rankings; :func:`metric_correlations` gives one metric's four figures
+from one join of its scores.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -49,15 +54,45 @@ def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def joined_cells(
-    rankings: pd.DataFrame, scores: pd.DataFrame, exclude: Iterable = ()
-) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
-    """Per (item, system): ``rank_sum``, ``n_rankers``, ``mean_rank``, ``score``; plus the used rank rows."""
-    exclude = set(exclude)
+@dataclass(frozen=True)
+class RankedCells:
+    """The rankings' side of every correlation: the validated rows with the excluded systems dropped and the
+    rest re-ranked (``frame``), each (item, system) cell's ``rank_sum`` and ``n_rankers`` sorted by item and
+    system (``cells``), and the cell of each row (``cell_of_row``, a row number of ``cells``)."""
+
+    frame: pd.DataFrame
+    cells: pd.DataFrame
+    cell_of_row: np.ndarray
+    exclude: frozenset
+
+
+Rankings = pd.DataFrame | RankedCells
+
+
+def ranked_cells(rankings: Rankings, exclude: Iterable = ()) -> RankedCells:
+    """The rankings' side of the correlations, made once for every metric set against the same rankings.
+    Given a :class:`RankedCells`, returns it; excluding a system it kept is refused (systems are dropped before
+    the re-ranking, so that needs the rankings themselves)."""
+    exclude = frozenset(exclude)
+    if isinstance(rankings, RankedCells):
+        if exclude - rankings.exclude:
+            raise ValueError(f"exclude {sorted(exclude - rankings.exclude, key=str)} when the cells are made")
+        return rankings
     frame = system_rank_frame(rankings, exclude)
+    grouped = frame.groupby(["item", "system"], sort=True)
+    cells = grouped["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
+    return RankedCells(frame, cells, grouped.ngroup().to_numpy(), exclude)
+
+
+Joined = tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]
+
+
+def joined_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = ()) -> Joined:
+    """Per (item, system): ``rank_sum``, ``n_rankers``, ``mean_rank``, ``score``; plus the used rank rows."""
+    ranked = ranked_cells(rankings, exclude)
     sc = validate_scores(scores)
-    sc = sc[~sc["system"].isin(exclude)]
-    cells = frame.groupby(["item", "system"], sort=True)["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
+    sc = sc[~sc["system"].isin(ranked.exclude)]
+    cells = ranked.cells.assign(cell=np.arange(len(ranked.cells)))
     cells = cells.merge(sc, on=["item", "system"], how="outer", indicator=True)
     notes = []
     no_score = int((cells["_merge"] == "left_only").sum())
@@ -66,24 +101,46 @@ def joined_cells(
         notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
     if no_rank:
         notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
-    if "reference" in set(cells["system"]) and "reference" not in exclude:
+    if "reference" in set(cells["system"]) and "reference" not in ranked.exclude:
         notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
     cells = cells[cells["_merge"] == "both"].drop(columns="_merge")
     cells = cells.sort_values(["item", "system"], kind="stable").reset_index(drop=True)
     cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
-    used = frame.merge(cells[["item", "system"]], on=["item", "system"])
-    return cells, used, tuple(notes)
+    used = ranked.frame[np.isin(ranked.cell_of_row, cells["cell"].to_numpy())]
+    return cells.drop(columns="cell"), used, tuple(notes)
+
+
+def metric_correlations(
+    rankings: Rankings,
+    scores: pd.DataFrame,
+    *,
+    exclude: Iterable = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, StatResult]:
+    """One metric's segment tau-b, pairwise accuracy and system-level Pearson and Spearman, from one join of its
+    scores with the rankings (each the same as its own function's result)."""
+    joined = joined_cells(rankings, scores, exclude)
+    kw = {"n_resamples": n_resamples, "seed": seed}
+    return {
+        "segment_tau_b": _segment_tau(joined, "b", **kw)[0],
+        "pairwise_accuracy": _pairwise_accuracy(joined, 0.0, **kw),
+        "system_pearson": _system_correlation(joined, "pearson", "mean_rank", DEFAULT_BT_ALPHA, **kw),
+        "system_spearman": _system_correlation(joined, "spearman", "mean_rank", DEFAULT_BT_ALPHA, **kw),
+    }
 
 
 def _item_slices(cells: pd.DataFrame):
     items = cells["item"].to_numpy()
+    if not len(items):  # no scored cell was ranked
+        return items, np.zeros(0, dtype=int), np.zeros(0, dtype=int)
     starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
     ends = np.r_[starts[1:], len(items)]
     return items[starts], starts, ends
 
 
 def segment_tau_b(
-    rankings: pd.DataFrame,
+    rankings: Rankings,
     scores: pd.DataFrame,
     *,
     exclude: Iterable = (),
@@ -95,7 +152,7 @@ def segment_tau_b(
 
 
 def segment_tau(
-    rankings: pd.DataFrame,
+    rankings: Rankings,
     scores: pd.DataFrame,
     *,
     variant: Literal["b", "c"] = "b",
@@ -109,8 +166,14 @@ def segment_tau(
     with fewer than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling
     the questions with a defined tau) and the per-question Series (NaN where undefined).
     """
+    return _segment_tau(joined_cells(rankings, scores, exclude), variant, n_resamples=n_resamples, seed=seed)
+
+
+def _segment_tau(
+    joined: Joined, variant: Literal["b", "c"], *, n_resamples: int, seed: int
+) -> tuple[StatResult, pd.Series]:
     name = f"segment_tau_{variant}"
-    cells, used, notes = joined_cells(rankings, scores, exclude)
+    cells, used, notes = joined
     names, starts, ends = _item_slices(cells)
     human = -cells["mean_rank"].to_numpy(dtype=float)
     score = cells["score"].to_numpy(dtype=float)
@@ -156,12 +219,16 @@ def segment_tau(
 
 
 def within_question_pairs(
-    rankings: pd.DataFrame, scores: pd.DataFrame, *, exclude: Iterable = ()
+    rankings: Rankings, scores: pd.DataFrame, *, exclude: Iterable = ()
 ) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
     """Every pair of systems within a question: ``item``, ``system_a``, ``system_b``, ``human`` (+1 when the physicians put the first system
     higher, −1 lower, 0 tied on mean rank) and ``diff`` (first system's score minus the second's); plus the number
     of rankers and of systems used, and notes."""
-    cells, used, notes = joined_cells(rankings, scores, exclude)
+    return _within_question_pairs(joined_cells(rankings, scores, exclude))
+
+
+def _within_question_pairs(joined: Joined) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
+    cells, used, notes = joined
     c = cells[["item", "system", "rank_sum", "n_rankers", "score"]]
     p = c.merge(c, on="item", suffixes=("_a", "_b"))
     p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
@@ -180,7 +247,7 @@ def within_question_pairs(
 
 
 def pairwise_accuracy(
-    rankings: pd.DataFrame,
+    rankings: Rankings,
     scores: pd.DataFrame,
     *,
     exclude: Iterable = (),
@@ -196,7 +263,12 @@ def pairwise_accuracy(
     (C + D + T_h + T_m + T_hm), pooled over all within-question pairs. A metric that never ties cannot get
     human-tied pairs right, so its ceiling is below 1. Interval: resampling questions.
     """
-    pairs, n_raters, n_systems, notes = within_question_pairs(rankings, scores, exclude=exclude)
+    joined = joined_cells(rankings, scores, exclude)
+    return _pairwise_accuracy(joined, metric_tie_epsilon, n_resamples=n_resamples, seed=seed)
+
+
+def _pairwise_accuracy(joined: Joined, metric_tie_epsilon: float, *, n_resamples: int, seed: int) -> StatResult:
+    pairs, n_raters, n_systems, notes = _within_question_pairs(joined)
     if len(pairs) == 0:
         return undefined(
             "pairwise_accuracy", "no question has two or more scored systems", n_raters=n_raters, notes=notes
@@ -230,7 +302,7 @@ def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def system_correlation(
-    rankings: pd.DataFrame,
+    rankings: Rankings,
     scores: pd.DataFrame,
     *,
     method: Literal["pearson", "spearman"] = "pearson",
@@ -247,8 +319,21 @@ def system_correlation(
     fewer than three systems or constant scores. Interval: resampling questions (a resample that loses a
     system entirely is undefined and left out).
     """
+    joined = joined_cells(rankings, scores, exclude)
+    return _system_correlation(joined, method, human, bt_alpha, n_resamples=n_resamples, seed=seed)
+
+
+def _system_correlation(
+    joined: Joined,
+    method: Literal["pearson", "spearman"],
+    human: Literal["mean_rank", "bradley_terry"],
+    bt_alpha: float,
+    *,
+    n_resamples: int,
+    seed: int,
+) -> StatResult:
     name = f"system_{method}" + ("_bt" if human == "bradley_terry" else "")
-    cells, used, notes = joined_cells(rankings, scores, exclude)
+    cells, used, notes = joined
     systems = np.array(sorted(pd.unique(cells["system"]), key=str), dtype=object)
     items = pd.unique(cells["item"])
     n_raters = int(used["annotator"].nunique())

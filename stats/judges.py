@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .correlation import pairwise_accuracy, segment_tau, within_question_pairs
+from .correlation import Rankings, pairwise_accuracy, ranked_cells, segment_tau, within_question_pairs
 from .leaderboard import system_rank_frame
 from .results import StatResult
 from .significance import (
@@ -65,7 +65,7 @@ class JudgeMetaEvaluation:
         return [groups[k] for k in sorted(groups)]
 
 
-def _pairs(rankings: pd.DataFrame, scores: pd.DataFrame, exclude: Iterable) -> pd.DataFrame:
+def _pairs(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable) -> pd.DataFrame:
     pairs, *_ = within_question_pairs(rankings, scores, exclude=exclude)
     return pairs
 
@@ -117,11 +117,12 @@ def judge_meta_evaluation(
     notes: list[str] = []
     figures: dict[str, JudgeFigures] = {}
     pairs: dict[str, pd.DataFrame] = {}
+    ranked = ranked_cells(rankings, exclude)  # the rankings' side, made once for every judge
     for name, scores in judges.items():
-        acc = pairwise_accuracy(rankings, scores, exclude=exclude, n_resamples=n_resamples, seed=seed)
-        tau_b, _ = segment_tau(rankings, scores, variant="b", exclude=exclude, n_resamples=n_resamples, seed=seed)
-        tau_c, _ = segment_tau(rankings, scores, variant="c", exclude=exclude, n_resamples=n_resamples, seed=seed)
-        p = _pairs(rankings, scores, exclude)
+        acc = pairwise_accuracy(ranked, scores, n_resamples=n_resamples, seed=seed)
+        tau_b, _ = segment_tau(ranked, scores, variant="b", n_resamples=n_resamples, seed=seed)
+        tau_c, _ = segment_tau(ranked, scores, variant="c", n_resamples=n_resamples, seed=seed)
+        p = _pairs(ranked, scores, ())
         eps, calibrated, held_out = 0.0, None, None
         if tie_calibrate and len(p):
             cal = tie_calibration(p["human"], p["diff"])

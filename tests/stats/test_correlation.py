@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
-from stats.correlation import pairwise_accuracy, segment_tau_b, system_correlation
+from stats.correlation import (
+    metric_correlations,
+    pairwise_accuracy,
+    ranked_cells,
+    segment_tau_b,
+    system_correlation,
+)
 
 
 def rankings(data: dict) -> pd.DataFrame:
@@ -151,3 +157,59 @@ def test_pairwise_accuracy_compares_mean_ranks_when_rankers_saw_different_system
     rankings = pd.DataFrame([{"item": i, "annotator": a, "answer": s, "rank": r, "system": s} for i, a, s, r in rows])
     scores = pd.DataFrame({"item": "q", "system": ["A", "B", "C"], "score": [3.0, 2.0, 1.0]})
     assert pairwise_accuracy(rankings, scores, n_resamples=0).value == 1.0
+
+
+def _random_study(seed: int) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """30 questions, 5 systems and a reference, 3 of 6 rankers each (some cells left unscored), two metrics."""
+    rng = np.random.default_rng(seed)
+    systems = ["a", "b", "c", "d", "e", "ref"]
+    data = {}
+    for q in range(30):
+        data[f"q{q}"] = {
+            f"r{k}": dict(zip(systems, rng.permutation(len(systems)) + 1, strict=True))
+            for k in rng.choice(6, size=3, replace=False)
+        }
+    metrics = [
+        scores({f"q{q}": {s: float(rng.integers(0, 4)) for s in systems if rng.random() > 0.1} for q in range(30)})
+        for _ in range(2)
+    ]
+    return rankings(data), metrics
+
+
+def test_metric_correlations_are_the_four_statistics_with_the_rankings_shared():
+    """One join per metric, the rankings' side made once for both metrics: every figure, interval and note the
+    same as each statistic computed on its own from the rankings."""
+    ranks, metrics = _random_study(11)
+    shared = ranked_cells(ranks, {"ref"})
+    kw = {"n_resamples": 200, "seed": 3}
+    for metric in metrics:
+        alone = {
+            "segment_tau_b": segment_tau_b(ranks, metric, exclude={"ref"}, **kw)[0],
+            "pairwise_accuracy": pairwise_accuracy(ranks, metric, exclude={"ref"}, **kw),
+            "system_pearson": system_correlation(ranks, metric, method="pearson", exclude={"ref"}, **kw),
+            "system_spearman": system_correlation(ranks, metric, method="spearman", exclude={"ref"}, **kw),
+        }
+        together = metric_correlations(shared, metric, **kw)
+        assert {k: v.to_dict() for k, v in together.items()} == {k: v.to_dict() for k, v in alone.items()}
+        assert together["pairwise_accuracy"].value is not None and together["pairwise_accuracy"].ci_low is not None
+        assert segment_tau_b(shared, metric, **kw)[0].to_dict() == alone["segment_tau_b"].to_dict()
+
+
+def test_shared_rankings_refuse_an_exclusion_made_too_late():
+    """A system is dropped before the re-ranking, so shared cells that kept it cannot leave it out afterwards."""
+    ranks, metrics = _random_study(12)
+    with pytest.raises(ValueError, match="ref"):
+        pairwise_accuracy(ranked_cells(ranks), metrics[0], exclude={"ref"})
+    assert pairwise_accuracy(ranked_cells(ranks, {"ref"}), metrics[0], exclude={"ref"}).value is not None
+
+
+def test_scores_of_no_ranked_question_are_undefined_not_an_error():
+    """Bug fixed: scores that share no (question, system) with the rankings made segment tau-b index an empty
+    array (an IndexError, so a failed study report) instead of saying the figure is undefined."""
+    ranks = rankings({"q1": {"A": {"x": 1, "y": 2, "z": 3}}})
+    elsewhere = scores({"q9": {"x": 0.3, "y": 0.2, "z": 0.1}})
+    res, per_item = segment_tau_b(ranks, elsewhere, n_resamples=10)
+    assert res.value is None and res.undefined_reason and per_item.empty
+    for figure in metric_correlations(ranks, elsewhere, n_resamples=10).values():
+        assert figure.value is None and figure.undefined_reason
+        assert "3 ranked (item, system) cell(s) without a score left out" in figure.notes

@@ -15,11 +15,14 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from stats.agreement import cohen_kappa
 from stats.bootstrap import percentile_interval, resample_counts
 from stats.nuggets import (
+    ORDINAL_SCALE,
     consensus_label,
+    consensus_positions,
     judge_agreement,
     label_agreement,
     system_rank_correlation,
     system_scores,
+    unit_consensus,
 )
 
 S, P, N = "support", "partial", "not_support"
@@ -69,6 +72,55 @@ def test_consensus_label_is_the_rule_on_every_list_of_up_to_five_labels():
     for size in range(1, 6):
         for labels in product([S, P, N], repeat=size):
             assert consensus_label(list(labels)) == _consensus_by_definition(list(labels)), labels
+
+
+def test_consensus_positions_is_the_rule_on_every_count_of_up_to_seven_labels():
+    """The vectorised rule a whole study goes through: every (not_support, partial, support) count with one to
+    seven labels gives the label the rule as written gives; a unit without a label gives -1."""
+    from itertools import product
+
+    counts = [c for c in product(range(8), repeat=3) if 1 <= sum(c) <= 7]
+    positions = consensus_positions(np.array(counts))
+    for count, position in zip(counts, positions, strict=True):
+        labels = [label for label, k in zip(ORDINAL_SCALE, count, strict=True) for _ in range(k)]
+        assert ORDINAL_SCALE[position] == _consensus_by_definition(labels), count
+    assert consensus_positions(np.array([[0, 0, 0]])).tolist() == [-1]
+
+
+def test_unit_consensus_is_the_rule_per_unit_sorted_by_unit():
+    """Every unit once, in the order the unit tuples sort (non-ASCII and number-like keys included), with the
+    consensus of its labels in any order and their count; a row with a missing key belongs to no unit."""
+    rng = np.random.default_rng(5)
+    rows = [
+        (
+            str(rng.choice(["q1", "q10", "q2", "é-item", "问题"])),
+            str(rng.choice(["Model B", "model a", "reference"])),
+            str(rng.choice(["n1", "n2", "n10"])),
+            str(rng.choice(ORDINAL_SCALE)),
+            str(rng.choice(["P1", "P2", "P3"])),
+        )
+        for _ in range(1500)
+    ]
+    labels = pd.DataFrame(
+        rows + [(None, "model a", "n1", S, "P1")], columns=["item_uid", "system", "nugget_id", "label", "labeller"]
+    )
+    out = unit_consensus(labels)
+    grouped: dict[tuple, list[str]] = {}
+    for item, system, nugget, label, _ in rows:
+        grouped.setdefault((item, system, nugget), []).append(label)
+    expected = sorted(grouped)
+    assert list(zip(out["item_uid"], out["system"], out["nugget_id"], strict=True)) == expected
+    assert out["label"].tolist() == [_consensus_by_definition(grouped[key]) for key in expected]
+    assert out["n_labels"].tolist() == [len(grouped[key]) for key in expected]
+    assert unit_consensus(labels.iloc[:0]).empty
+
+
+def test_unit_consensus_refuses_a_label_off_the_scale():
+    labels = pd.DataFrame(
+        {"item_uid": ["q1", "q1"], "system": ["a", "a"], "nugget_id": ["n1", "n1"], "label": [S, "maybe"]}
+    )
+    with pytest.raises(ValueError, match="maybe"):
+        unit_consensus(labels)
 
 
 def test_consensus_refuses_a_label_off_the_scale():
