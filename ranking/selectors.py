@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Func, IntegerField, Max, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Nugget
@@ -272,9 +272,13 @@ def study_sentence_marks(study: Study, *, identities: bool = False, question_ids
         answer_rows = answer_rows.filter(question_id__in=list(question_ids))
         flag_rows = flag_rows.filter(task__in=submitted)
     tasks = list(submitted.order_by("question__position", "submitted_at", "pk").values("pk", "ranker_id", "order"))
+    # the number of sentences counted by PostgreSQL: a large study's answers' sentence lists are not sent to be parsed
+    counted = answer_rows.annotate(
+        n_sentences=Func(F("sentences"), function="jsonb_array_length", output_field=IntegerField())
+    )
     answers = {
         a["pk"]: a
-        for a in answer_rows.values("pk", "question__item__uid", "system__name", "system__is_reference", "sentences")
+        for a in counted.values("pk", "question__item__uid", "system__name", "system__is_reference", "n_sentences")
     }
     flags: dict[tuple, dict[str, list[int]]] = {}
     for task_id, answer_id, index, kind in flag_rows.values_list("task_id", "answer_id", "index", "kind"):
@@ -292,7 +296,7 @@ def study_sentence_marks(study: Study, *, identities: bool = False, question_ids
                     "is_reference": answer["system__is_reference"],
                     "labeller": labellers[task["ranker_id"]],
                     "slot": slot_letter(position),
-                    "n_sentences": len(answer["sentences"]),
+                    "n_sentences": answer["n_sentences"],
                     "marked": sorted(kinds["wrong"] + kinds["unsupported"]),
                     "wrong": sorted(kinds["wrong"]),
                     "unsupported": sorted(kinds["unsupported"]),
