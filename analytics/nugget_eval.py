@@ -252,18 +252,24 @@ def _per_answer(frame: pd.DataFrame, nuggets: Mapping[str, Sequence[Nugget]], ma
     number[np.argsort(first, kind="stable")] = np.arange(len(first))
     answer = number[answer_of_key]
     firsts = np.sort(first)  # each answer's first row, in answer order
-    # each item's nuggets: importance by (item, nugget) and how many of each importance
+    # each item's nuggets: how many of each importance, and the importance of every (item, nugget) labelled,
+    # looked up by one integer per pair (nugget keys may be unique across the study: no items × keys table)
     column_of = {nugget_id: j for j, nugget_id in enumerate(nugget_ids)}
-    importance_of = np.full((len(items), len(nugget_ids)), -1, dtype=np.int64)
     per_importance = np.zeros((len(items), len(IMPORTANCES)), dtype=np.int64)
+    pairs: dict[int, int] = {}
     for i, uid in enumerate(items):
         for n in nuggets[uid]:
             if n.importance not in IMPORTANCES:
                 raise ValueError(f"nugget {n.id!r}: importance {n.importance!r} is not one of {IMPORTANCES}")
             per_importance[i, IMPORTANCES.index(n.importance)] += 1
             if n.id in column_of:
-                importance_of[i, column_of[n.id]] = IMPORTANCES.index(n.importance)
-    importance = importance_of[item, nugget]
+                pairs[i * len(nugget_ids) + column_of[n.id]] = IMPORTANCES.index(n.importance)
+    pair_keys = np.array(sorted(pairs), dtype=np.int64)
+    pair_importance = np.array([pairs[k] for k in pair_keys.tolist()], dtype=np.int64)
+    row_pairs = item * len(nugget_ids) + nugget
+    at = np.minimum(np.searchsorted(pair_keys, row_pairs), max(len(pair_keys) - 1, 0))
+    found = pair_keys[at] == row_pairs if len(pair_keys) else np.zeros(len(row_pairs), dtype=bool)
+    importance = np.where(found, pair_importance[at] if len(pair_keys) else -1, -1)
     if (importance < 0).any():
         row = int(np.flatnonzero(importance < 0)[0])
         raise ValueError(f"label for nugget {nugget_ids[nugget[row]]!r}, which is not one of this item's nuggets")

@@ -16,13 +16,14 @@ from metrics.nuggets import SCORE_NAMES, Nugget, answer_scores
 LABELS = ["support", "partial", "not_support"]
 
 
-def _study(rng: random.Random):
+def _study(rng: random.Random, *, keys_unique_in_study: bool = False):
     nuggets = {}
     for q in range(25):
         kinds = rng.choice(
             [["vital", "okay", "avoid"], ["okay", "okay"], ["vital", "vital", "okay", "avoid", "avoid"], ["avoid"]]
         )
-        nuggets[f"q{q}"] = [Nugget(f"n{i}", f"fact {i}", kind) for i, kind in enumerate(kinds, 1)]
+        prefix = f"q{q}-" if keys_unique_in_study else ""
+        nuggets[f"q{q}"] = [Nugget(f"{prefix}n{i}", f"fact {i}", kind) for i, kind in enumerate(kinds, 1)]
     rows, marks = [], {}
     for _ in range(1200):
         uid = rng.choice(sorted(nuggets))
@@ -44,9 +45,10 @@ def _one_by_one(frame, nuggets, marks):
     ]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_whole_study_at_once_is_every_answer_scored_alone(seed):
-    frame, nuggets, marks = _study(random.Random(seed))
+@pytest.mark.parametrize(("seed", "keys_unique_in_study"), [(1, False), (2, False), (3, True)])
+def test_the_whole_study_at_once_is_every_answer_scored_alone(seed, keys_unique_in_study):
+    """Nugget keys repeated in every item ("n1") or unique across the study ("q3-n1")."""
+    frame, nuggets, marks = _study(random.Random(seed), keys_unique_in_study=keys_unique_in_study)
     out = _per_answer(frame, nuggets, marks)
     expected = _one_by_one(frame, nuggets, marks)
     assert list(zip(out["system"], out["labeller"], out["item_uid"], strict=True)) == [e[:3] for e in expected]
