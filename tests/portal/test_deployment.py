@@ -96,19 +96,12 @@ def test_dockerfile_copies_and_runs_files_that_exist():
     assert "HEALTHCHECK" in dockerfile and "scripts/healthcheck.py" in dockerfile  # run for real below
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.django_db
 def test_dockerfile_health_check_passes_against_gunicorn_in_the_production_profile(tmp_path):
     """The HEALTHCHECK command of the Dockerfile, run as Docker runs it (exec form, the image's environment),
     against a real gunicorn under the production defaults: HTTPS redirect on, only the public host allowed."""
     import json
+    import socket
     import time
 
     from django.db import connection
@@ -124,17 +117,24 @@ def test_dockerfile_health_check_passes_against_gunicorn_in_the_production_profi
         else f"postgresql://{params['user']}:{params.get('password') or ''}@{params['host']}:{params['port']}/"
         f"{connection.settings_dict['NAME']}"
     )
-    port = _free_port()
+    # The socket is bound here and handed to gunicorn (fd://): a port found free and bound later by the server
+    # could be taken in between by a test running beside this one.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
     unset = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "PORTAL_PROFILE", "DJANGO_ALLOW_ASYNC_UNSAFE", "CELERY_BROKER_URL"}
     env = {k: v for k, v in os.environ.items() if k not in unset} | PROD_ENV | {"DATABASE_URL": database_url}
     log = (tmp_path / "gunicorn.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"fd://{listener.fileno()}", "--workers", "1"],
         cwd=ROOT,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        pass_fds=[listener.fileno()],
     )
+    listener.close()  # gunicorn holds its own copy
     try:
         deadline = time.monotonic() + 60
         while True:
