@@ -41,9 +41,10 @@ def profiled_parts(run: Callable[[], object]) -> tuple[float, dict[str, float]]:
 
 
 def report_time_split(
-    runs: Sequence[tuple[str, int, Callable[[], object]]], gflops: float, flops_per_position: float, out: list[str]
+    runs: Sequence[tuple[str, int, Callable[[], object], float]], flops_per_position: float, out: list[str]
 ) -> None:
-    """``runs``: (type, positions, a cold scoring run). Appends the table to ``out``."""
+    """``runs``: (type, positions, a cold scoring run, the ceiling's GFLOP/s measured for that type). Appends the
+    table to ``out``."""
     out.append("")
     out.append(
         "Where the cold semantic score's time goes (one cold run per type under torch.profiler; linear layers = "
@@ -56,7 +57,7 @@ def report_time_split(
         "| linear layers / ceiling |"
     )
     out.append("|---|---|---|---|---|---|---|---|")
-    for qa_type, positions, run in runs:
+    for qa_type, positions, run, gflops in runs:
         wall, parts = profiled_parts(run)
         linear_gflops = positions * flops_per_position / parts["linear"] / 1e9 if parts["linear"] else float("nan")
         shares = [f"{parts[p]:.2f} ({parts[p] / wall:.0%})" for p in ("linear", "attention", "layer norm", "rest")]

@@ -14,7 +14,8 @@ pool text of similar length, so every item has its own reference (as in a real s
   ``--naive-pairs`` evenly spaced pairs and extrapolated per pair to all N; the speed-ups and the largest difference
   between the two paths on those pairs;
 * the model work of each path (token positions through the network), their throughput in positions/s, and the
-  ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up);
+  ceiling this CPU's matrix-multiply speed puts on any encoding path (hence on the cold speed-up), measured right
+  before each type's cold runs so that the VM's drift between minutes does not enter the share;
 * where the cold semantic score's time goes per type (``bench/_scoring_split.py``: the linear layers, attention,
   layer norms and the rest, under ``torch.profiler``), and the linear layers' own GFLOP/s against the ceiling's;
 * the two encoder engines (:mod:`metrics.packed` and ``SentenceTransformer.encode``) on the same texts,
@@ -196,8 +197,12 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
     totals = {"cold": 0.0, "table": 0.0, "warm": 0.0, "naive": 0.0}
     timings: dict[str, tuple[float, float, float]] = {}
     fp32_scores: dict[str, list] = {}
+    ceilings: dict[str, tuple[float, float, float]] = {}
     for qa_type in OPEN_TYPES:
         pairs = _pairs(qa_type, inputs, responses)
+        # The ceiling right before the type's cold runs: this shared VM's speed drifts from minute to minute, and a
+        # ceiling measured minutes away would carry that drift into the share.
+        ceilings[qa_type] = matmul_ceiling(encoder)
         # Cold runs, best of two each, alternating (this shared VM's speed drifts from minute to minute).
         cold_s = table_s = float("inf")
         for _ in range(2):
@@ -251,13 +256,12 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
         "with table | per-pair pos/s | batched cold pos/s | batched share of ceiling |"
     )
     out.append("|---|---|---|---|---|---|---|---|---|")
-    gflops, flops, ceiling = matmul_ceiling(encoder)
     bounds, table_bounds, split_runs = [], [], []
     for qa_type, (naive_s, cold_s, _table_s) in timings.items():
+        gflops, flops, ceiling = ceilings[qa_type]
         naive_pos, batched_pos, token_pos = model_positions(encoder, _pairs(qa_type, inputs, responses), stop)
-        split_runs.append(
-            (qa_type, batched_pos, _cold_run(encoder, idf, stop, baseline, _pairs(qa_type, inputs, responses)))
-        )
+        run = _cold_run(encoder, idf, stop, baseline, _pairs(qa_type, inputs, responses))
+        split_runs.append((qa_type, batched_pos, run, gflops))
         text_pos = batched_pos - token_pos
         bounds.append(naive_pos / batched_pos * ceiling / (naive_pos / naive_s))
         table_bounds.append(naive_pos / text_pos * ceiling / (naive_pos / naive_s))
@@ -265,13 +269,17 @@ def run_default(args, encoder: Encoder, text_metrics: TextMetrics, out: list[str
                    f"{naive_pos / text_pos:.1f}x | {naive_pos / naive_s:.0f} | {batched_pos / cold_s:.0f} | "
                    f"{batched_pos / cold_s / ceiling:.0%} |")  # fmt: skip
     out.append("")
-    out.append(f"Ceiling: this CPU multiplies the model's largest matrices at {gflops:.0f} GFLOP/s; the model's linear "
-               f"layers cost {flops / 1e6:.1f} MFLOP per position, so no path can encode more than {ceiling:.0f} "
-               f"positions/s here. With cold caches the batched path's speed-up is therefore at most "
+    low, high = min(c[0] for c in ceilings.values()), max(c[0] for c in ceilings.values())
+    positions_low, positions_high = low * 1e9 / flops, high * 1e9 / flops
+    out.append(f"Ceiling (measured right before each type's cold runs, which are set against their own type's): this "
+               f"CPU multiplies the model's largest matrices at {low:.0f}-{high:.0f} GFLOP/s; the model's linear "
+               f"layers cost {flops / 1e6:.1f} MFLOP per position, so no path can encode more than "
+               f"{positions_low:.0f}-{positions_high:.0f} positions/s here. With cold caches the batched path's "
+               f"speed-up is therefore at most "
                f"{min(bounds):.1f}x-{max(bounds):.1f}x over the per-pair path (work ratio x ceiling / per-pair "
                f"throughput), whatever the batching; with the token table (texts only) at most "
                f"{min(table_bounds):.1f}x-{max(table_bounds):.1f}x.")  # fmt: skip
-    report_time_split(split_runs, gflops, flops, out)
+    report_time_split(split_runs, flops, out)
     engine_comparison(encoder, inputs, responses, stop, out)
     bf16_check(encoder, inputs, responses, idf, stop, baseline, fp32_scores, timings, out)
     out.append("")
