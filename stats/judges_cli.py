@@ -21,7 +21,7 @@ from .cli import StatsInputError, metric_correlation_report, read_csv, read_rank
 from .judges import judge_meta_evaluation
 from .results import StatResult
 from .significance import DEFAULT_PERMUTATIONS
-from .style import STYLE_FEATURES, answer_style, style_controlled_leaderboard
+from .style import STYLE_FEATURES, answer_style, comparisons, leaderboard_of, without_style
 
 #: Every judge line names these; it gives a ``score`` (higher = better), a ``label`` on an ordered scale, or both.
 JUDGE_FIELDS = ("item_uid", "system", "judge")
@@ -266,9 +266,11 @@ def style_section(
     seed: int = DEFAULT_SEED,
 ) -> dict:
     """Plain and style-controlled Bradley-Terry strengths, and the style coefficients with intervals."""
-    kw = {"exclude": tuple(exclude), "n_resamples": n_resamples, "seed": seed}
-    plain = style_controlled_leaderboard(rankings, styles, features=(), **kw)
-    controlled = style_controlled_leaderboard(rankings, styles, features=STYLE_FEATURES, **kw)
+    comps = comparisons(rankings, styles, exclude=tuple(exclude), features=STYLE_FEATURES)
+    # the rankings are paired once for both fits; the plain strengths are reported without an interval, so their
+    # 1,000 refits are not drawn
+    plain = leaderboard_of(without_style(comps), (), n_resamples=0, seed=seed)
+    controlled = leaderboard_of(comps, STYLE_FEATURES, n_resamples=n_resamples, seed=seed)
 
     def ci(pair) -> list | None:
         return None if any(math.isnan(x) for x in pair) else [float(x) for x in pair]

@@ -258,6 +258,24 @@ def style_controlled_leaderboard(
 ) -> StyleControlled:
     """Bradley-Terry strengths with style covariates (``features=()`` gives the plain logistic Bradley-Terry)."""
     comps = comparisons(rankings, styles, exclude=exclude, features=features)
+    return leaderboard_of(comps, features, ridge=ridge, n_resamples=n_resamples, seed=seed)
+
+
+def without_style(comps: Comparisons) -> Comparisons:
+    """The same comparisons with no style column: what ``features=()`` gives, without reading the rankings again."""
+    return replace(comps, style=comps.style[:, :0])
+
+
+def leaderboard_of(
+    comps: Comparisons,
+    features: tuple[str, ...],
+    *,
+    ridge: float = DEFAULT_RIDGE,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> StyleControlled:
+    """The fit of :func:`style_controlled_leaderboard` on comparisons already made (``features``: the names of
+    their style columns), with intervals from ``n_resamples`` resamples of the items (none at 0)."""
     if len(comps.systems) < 2 or len(comps.first) == 0:
         raise ValueError("a leaderboard needs rankings of at least two systems")
     # a feature that never differs between two compared answers (no answer has a header, say) has no effect to

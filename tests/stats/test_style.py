@@ -121,3 +121,26 @@ def test_grouped_binomial_fit_equals_the_row_wise_fit_on_every_resample(features
     if features:
         assert board.coefficients == pytest.approx(point[s:], abs=1e-10)
         assert board.coefficient_ci == pytest.approx(np.column_stack([lo, hi])[s:], abs=1e-10)
+
+
+def test_the_style_section_pairs_once_and_reports_the_same_leaderboards():
+    """The report's style section pairs the rankings once for both fits and draws no resamples for the plain
+    strengths (it reports none): the strengths, intervals and coefficients are those of the two leaderboards
+    computed on their own."""
+    from stats.judges_cli import style_section
+    from stats.style import STYLE_FEATURES
+
+    rankings, styles = rankings_and_styles(length_bias=True, n_items=40, seed=9)
+    section = style_section(rankings, styles, n_resamples=120, seed=4)
+    plain = style_controlled_leaderboard(rankings, styles, features=(), n_resamples=120, seed=4)
+    controlled = style_controlled_leaderboard(rankings, styles, features=STYLE_FEATURES, n_resamples=120, seed=4)
+    assert section["plain_strengths"] == {s: float(v) for s, v in zip(plain.systems, plain.strengths, strict=True)}
+    assert section["style_controlled_strengths"] == {
+        s: float(v) for s, v in zip(controlled.systems, controlled.strengths, strict=True)
+    }
+    assert section["style_controlled_strengths_ci"] == {
+        s: [float(lo), float(hi)] for s, (lo, hi) in zip(controlled.systems, controlled.strength_ci, strict=True)
+    }
+    length = section["style_coefficients"]["length"]
+    assert length["value"] == float(controlled.coefficients[0]) and length["ci"][0] > 0
+    assert section["style_coefficients"]["headers"] == {"value": None, "ci": None}  # never differs: undefined
