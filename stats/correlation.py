@@ -54,7 +54,7 @@ def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds frames: compared and hashed by identity
 class RankedCells:
     """The rankings' side of every correlation: the validated rows with the excluded systems dropped and the
     rest re-ranked (``frame``), each (item, system) cell's ``rank_sum`` and ``n_rankers`` sorted by item and
