@@ -20,10 +20,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
+from scipy.stats import pearsonr, rankdata, spearmanr
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, with_interval
-from .kendall import tau_b_rows
+from .kendall import tau_b_rows, tau_c_rows
 from .leaderboard import (
     DEFAULT_BT_ALPHA,
     bradley_terry,
@@ -162,7 +162,8 @@ def segment_tau(
 ) -> tuple[StatResult, pd.Series]:
     """Per-question Kendall tau (variant b or c) between −(mean human rank) and metric score, averaged over questions.
 
-    tau from ``scipy.stats.kendalltau(variant=...)`` (Kendall 1945; tau-c: Stuart 1953); undefined for a question
+    tau as ``scipy.stats.kendalltau(variant=...)`` gives it (Kendall 1945; tau-c: Stuart 1953; computed for all
+    questions at once, :mod:`stats.kendall`); undefined for a question
     with fewer than two systems or with all-tied humans or scores. Returns the pooled result (interval: resampling
     the questions with a defined tau) and the per-question Series (NaN where undefined).
     """
@@ -178,17 +179,13 @@ def _segment_tau(
     human = -cells["mean_rank"].to_numpy(dtype=float)
     score = cells["score"].to_numpy(dtype=float)
     taus = np.full(len(names), np.nan)
-    if variant == "b":
-        # every question with the same number of systems at once (identical values to scipy's, see stats.kendall)
-        lengths = ends - starts
-        for length in np.unique(lengths[lengths >= 2]):
-            rows = np.flatnonzero(lengths == length)
-            cells_at = starts[rows][:, None] + np.arange(length)[None, :]
-            taus[rows] = tau_b_rows(human[cells_at], score[cells_at])
-    else:
-        for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
-            if b - a >= 2 and np.ptp(human[a:b]) > 0 and np.ptp(score[a:b]) > 0:
-                taus[i] = kendalltau(human[a:b], score[a:b], variant=variant).statistic
+    # every question with the same number of systems at once (identical values to scipy's, see stats.kendall)
+    tau_rows = tau_b_rows if variant == "b" else tau_c_rows
+    lengths = ends - starts
+    for length in np.unique(lengths[lengths >= 2]):
+        rows = np.flatnonzero(lengths == length)
+        cells_at = starts[rows][:, None] + np.arange(length)[None, :]
+        taus[rows] = tau_rows(human[cells_at], score[cells_at])
     per_item = pd.Series(taus, index=pd.Index(names, name="item"), name=f"tau_{variant}")
     ok = np.isfinite(taus)
     n_raters = int(used["annotator"].nunique())

@@ -81,19 +81,29 @@ def leave_one_out(
     frame = system_rank_frame(rankings, exclude)
     physicians: dict[str, float] = {}
     judged: dict[str, dict[str, float]] = {name: {} for name in judges}
-    for person in sorted(frame["annotator"].unique(), key=str):
-        own = frame[frame["annotator"] == person]
-        others = frame[(frame["annotator"] != person) & frame["item"].isin(own["item"])]
+    # questions as integers, for the judges' scores too: "on this physician's questions" is then an array look-up
+    # (a large study asks it for every physician and judge)
+    items = pd.Index(pd.unique(frame["item"]))
+    item_of_row = items.get_indexer(frame["item"])
+    item_of_score = {name: items.get_indexer(scores["item"]) for name, scores in judges.items()}
+    annotators = frame["annotator"].to_numpy()
+    for person in sorted(pd.unique(annotators), key=str):
+        own_rows = annotators == person
+        own = frame[own_rows]
+        theirs = np.zeros(len(items) + 1, dtype=bool)  # the last place: a judge's question nobody ranked
+        theirs[item_of_row[own_rows]] = True
+        others = frame[~own_rows & theirs[item_of_row]]
         if others.empty:
             continue
+        others_ranked = ranked_cells(others)  # once for the physician and every judge
         as_scores = pd.DataFrame({"item": own["item"], "system": own["system"], "score": -own["rank"]})
-        value = pairwise_accuracy(others, as_scores, n_resamples=0).value
+        value = pairwise_accuracy(others_ranked, as_scores, n_resamples=0).value
         if value is None:
             continue
         physicians[str(person)] = value
         for name, scores in judges.items():
-            mine = scores[scores["item"].isin(own["item"])]
-            judge_value = pairwise_accuracy(others, mine, n_resamples=0).value if len(mine) else None
+            mine = scores[theirs[item_of_score[name]]]
+            judge_value = pairwise_accuracy(others_ranked, mine, n_resamples=0).value if len(mine) else None
             if judge_value is not None:
                 judged[name][str(person)] = judge_value
     return physicians, judged

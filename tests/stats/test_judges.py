@@ -39,6 +39,46 @@ def test_leave_one_out_by_hand():
     assert judged["j"] == pytest.approx({"p1": 2 / 3, "p2": 1.0})
 
 
+def test_leave_one_out_is_each_physician_against_the_others_on_their_questions():
+    """The way it is computed (questions as integers, the others' rankings made once per physician) gives what the
+    definition says, written the plain way: for each physician, the other physicians' rankings of that
+    physician's questions against the physician's own ranks, and against each judge's scores of those questions.
+    Physicians see different questions here, and one judge scores a question nobody ranked."""
+    from stats.correlation import pairwise_accuracy
+
+    rng = np.random.default_rng(4)
+    full = study(n_items=24, physicians=("p1", "p2", "p3", "p4"), seed=2)
+    rankings = full[[rng.random() < 0.75 for _ in range(len(full))]]  # drop whole rows: partial rankings too
+    rankings = rankings[rankings.groupby(["item", "annotator"])["rank"].transform("size") >= 2]
+    judges = {
+        "good": scores_from(lambda q, i: -i + rng.normal(scale=0.5), n_items=24),
+        "extra": scores_from(lambda q, i: rng.normal(), n_items=25),  # q24: nobody ranked it
+    }
+    physicians, judged = leave_one_out(rankings, judges)
+    expected_physicians: dict[str, float] = {}
+    expected_judged: dict[str, dict[str, float]] = {name: {} for name in judges}
+    for person in sorted(rankings["annotator"].unique()):
+        own = rankings[rankings["annotator"] == person]
+        others = rankings[(rankings["annotator"] != person) & rankings["item"].isin(set(own["item"]))]
+        if others.empty:
+            continue
+        own_scores = pd.DataFrame({"item": own["item"], "system": own["system"], "score": -own["rank"]})
+        value = pairwise_accuracy(others, own_scores, n_resamples=0).value
+        if value is None:
+            continue
+        expected_physicians[person] = value
+        for name, scores in judges.items():
+            mine = scores[scores["item"].isin(set(own["item"]))]
+            judge_value = pairwise_accuracy(others, mine, n_resamples=0).value
+            if judge_value is not None:
+                expected_judged[name][person] = judge_value
+    assert len(expected_physicians) == 4
+    assert physicians == pytest.approx(expected_physicians, abs=1e-12)
+    assert judged.keys() == expected_judged.keys()
+    for name in judges:
+        assert judged[name] == pytest.approx(expected_judged[name], abs=1e-12)
+
+
 def test_a_good_judge_outranks_a_random_one_in_its_own_cluster():
     rankings = study()
     rng = np.random.default_rng(1)
