@@ -92,22 +92,30 @@ def joined_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = (
     ranked = ranked_cells(rankings, exclude)
     sc = validate_scores(scores)
     sc = sc[~sc["system"].isin(ranked.exclude)]
-    cells = ranked.cells.assign(cell=np.arange(len(ranked.cells)))
-    cells = cells.merge(sc, on=["item", "system"], how="outer", indicator=True)
+    # each score's cell, looked up in the sorted cells (one hash per score; no outer join and sort per metric)
+    if len(ranked.cells) and len(sc):
+        cell_index = pd.MultiIndex.from_frame(ranked.cells[["item", "system"]])
+        at = cell_index.get_indexer(pd.MultiIndex.from_frame(sc[["item", "system"]]))
+    else:
+        at = np.full(len(sc), -1)
+    found = at >= 0
+    score_of_cell = np.full(len(ranked.cells), np.nan)
+    score_of_cell[at[found]] = sc["score"].to_numpy(dtype=float)[found]  # finite: validate_scores refused the rest
+    scored = ~np.isnan(score_of_cell)
     notes = []
-    no_score = int((cells["_merge"] == "left_only").sum())
-    no_rank = int((cells["_merge"] == "right_only").sum())
+    no_score = int((~scored).sum())
+    no_rank = int((~found).sum())
     if no_score:
         notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
     if no_rank:
         notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
-    if "reference" in set(cells["system"]) and "reference" not in ranked.exclude:
+    if "reference" in set(ranked.cells["system"]) | set(sc["system"]) and "reference" not in ranked.exclude:
         notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
-    cells = cells[cells["_merge"] == "both"].drop(columns="_merge")
-    cells = cells.sort_values(["item", "system"], kind="stable").reset_index(drop=True)
+    cells = ranked.cells[scored].reset_index(drop=True)
+    cells["score"] = score_of_cell[scored]
     cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
-    used = ranked.frame[np.isin(ranked.cell_of_row, cells["cell"].to_numpy())]
-    return cells.drop(columns="cell"), used, tuple(notes)
+    used = ranked.frame[np.isin(ranked.cell_of_row, np.flatnonzero(scored))]
+    return cells, used, tuple(notes)
 
 
 def metric_correlations(
@@ -226,18 +234,29 @@ def within_question_pairs(
 
 def _within_question_pairs(joined: Joined) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
     cells, used, notes = joined
-    c = cells[["item", "system", "rank_sum", "n_rankers", "score"]]
-    p = c.merge(c, on="item", suffixes=("_a", "_b"))
-    p = p[p["system_a"].astype(str) < p["system_b"].astype(str)]
-    mean_a = p["rank_sum_a"].to_numpy(float) / p["n_rankers_a"].to_numpy(float)
-    mean_b = p["rank_sum_b"].to_numpy(float) / p["n_rankers_b"].to_numpy(float)
+    # every cell paired with the later systems of its question (systems ordered as their names sort), joined on
+    # integers: a large study asks for these pairs once per physician and judge
+    systems = sorted(pd.unique(cells["system"]), key=str)
+    keys = pd.DataFrame(
+        {
+            "q": pd.factorize(cells["item"])[0],
+            "order": pd.Index(systems).get_indexer(cells["system"]),
+            "row": np.arange(len(cells)),
+        }
+    )
+    p = keys.merge(keys, on="q", suffixes=("_a", "_b"))
+    p = p[p["order_a"] < p["order_b"]]
+    a, b = p["row_a"].to_numpy(), p["row_b"].to_numpy()
+    mean_rank = (cells["rank_sum"].to_numpy(float) / cells["n_rankers"].to_numpy(float)) if len(cells) else np.zeros(0)
+    score = cells["score"].to_numpy(float)
+    item, system = cells["item"].to_numpy(), cells["system"].to_numpy()
     pairs = pd.DataFrame(
         {
-            "item": p["item"].to_numpy(),
-            "system_a": p["system_a"].to_numpy(),
-            "system_b": p["system_b"].to_numpy(),
-            "human": np.sign(mean_b - mean_a),
-            "diff": p["score_a"].to_numpy(float) - p["score_b"].to_numpy(float),
+            "item": item[a],
+            "system_a": system[a],
+            "system_b": system[b],
+            "human": np.sign(mean_rank[b] - mean_rank[a]),
+            "diff": score[a] - score[b],
         }
     )
     return pairs, int(used["annotator"].nunique()), int(cells["system"].nunique()), notes
