@@ -9,7 +9,12 @@ includes the nugget scores (per answer), and the nugget board's job (``analytics
 system scores with intervals, agreement, correlations) is timed on its own in a fresh process, then the nugget pages
 reading the stored board.
 
+``--judges N``: N automatic judges' scores of every answer are imported too (noisy copies of the systems'
+quality), so the study report includes the judges' meta-evaluation (acc_eq with tie calibration, tau-b and tau-c,
+the permutation clusters, each physician and judge against the other physicians).
+
 Run: .venv/bin/python bench/bench_reports.py [--items 5000] [--questions 1000] [--resamples 1000] [--nuggets]
+     [--judges 2]
 The rows are written with bulk inserts first (not timed); then the two report jobs' work is timed, including
 reading the rows back from PostgreSQL, and the process's peak memory (ru_maxrss) is printed after seeding and
 after the reports; then both jobs are run again side by side in two processes, as the documented Celery worker
@@ -154,6 +159,23 @@ def seed_study(n_questions: int, rng: random.Random):
     return study
 
 
+def seed_judges(study, n_judges: int, rng: random.Random) -> int:
+    """``n_judges`` judges' scores of every answer of ``study`` (the answer's system quality plus noise, as an
+    imported judge's file would give them); returns the number of scores."""
+    from analytics.models import JudgeScore
+    from ranking.models import StudyAnswer
+
+    answers = list(StudyAnswer.objects.filter(question__study=study).values_list("pk", "system__name"))
+    quality = {name: rng.uniform(0, 1) for name in {name for _, name in answers}}
+    scores = [
+        JudgeScore(answer_id=pk, judge=f"bench-judge-{j}", score=quality[name] + rng.gauss(0, 0.5))
+        for j in range(n_judges)
+        for pk, name in answers
+    ]
+    JudgeScore.objects.bulk_create(scores, batch_size=5000)
+    return len(scores)
+
+
 def seed_nuggets(study, rng: random.Random) -> int:
     """A validated 5-nugget list on every question of ``study`` and every ranker's label of every nugget against
     every answer of their task; returns the number of labels."""
@@ -205,6 +227,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--nuggets", action="store_true", help="the study asks for nuggets too (see above)")
+    parser.add_argument("--judges", type=int, default=0, help="import this many judges' scores (see above)")
     args = parser.parse_args()
     setup_django("portal_bench_reports")
     from analytics.reports import report_study, report_vetting_agreement
@@ -219,6 +242,8 @@ def main() -> None:
     study = seed_study(args.questions, rng)
     if args.nuggets:
         print(f"seeded {seed_nuggets(study, rng)} nugget labels (5 nuggets x 8 answers x 3 rankers a question)")
+    if args.judges:
+        print(f"seeded {seed_judges(study, args.judges, rng)} judge scores ({args.judges} judges, every answer)")
     print(f"seeded {args.items} double-reviewed items and {args.questions} questions in "
           f"{time.perf_counter() - seeding:.0f} s (not timed below)")  # fmt: skip
     rss_seeded = _peak_rss_mib()
@@ -230,7 +255,8 @@ def main() -> None:
     done = time.perf_counter()
     assert vetting["overall"]["n_items"] == args.items and result["n_questions"] == args.questions
     print(f"vetting agreement (overall + 7 types + {len(vetting['pairs'])} reviewer pairs): {mid - started:.2f} s")
-    print(f"study report (W, tau, tag alpha, BT leaderboard, 4 metrics × correlations): {done - mid:.2f} s")
+    judged = f", {args.judges} judges" if args.judges else ""
+    print(f"study report (W, tau, tag alpha, BT leaderboard, 4 metrics × correlations{judged}): {done - mid:.2f} s")
     target = 10 if args.items <= 5000 and args.questions <= 1000 else 30
     print(f"all reports, {args.resamples} resamples each: {done - started:.2f} s   (target < {target} s)")
     print(f"peak memory (ru_maxrss): {rss_seeded:.0f} MiB after seeding, {_peak_rss_mib():.0f} MiB after the reports")
