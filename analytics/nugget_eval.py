@@ -31,6 +31,9 @@ from metrics.nuggets import (
     SCORE_NAMES,
     EmbeddingMatcher,
     Nugget,
+    importance_position,
+    label_position,
+    not_a_nugget,
     scores_from_counts,
     sentence_encoder,
 )
@@ -252,33 +255,13 @@ def _per_answer(frame: pd.DataFrame, nuggets: Mapping[str, Sequence[Nugget]], ma
     number[np.argsort(first, kind="stable")] = np.arange(len(first))
     answer = number[answer_of_key]
     firsts = np.sort(first)  # each answer's first row, in answer order
-    # each item's nuggets: how many of each importance, and the importance of every (item, nugget) labelled,
-    # looked up by one integer per pair (nugget keys may be unique across the study: no items × keys table)
-    column_of = {nugget_id: j for j, nugget_id in enumerate(nugget_ids)}
-    per_importance = np.zeros((len(items), len(IMPORTANCES)), dtype=np.int64)
-    pairs: dict[int, int] = {}
-    for i, uid in enumerate(items):
-        for n in nuggets[uid]:
-            if n.importance not in IMPORTANCES:
-                raise ValueError(f"nugget {n.id!r}: importance {n.importance!r} is not one of {IMPORTANCES}")
-            per_importance[i, IMPORTANCES.index(n.importance)] += 1
-            if n.id in column_of:
-                pairs[i * len(nugget_ids) + column_of[n.id]] = IMPORTANCES.index(n.importance)
-    pair_keys = np.array(sorted(pairs), dtype=np.int64)
-    pair_importance = np.array([pairs[k] for k in pair_keys.tolist()], dtype=np.int64)
-    row_pairs = item * len(nugget_ids) + nugget
-    at = np.minimum(np.searchsorted(pair_keys, row_pairs), max(len(pair_keys) - 1, 0))
-    found = pair_keys[at] == row_pairs if len(pair_keys) else np.zeros(len(row_pairs), dtype=bool)
-    importance = np.where(found, pair_importance[at] if len(pair_keys) else -1, -1)
+    importance, per_importance = _importances(item, items, nugget, nugget_ids, nuggets)
     if (importance < 0).any():
-        row = int(np.flatnonzero(importance < 0)[0])
-        raise ValueError(f"label for nugget {nugget_ids[nugget[row]]!r}, which is not one of this item's nuggets")
+        raise not_a_nugget(nugget_ids[nugget[int(np.flatnonzero(importance < 0)[0])]])
     label = pd.Index(LABELS).get_indexer(frame["label"])
     if (label < 0).any():
         row = int(np.flatnonzero(label < 0)[0])
-        raise ValueError(
-            f"nugget {nugget_ids[nugget[row]]!r}: label {frame['label'].iloc[row]!r} is not one of {LABELS}"
-        )
+        label_position(nugget_ids[nugget[row]], frame["label"].iloc[row])  # raises, naming the nugget and label
     labelled = answer * len(nugget_ids) + nugget
     _, last_reversed = np.unique(labelled[::-1], return_index=True)
     if len(last_reversed) < len(labelled):  # the same nugget labelled twice for one answer: the last label counts
@@ -303,6 +286,24 @@ def _per_answer(frame: pd.DataFrame, nuggets: Mapping[str, Sequence[Nugget]], ma
         }
     )
     return out[columns]
+
+
+def _importances(item, items, nugget, nugget_ids, nuggets) -> tuple[np.ndarray, np.ndarray]:
+    """Each label row's nugget importance (its place in IMPORTANCES; -1 for a nugget its item does not have) and
+    each item's number of nuggets of each importance. The (item, nugget) pairs are looked up as one integer each:
+    nugget keys may be unique across a study, so an items × keys table could take gigabytes."""
+    column_of = {nugget_id: j for j, nugget_id in enumerate(nugget_ids)}
+    per_importance = np.zeros((len(items), len(IMPORTANCES)), dtype=np.int64)
+    pairs: dict[int, int] = {}
+    for i, uid in enumerate(items):
+        for n in nuggets[uid]:
+            position = importance_position(n)
+            per_importance[i, position] += 1
+            if n.id in column_of:
+                pairs[i * len(nugget_ids) + column_of[n.id]] = position
+    where = pd.Index(list(pairs), dtype=np.int64).get_indexer(item * len(nugget_ids) + nugget)
+    lookup = np.append(np.array(list(pairs.values()), dtype=np.int64), -1)  # where = -1 reads the last: -1
+    return lookup[where], per_importance
 
 
 def _round(value) -> float | None:

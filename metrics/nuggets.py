@@ -141,25 +141,40 @@ def answer_scores(
     ValueError for an unknown importance or label, or a label for a nugget not in ``nuggets``. The arithmetic is
     :func:`scores_from_counts`, which scores many answers at once.
     """
-    known = set()
-    for nugget in nuggets:
-        if nugget.importance not in IMPORTANCES:
-            raise ValueError(f"nugget {nugget.id!r}: importance {nugget.importance!r} is not one of {IMPORTANCES}")
-        known.add(nugget.id)
+    known = {nugget.id: importance_position(nugget) for nugget in nuggets}
     for nugget_id, label in labels.items():
         if nugget_id not in known:
-            raise ValueError(f"label for nugget {nugget_id!r}, which is not one of this item's nuggets")
-        if label not in LABEL_CREDIT:
-            raise ValueError(f"nugget {nugget_id!r}: label {label!r} is not one of {LABELS}")
+            raise not_a_nugget(nugget_id)
+        label_position(nugget_id, label)
     counts = np.zeros((1, len(IMPORTANCES), len(LABELS)), dtype=np.int64)
     for nugget in nuggets:
-        counts[0, IMPORTANCES.index(nugget.importance), LABELS.index(labels.get(nugget.id, "not_support"))] += 1
+        counts[0, known[nugget.id], LABELS.index(labels.get(nugget.id, "not_support"))] += 1
     marks = list(sentence_marks or ())
     scores = scores_from_counts(counts, marked=np.array([sum(map(bool, marks))]), sentences=np.array([len(marks)]))
-    return {
-        name: None if math.isnan(value) else (int(value) if name == "avoid_hits" else float(value))
-        for name, value in ((name, float(scores[name][0])) for name in SCORE_NAMES)
-    }
+    out: dict[str, float | int | None] = {}
+    for name in SCORE_NAMES:
+        value = float(scores[name][0])
+        out[name] = None if math.isnan(value) else (int(value) if name == "avoid_hits" else value)
+    return out
+
+
+def importance_position(nugget: Nugget) -> int:
+    """The place of the nugget's importance in :data:`IMPORTANCES`; ValueError naming the nugget for any other."""
+    if nugget.importance not in IMPORTANCES:
+        raise ValueError(f"nugget {nugget.id!r}: importance {nugget.importance!r} is not one of {IMPORTANCES}")
+    return IMPORTANCES.index(nugget.importance)
+
+
+def label_position(nugget_id: str, label: str) -> int:
+    """The place of ``label`` in :data:`LABELS`; ValueError naming the nugget for a label off the scale."""
+    if label not in LABEL_CREDIT:
+        raise ValueError(f"nugget {nugget_id!r}: label {label!r} is not one of {LABELS}")
+    return LABELS.index(label)
+
+
+def not_a_nugget(nugget_id: str) -> ValueError:
+    """The refusal of a label for a nugget the item does not have."""
+    return ValueError(f"label for nugget {nugget_id!r}, which is not one of this item's nuggets")
 
 
 def scores_from_counts(

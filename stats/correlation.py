@@ -247,8 +247,7 @@ def _within_question_pairs(joined: Joined) -> tuple[pd.DataFrame, int, int, tupl
     p = keys.merge(keys, on="q", suffixes=("_a", "_b"))
     p = p[p["order_a"] < p["order_b"]]
     a, b = p["row_a"].to_numpy(), p["row_b"].to_numpy()
-    mean_rank = (cells["rank_sum"].to_numpy(float) / cells["n_rankers"].to_numpy(float)) if len(cells) else np.zeros(0)
-    score = cells["score"].to_numpy(float)
+    mean_rank, score = cells["mean_rank"].to_numpy(float), cells["score"].to_numpy(float)
     item, system = cells["item"].to_numpy(), cells["system"].to_numpy()
     pairs = pd.DataFrame(
         {

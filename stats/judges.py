@@ -65,8 +65,8 @@ class JudgeMetaEvaluation:
         return [groups[k] for k in sorted(groups)]
 
 
-def _pairs(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable) -> pd.DataFrame:
-    pairs, *_ = within_question_pairs(rankings, scores, exclude=exclude)
+def _pairs(ranked: Rankings, scores: pd.DataFrame) -> pd.DataFrame:
+    pairs, *_ = within_question_pairs(ranked, scores)
     return pairs
 
 
@@ -132,7 +132,7 @@ def judge_meta_evaluation(
         acc = pairwise_accuracy(ranked, scores, n_resamples=n_resamples, seed=seed)
         tau_b, _ = segment_tau(ranked, scores, variant="b", n_resamples=n_resamples, seed=seed)
         tau_c, _ = segment_tau(ranked, scores, variant="c", n_resamples=n_resamples, seed=seed)
-        p = _pairs(ranked, scores, ())
+        p = _pairs(ranked, scores)
         eps, calibrated, held_out = 0.0, None, None
         if tie_calibrate and len(p):
             cal = tie_calibration(p["human"], p["diff"])

@@ -17,45 +17,37 @@ import numpy as np
 def tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between ``x[q]`` and ``y[q]`` for every row ``q`` of two ``(Q, n)`` arrays; NaN where
     either row is all tied (or ``n < 2``), as ``scipy.stats.kendalltau(x[q], y[q], variant="b")`` gives."""
-    x, y, out = _rows(x, y)
-    if x.shape[1] < 2 or not len(x):
-        return out
-    concordant_minus_discordant, x_untied, y_untied = _pair_counts(x, y)
-    ok = (x_untied > 0) & (y_untied > 0)
-    tau = concordant_minus_discordant[ok] / np.sqrt(x_untied[ok]) / np.sqrt(y_untied[ok])
-    out[ok] = np.minimum(1.0, np.maximum(-1.0, tau))
-    return out
+    return _tau_rows(x, y, "b")
 
 
 def tau_c_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-c between ``x[q]`` and ``y[q]`` for every row ``q`` of two ``(Q, n)`` arrays; NaN where
     either row is all tied (or ``n < 2``), as ``scipy.stats.kendalltau(x[q], y[q], variant="c")`` gives."""
-    x, y, out = _rows(x, y)
-    n = x.shape[1]
-    if n < 2 or not len(x):
-        return out
-    concordant_minus_discordant, x_untied, y_untied = _pair_counts(x, y)
-    ok = (x_untied > 0) & (y_untied > 0)
-    distinct = np.minimum(_distinct(x), _distinct(y))[ok]
-    tau = 2 * concordant_minus_discordant[ok] / (n**2 * (distinct - 1) / distinct)
-    out[ok] = np.minimum(1.0, np.maximum(-1.0, tau))
-    return out
+    return _tau_rows(x, y, "c")
 
 
-def _rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tau_rows(x: np.ndarray, y: np.ndarray, variant: str) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    return x, y, np.full(x.shape[0], np.nan)
-
-
-def _pair_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: concordant minus discordant pairs, and the pairs not tied in x and not tied in y (integers)."""
-    n = x.shape[1]
+    q, n = x.shape
+    out = np.full(q, np.nan)
+    if n < 2 or q == 0:
+        return out
     i, j = np.triu_indices(n, k=1)
     dx = np.sign(x[:, i] - x[:, j]).astype(np.int64)
     dy = np.sign(y[:, i] - y[:, j]).astype(np.int64)
+    concordant_minus_discordant = (dx * dy).sum(axis=1)
     total = n * (n - 1) // 2
-    return (dx * dy).sum(axis=1), total - (dx == 0).sum(axis=1), total - (dy == 0).sum(axis=1)
+    x_untied = total - (dx == 0).sum(axis=1)
+    y_untied = total - (dy == 0).sum(axis=1)
+    ok = (x_untied > 0) & (y_untied > 0)
+    if variant == "b":
+        tau = concordant_minus_discordant[ok] / np.sqrt(x_untied[ok]) / np.sqrt(y_untied[ok])
+    else:  # m: the smaller number of distinct values in the row of x and of y
+        m = np.minimum(_distinct(x), _distinct(y))[ok]
+        tau = 2 * concordant_minus_discordant[ok] / (n**2 * (m - 1) / m)
+    out[ok] = np.minimum(1.0, np.maximum(-1.0, tau))
+    return out
 
 
 def _distinct(x: np.ndarray) -> np.ndarray:
