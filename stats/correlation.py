@@ -90,6 +90,31 @@ Joined = tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]
 def joined_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = ()) -> Joined:
     """Per (item, system): ``rank_sum``, ``n_rankers``, ``mean_rank``, ``score``; plus the used rank rows."""
     ranked = ranked_cells(rankings, exclude)
+    score_of_cell, no_rank, systems = _scores_on_cells(ranked, scores)
+    scored = ~np.isnan(score_of_cell)
+    notes = []
+    no_score = int((~scored).sum())
+    if no_score:
+        notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
+    if no_rank:
+        notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
+    named_reference = (ranked.cells["system"] == "reference").any() or (systems == "reference").any()
+    if named_reference and "reference" not in ranked.exclude:
+        notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
+    cells = ranked.cells[scored].reset_index(drop=True)
+    cells["score"] = score_of_cell[scored]
+    cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
+    used = ranked.frame[np.isin(ranked.cell_of_row, np.flatnonzero(scored))]
+    return cells, used, tuple(notes)
+
+
+def scores_on_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = ()) -> np.ndarray:
+    """Each ranked cell's score (a row of :func:`ranked_cells`' ``cells``), NaN where the scores have none."""
+    return _scores_on_cells(ranked_cells(rankings, exclude), scores)[0]
+
+
+def _scores_on_cells(ranked: RankedCells, scores: pd.DataFrame) -> tuple[np.ndarray, int, pd.Series]:
+    """The cells' scores; the number of scores of no ranked cell; the scored systems (excluded ones dropped)."""
     sc = validate_scores(scores)
     sc = sc[~sc["system"].isin(ranked.exclude)]
     # each score's cell, looked up in the sorted cells (one hash per score; no outer join and sort per metric)
@@ -101,21 +126,7 @@ def joined_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = (
     found = at >= 0
     score_of_cell = np.full(len(ranked.cells), np.nan)
     score_of_cell[at[found]] = sc["score"].to_numpy(dtype=float)[found]  # finite: validate_scores refused the rest
-    scored = ~np.isnan(score_of_cell)
-    notes = []
-    no_score = int((~scored).sum())
-    no_rank = int((~found).sum())
-    if no_score:
-        notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
-    if no_rank:
-        notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
-    if "reference" in set(ranked.cells["system"]) | set(sc["system"]) and "reference" not in ranked.exclude:
-        notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
-    cells = ranked.cells[scored].reset_index(drop=True)
-    cells["score"] = score_of_cell[scored]
-    cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
-    used = ranked.frame[np.isin(ranked.cell_of_row, np.flatnonzero(scored))]
-    return cells, used, tuple(notes)
+    return score_of_cell, int((~found).sum()), sc["system"]
 
 
 def metric_correlations(
@@ -234,19 +245,7 @@ def within_question_pairs(
 
 def _within_question_pairs(joined: Joined) -> tuple[pd.DataFrame, int, int, tuple[str, ...]]:
     cells, used, notes = joined
-    # every cell paired with the later systems of its question (systems ordered as their names sort), joined on
-    # integers: a large study asks for these pairs once per physician and judge
-    systems = sorted(pd.unique(cells["system"]), key=str)
-    keys = pd.DataFrame(
-        {
-            "q": pd.factorize(cells["item"])[0],
-            "order": pd.Index(systems).get_indexer(cells["system"]),
-            "row": np.arange(len(cells)),
-        }
-    )
-    p = keys.merge(keys, on="q", suffixes=("_a", "_b"))
-    p = p[p["order_a"] < p["order_b"]]
-    a, b = p["row_a"].to_numpy(), p["row_b"].to_numpy()
+    a, b = _pair_rows(cells)
     mean_rank, score = cells["mean_rank"].to_numpy(float), cells["score"].to_numpy(float)
     item, system = cells["item"].to_numpy(), cells["system"].to_numpy()
     pairs = pd.DataFrame(
@@ -259,6 +258,46 @@ def _within_question_pairs(joined: Joined) -> tuple[pd.DataFrame, int, int, tupl
         }
     )
     return pairs, int(used["annotator"].nunique()), int(cells["system"].nunique()), notes
+
+
+def _pair_rows(cells: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of cells of the same question: the rows of the first and the second system, the first being the one
+    whose name sorts first; in the cells' order of the first, then of the second. Joined on integers: a large study
+    asks for these pairs once per judge."""
+    systems = sorted(pd.unique(cells["system"]), key=str)
+    keys = pd.DataFrame(
+        {
+            "q": pd.factorize(cells["item"])[0],
+            "order": pd.Index(systems).get_indexer(cells["system"]),
+            "row": np.arange(len(cells)),
+        }
+    )
+    p = keys.merge(keys, on="q", suffixes=("_a", "_b"))
+    p = p[p["order_a"] < p["order_b"]]
+    return p["row_a"].to_numpy(), p["row_b"].to_numpy()
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: compared and hashed by identity
+class CellPairs:
+    """Every pair of systems within a question over the cells of a :class:`RankedCells`, for setting several score
+    sets against the same rankings without joining each: the two cells' rows (``a``, ``b``, as
+    :func:`within_question_pairs` orders them), the question (``question``: the position of the pair's item among
+    the cells' sorted items) and the physicians' order on mean rank (``human``: +1 when they put the first system
+    higher, −1 lower, 0 tied). Restricted to the cells a score set scores, these are its within-question pairs."""
+
+    a: np.ndarray
+    b: np.ndarray
+    question: np.ndarray
+    human: np.ndarray
+
+
+def cell_pairs(ranked: RankedCells) -> CellPairs:
+    """The within-question pairs of every ranked cell (see :class:`CellPairs`)."""
+    cells = ranked.cells
+    a, b = _pair_rows(cells)
+    mean_rank = cells["rank_sum"].to_numpy(float) / cells["n_rankers"].to_numpy(float)
+    question = pd.factorize(cells["item"])[0]  # the cells are sorted by item: codes in sorted order
+    return CellPairs(a, b, question[a], np.sign(mean_rank[b] - mean_rank[a]))
 
 
 def pairwise_accuracy(

@@ -23,8 +23,17 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .correlation import Rankings, pairwise_accuracy, ranked_cells, segment_tau, within_question_pairs
-from .leaderboard import system_rank_frame
+from .correlation import (
+    CellPairs,
+    RankedCells,
+    Rankings,
+    _pairwise_accuracy,
+    _segment_tau,
+    cell_pairs,
+    joined_cells,
+    ranked_cells,
+    scores_on_cells,
+)
 from .results import StatResult
 from .significance import (
     DEFAULT_ALPHA,
@@ -65,48 +74,67 @@ class JudgeMetaEvaluation:
         return [groups[k] for k in sorted(groups)]
 
 
-def _pairs(ranked: Rankings, scores: pd.DataFrame) -> pd.DataFrame:
-    pairs, *_ = within_question_pairs(ranked, scores)
-    return pairs
-
-
 def leave_one_out(
-    rankings: pd.DataFrame, judges: Mapping[str, pd.DataFrame], *, exclude: Iterable = ()
+    rankings: Rankings, judges: Mapping[str, pd.DataFrame], *, exclude: Iterable = ()
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Each physician's acc_eq against the other physicians, and each judge's against the same consensus.
 
     Returns (physician -> value, judge -> {physician -> value}). A physician whose questions nobody else ranked is
     left out (nothing to compare with).
     """
-    frame = system_rank_frame(rankings, exclude)
+    ranked = ranked_cells(rankings, exclude)
+    pairs = cell_pairs(ranked)
+    judge_cells = {name: scores_on_cells(ranked, scores) for name, scores in judges.items()}
+    return _leave_one_out(ranked, pairs, judge_cells)
+
+
+def _leave_one_out(
+    ranked: RankedCells, pairs: CellPairs, judge_cells: Mapping[str, np.ndarray]
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    # The others' consensus of a cell is the whole consensus less the physician's own rank: one subtraction per
+    # physician over the cells the rankings already summed, and their within-question pairs are the rankings' pairs
+    # on the physician's questions. No join per physician and judge.
+    rank_sum = ranked.cells["rank_sum"].to_numpy(float)
+    n_rankers = ranked.cells["n_rankers"].to_numpy()
+    question_of_cell = pd.factorize(ranked.cells["item"])[0]
+    annotators = ranked.frame["annotator"].to_numpy()
+    ranks = ranked.frame["rank"].to_numpy(float)
     physicians: dict[str, float] = {}
-    judged: dict[str, dict[str, float]] = {name: {} for name in judges}
-    # questions as integers, for the judges' scores too: "on this physician's questions" is then an array look-up
-    # (a large study asks it for every physician and judge)
-    items = pd.Index(pd.unique(frame["item"]))
-    item_of_row = items.get_indexer(frame["item"])
-    item_of_score = {name: items.get_indexer(scores["item"]) for name, scores in judges.items()}
-    annotators = frame["annotator"].to_numpy()
+    judged: dict[str, dict[str, float]] = {name: {} for name in judge_cells}
     for person in sorted(pd.unique(annotators), key=str):
         own_rows = annotators == person
-        own = frame[own_rows]
-        theirs = np.zeros(len(items) + 1, dtype=bool)  # the last place: a judge's question nobody ranked
-        theirs[item_of_row[own_rows]] = True
-        others = frame[~own_rows & theirs[item_of_row]]
-        if others.empty:
+        own_cells = ranked.cell_of_row[own_rows]
+        own_rank = np.full(len(rank_sum), np.nan)
+        own_rank[own_cells] = ranks[own_rows]
+        ranked_by_them = ~np.isnan(own_rank)
+        n_others = n_rankers - ranked_by_them
+        their_questions = np.zeros(question_of_cell.max(initial=-1) + 1, dtype=bool)
+        their_questions[question_of_cell[own_cells]] = True
+        others_ranked = their_questions[question_of_cell] & (n_others > 0)  # the others' cells on their questions
+        on_theirs = others_ranked[pairs.a] & others_ranked[pairs.b]
+        if not on_theirs.any():
             continue
-        others_ranked = ranked_cells(others)  # once for the physician and every judge
-        as_scores = pd.DataFrame({"item": own["item"], "system": own["system"], "score": -own["rank"]})
-        value = pairwise_accuracy(others_ranked, as_scores, n_resamples=0).value
+        a, b = pairs.a[on_theirs], pairs.b[on_theirs]
+        others_mean = (rank_sum - np.where(ranked_by_them, own_rank, 0.0)) / np.maximum(n_others, 1)
+        human = np.sign(others_mean[b] - others_mean[a])
+        value = _acc_eq(human, -own_rank[a], -own_rank[b])
         if value is None:
             continue
         physicians[str(person)] = value
-        for name, scores in judges.items():
-            mine = scores[theirs[item_of_score[name]]]
-            judge_value = pairwise_accuracy(others_ranked, mine, n_resamples=0).value if len(mine) else None
+        for name, score in judge_cells.items():
+            judge_value = _acc_eq(human, score[a], score[b])
             if judge_value is not None:
                 judged[name][str(person)] = judge_value
     return physicians, judged
+
+
+def _acc_eq(human: np.ndarray, score_a: np.ndarray, score_b: np.ndarray) -> float | None:
+    """acc_eq at epsilon 0 over the pairs whose two cells are scored (NaN: not scored); ``None`` without any, as
+    :func:`stats.correlation.pairwise_accuracy` gives it."""
+    scored = ~(np.isnan(score_a) | np.isnan(score_b))
+    if not scored.any():
+        return None
+    return float(correct_pairs(human[scored], score_a[scored] - score_b[scored], 0.0).mean())
 
 
 def judge_meta_evaluation(
@@ -126,39 +154,52 @@ def judge_meta_evaluation(
         raise ValueError("no judge to evaluate")
     notes: list[str] = []
     figures: dict[str, JudgeFigures] = {}
-    pairs: dict[str, pd.DataFrame] = {}
     ranked = ranked_cells(rankings, exclude)  # the rankings' side, made once for every judge
+    all_pairs = cell_pairs(ranked)  # every judge's pairs are these, restricted to the cells it scores
+    items = ranked.cells["item"].to_numpy()
+    judge_cells: dict[str, np.ndarray] = {}
+    # per judge, over all_pairs: whether it scored both cells, and whether it got the pair right
+    scored_pairs: dict[str, np.ndarray] = {}
+    correct: dict[str, np.ndarray] = {}
     for name, scores in judges.items():
-        acc = pairwise_accuracy(ranked, scores, n_resamples=n_resamples, seed=seed)
-        tau_b, _ = segment_tau(ranked, scores, variant="b", n_resamples=n_resamples, seed=seed)
-        tau_c, _ = segment_tau(ranked, scores, variant="c", n_resamples=n_resamples, seed=seed)
-        p = _pairs(ranked, scores)
+        joined = joined_cells(ranked, scores)
+        acc = _pairwise_accuracy(joined, 0.0, n_resamples=n_resamples, seed=seed)
+        tau_b, _ = _segment_tau(joined, "b", n_resamples=n_resamples, seed=seed)
+        tau_c, _ = _segment_tau(joined, "c", n_resamples=n_resamples, seed=seed)
+        score = judge_cells[name] = scores_on_cells(ranked, scores)
+        diff = score[all_pairs.a] - score[all_pairs.b]
+        scored = scored_pairs[name] = ~np.isnan(diff)
+        human, diff = all_pairs.human[scored], diff[scored]
         eps, calibrated, held_out = 0.0, None, None
-        if tie_calibrate and len(p):
-            cal = tie_calibration(p["human"], p["diff"])
+        if tie_calibrate and len(human):
+            cal = tie_calibration(human, diff)
             eps, calibrated = cal.epsilon, cal.acc_eq
-            held = tie_calibration_held_out(p["human"], p["diff"], p["item"], seed=seed)
+            held = tie_calibration_held_out(human, diff, items[all_pairs.a[scored]], seed=seed)
             held_out = held.acc_eq if held else None
-        p = p.assign(correct=correct_pairs(p["human"], p["diff"], eps).astype(float))
-        pairs[name] = p
+        correct[name] = np.zeros(len(scored))
+        correct[name][scored] = correct_pairs(human, diff, eps)
         figures[name] = JudgeFigures(
             name, acc, epsilon=eps, acc_eq_calibrated=calibrated, acc_eq_held_out=held_out,
             segment_tau_b=tau_b, segment_tau_c=tau_c,
         )  # fmt: skip
 
     p_better: dict[tuple[str, str], float] = {}
+    n_questions = len(all_pairs.question) and int(all_pairs.question.max()) + 1
 
     def better(a: str, b: str) -> float:
         if (a, b) not in p_better:
-            joined = pairs[a].merge(pairs[b], on=["item", "system_a", "system_b"], suffixes=("_a", "_b"))
-            per_item = joined.groupby("item")[["correct_a", "correct_b"]].agg(["sum", "size"])
-            if len(per_item) == 0:
+            # the pairs both judges scored, summed per question (questions in sorted order)
+            both = scored_pairs[a] & scored_pairs[b]
+            question = all_pairs.question[both]
+            size = np.bincount(question, minlength=n_questions)
+            asked = size > 0
+            if not asked.any():
                 p_better[(a, b)] = 1.0
             else:
                 p_better[(a, b)] = paired_permutation_test(
-                    per_item[("correct_a", "sum")],
-                    per_item[("correct_b", "sum")],
-                    per_item[("correct_a", "size")],
+                    np.bincount(question, weights=correct[a][both], minlength=n_questions)[asked],
+                    np.bincount(question, weights=correct[b][both], minlength=n_questions)[asked],
+                    size[asked],
                     n_resamples=n_permutations,
                     seed=seed,
                 ).p_value
@@ -166,7 +207,7 @@ def judge_meta_evaluation(
 
     defined = {name: f.acc_eq.value for name, f in figures.items() if f.acc_eq.value is not None}
     clusters = significance_clusters(defined, better, alpha=alpha) if n_permutations > 0 and defined else {}
-    physicians, judged = leave_one_out(rankings, judges, exclude=exclude)
+    physicians, judged = _leave_one_out(ranked, all_pairs, judge_cells)
     if len(physicians) < 2:
         notes.append("fewer than two physicians with shared questions: no human ceiling")
     for name, figs in list(figures.items()):

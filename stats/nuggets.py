@@ -201,7 +201,8 @@ def _versus(predicted: pd.DataFrame, reference: pd.Series, name: str, *, n_resam
         out["note"] = "no unit labelled by both"
         return out
     y_true, y_pred = joined["reference"].to_numpy(), joined["predicted"].to_numpy()
-    present = [label for label in reversed(ORDINAL_SCALE) if label in set(y_true) | set(y_pred)]
+    seen = set(pd.unique(y_true)) | set(pd.unique(y_pred))  # once, not per label: a study has 100,000s of units
+    present = [label for label in reversed(ORDINAL_SCALE) if label in seen]
     per_label = f1_score(y_true, y_pred, labels=present, average=None, zero_division=0.0)
     out["f1"].update({label: float(v) for label, v in zip(present, per_label, strict=True)})
     out["macro_f1"] = float(np.mean(per_label))

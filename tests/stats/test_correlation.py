@@ -213,3 +213,20 @@ def test_scores_of_no_ranked_question_are_undefined_not_an_error():
     for figure in metric_correlations(ranks, elsewhere, n_resamples=10).values():
         assert figure.value is None and figure.undefined_reason
         assert "3 ranked (item, system) cell(s) without a score left out" in figure.notes
+
+
+@pytest.mark.parametrize(
+    ("ranked_as", "scored_as", "exclude", "warned"),
+    [
+        ("reference", "reference", (), True),
+        ("reference", "ref", (), True),  # named so in the rankings only
+        ("ref", "reference", (), True),  # in the scores only
+        ("reference", "reference", ("reference",), False),
+        ("ref", "ref", (), False),
+    ],
+)
+def test_a_system_named_reference_is_pointed_out_unless_excluded(ranked_as, scored_as, exclude, warned):
+    r = R1.assign(system=R1["system"].replace("ref", ranked_as))
+    s = S1.assign(system=S1["system"].replace("ref", scored_as))
+    res = pairwise_accuracy(r, s, exclude=exclude, n_resamples=0)
+    assert any("named 'reference'" in note for note in res.notes) is warned
