@@ -167,12 +167,12 @@ def bradley_terry_leaderboard(
     if n_comp > 1:
         notes.append(
             f"the comparison graph has {n_comp} disconnected parts: strengths across parts are set by the "
-            f"prior (alpha={alpha}) only"
+            f"fit's small regularisation ({alpha:g}) only"
         )
     elif n_strong > 1:
         notes.append(
             "some system never won (or never lost) against part of the field: the maximum-likelihood "
-            f"strength is infinite there and the prior (alpha={alpha}) keeps it finite"
+            f"strength is infinite there and the fit's small regularisation ({alpha:g}) keeps it finite"
         )
     strength = bradley_terry(wins, alpha)
     if not np.isfinite(strength).all():

@@ -63,6 +63,17 @@ def test_undefeated_system_stays_finite():
     assert any("never won" in n for n in board.notes)
 
 
+def test_the_notes_name_the_regularisation_in_words_not_as_a_parameter():
+    """The notes reach the study report page as they are: no ``alpha=`` written as code."""
+    undefeated = duels([(f"q{i}", "r", {"A": 1, "B": 2 + i % 2, "C": 3 - i % 2}) for i in range(4)])
+    disconnected = duels([("q0", "r", {"A": 1, "B": 2}), ("q1", "r", {"C": 1, "D": 2})])
+    notes = [*bradley_terry_leaderboard(undefeated, n_resamples=0).notes]
+    notes += bradley_terry_leaderboard(disconnected, n_resamples=0).notes
+    assert len(notes) == 2
+    for note in notes:
+        assert "regularisation (0.01)" in note and "alpha" not in note
+
+
 def test_matches_an_independent_maximum_likelihood_fit():
     rng = np.random.default_rng(4)
     true = np.array([1.0, 0.4, 0.0, -0.6, -0.8])
