@@ -85,6 +85,12 @@ def test_study_report_on_a_fixture_study(tmp_path, make_user, organizer):
     assert result["correlation"]["semantic"]["system_pearson"]["undefined_reason"]
     assert result["reference"]["share_ranked_below_a_model"] == pytest.approx(1.0)
     assert {row["system"] for row in result["automatic_leaderboard"]} == set(SYSTEMS)
+    # The good system never lost: the board says so on the page, in a sentence and without a parameter as code.
+    assert any("never won (or never lost)" in note for note in result["human_leaderboard_notes"])
+    organizer_client = Client()
+    organizer_client.force_login(organizer)
+    page = organizer_client.get(reverse("report_detail", args=[report.pk])).content.decode()
+    assert "Some system never won (or never lost)" in page and "alpha=" not in page
 
 
 def test_study_report_without_wordnet_stores_null_meteor_with_the_reason(tmp_path, make_user, organizer, monkeypatch):
