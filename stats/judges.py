@@ -41,6 +41,7 @@ from .significance import (
     HumanCeiling,
     human_ceiling,
     paired_permutation_test,
+    sign_flips,
     significance_clusters,
 )
 from .ties import correct_pairs, tie_calibration, tie_calibration_held_out
@@ -185,6 +186,7 @@ def judge_meta_evaluation(
 
     p_better: dict[tuple[str, str], float] = {}
     n_questions = len(all_pairs.question) and int(all_pairs.question.max()) + 1
+    flips_for: dict[int, np.ndarray] = {}  # the same draws for every pair of judges tested on as many questions
 
     def better(a: str, b: str) -> float:
         if (a, b) not in p_better:
@@ -196,12 +198,16 @@ def judge_meta_evaluation(
             if not asked.any():
                 p_better[(a, b)] = 1.0
             else:
+                n_asked = int(asked.sum())
+                if n_asked not in flips_for:
+                    flips_for[n_asked] = sign_flips(n_permutations, n_asked, seed)
                 p_better[(a, b)] = paired_permutation_test(
                     np.bincount(question, weights=correct[a][both], minlength=n_questions)[asked],
                     np.bincount(question, weights=correct[b][both], minlength=n_questions)[asked],
                     size[asked],
                     n_resamples=n_permutations,
                     seed=seed,
+                    flips=flips_for[n_asked],
                 ).p_value
         return p_better[(a, b)]
 

@@ -36,12 +36,15 @@ def paired_permutation_test(
     *,
     n_resamples: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
+    flips: np.ndarray | None = None,
 ) -> PermutationResult:
     """One-sided paired permutation test that A's pooled agreement beats B's.
 
     Per question: ``numerator_a`` / ``numerator_b`` are each judge's correct pairs (or a per-question correlation,
     with ``denominator`` 1 per question for a plain average) and ``denominator`` the question's pairs, the same for
-    both judges. Statistic: sum(numerator_a − numerator_b) / sum(denominator).
+    both judges. Statistic: sum(numerator_a − numerator_b) / sum(denominator). ``flips``: the draws
+    :func:`sign_flips` gives for this ``n_resamples``, ``seed`` and number of questions, when a caller testing many
+    pairs of judges on the same questions has made them once.
     """
     a = np.asarray(numerator_a, dtype=float)
     b = np.asarray(numerator_b, dtype=float)
@@ -55,13 +58,21 @@ def paired_permutation_test(
     total = n.sum()
     diff = a - b
     observed = diff.sum() / total
-    flips = np.random.default_rng(seed).choice((-1.0, 1.0), size=(n_resamples, len(diff)))
+    if flips is None:
+        flips = sign_flips(n_resamples, len(diff), seed)
+    elif flips.shape != (n_resamples, len(diff)):
+        raise ValueError("the sign flips must be one row per resample and one column per question")
     resampled = flips @ diff / total
     # a tolerance so that a resample equal to the observed difference (up to rounding) counts as "as large"
     hits = int((resampled >= observed - 1e-12).sum())
     return PermutationResult(
         difference=float(observed), p_value=(1 + hits) / (1 + n_resamples), n_resamples=n_resamples
     )
+
+
+def sign_flips(n_resamples: int, n_questions: int, seed: int) -> np.ndarray:
+    """The permutation test's random sign per resample and question (−1 swaps the two judges' results)."""
+    return np.random.default_rng(seed).choice((-1.0, 1.0), size=(n_resamples, n_questions))
 
 
 def significance_clusters(

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from stats.significance import human_ceiling, paired_permutation_test, significance_clusters
+from stats.significance import human_ceiling, paired_permutation_test, sign_flips, significance_clusters
 
 
 def exact_p(diff, denom):
@@ -38,6 +38,20 @@ def test_p_value_is_never_zero_and_seeded():
     r2 = paired_permutation_test(a, b, n, n_resamples=500, seed=4)
     assert r1 == r2
     assert 0 < r1.p_value < 0.01
+
+
+def test_draws_made_once_for_many_tests_give_the_same_p_values():
+    """A caller testing many pairs of judges on the same questions makes the sign flips once (stats.judges)."""
+    rng = np.random.default_rng(1)
+    n = rng.integers(1, 6, size=15)
+    flips = sign_flips(400, 15, 7)
+    for _ in range(3):
+        a, b = rng.binomial(n, 0.7), rng.binomial(n, 0.6)
+        assert paired_permutation_test(a, b, n, n_resamples=400, seed=7, flips=flips) == paired_permutation_test(
+            a, b, n, n_resamples=400, seed=7
+        )
+    with pytest.raises(ValueError, match="one row per resample"):
+        paired_permutation_test(a, b, n, n_resamples=400, seed=7, flips=sign_flips(400, 14, 7))
 
 
 def test_bad_permutation_inputs():
