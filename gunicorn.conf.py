@@ -15,4 +15,13 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 # request reuses it, and as long as nginx's default. A client whose pause runs past it finds the connection closed
 # and opens another; one that sends at the very moment it closes gets no answer and must send again (browsers do;
 # every POST of the API is safe to repeat).
-keepalive = 75
+#
+# A kept connection stays with the process that accepted it, and a gthread process accepts whatever arrives, busy or
+# not. When clients connect all at once and then never pause (an overload), one process can end up holding most of
+# the connections, and its clients wait behind each other while the others are served at once: at saturation most
+# clients are slow and a few fast, which is the p95 far above the median (bench/bench_review.py --think 0 prints how
+# evenly the reviewers were served). WEB_KEEPALIVE=0 closes each connection after its response, so every request is
+# accepted afresh and the processes share the load evenly, at the cost of a new connection per request (both
+# measured in docs/benchmarks.md, "Review queue"). Behind nginx's default proxying, which opens a connection per
+# request, the portal sees the same.
+keepalive = int(os.environ.get("WEB_KEEPALIVE", "75"))

@@ -24,8 +24,11 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def start_server(port: int, workers: int, threads: int, settings_module: str | None = None) -> subprocess.Popen:
-    """gunicorn as gunicorn.conf.py serves the portal; ``settings_module`` (a module in bench/) replaces the settings."""
+def start_server(
+    port: int, workers: int, threads: int, settings_module: str | None = None, keepalive: int = 75
+) -> subprocess.Popen:
+    """gunicorn as gunicorn.conf.py serves the portal (``keepalive``: its WEB_KEEPALIVE, 75 s unless set);
+    ``settings_module`` (a module in bench/) replaces the settings."""
     env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
     if settings_module:
         env["DJANGO_SETTINGS_MODULE"] = settings_module
@@ -43,7 +46,7 @@ def start_server(port: int, workers: int, threads: int, settings_module: str | N
         "--log-level",
         "warning",
         "--keep-alive",
-        "75",  # as gunicorn.conf.py
+        str(keepalive),
     ]
     if settings_module:
         cmd += ["--pythonpath", str(ROOT / "bench")]
@@ -66,6 +69,12 @@ def add_server_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument(
+        "--keepalive",
+        type=int,
+        default=75,
+        help="seconds gunicorn keeps an idle connection (gunicorn.conf.py's WEB_KEEPALIVE); 0 closes each after its response",
+    )
 
 
 def run_clients(args, count: int, make_client) -> tuple[list, float]:
@@ -75,7 +84,7 @@ def run_clients(args, count: int, make_client) -> tuple[list, float]:
     import threading
 
     port = free_port()
-    server = start_server(port, args.workers, args.threads)
+    server = start_server(port, args.workers, args.threads, keepalive=args.keepalive)
     try:
         barrier = threading.Barrier(count)
         stop_at = time.time() + args.seconds

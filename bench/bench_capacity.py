@@ -148,6 +148,12 @@ def main() -> None:
     parser.add_argument("--rates", default="50,100,150,175,200", help="offered reviews per second")
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument(
+        "--keepalive",
+        type=int,
+        default=75,
+        help="gunicorn's WEB_KEEPALIVE; 0 closes each connection after its response",
+    )
+    parser.add_argument(
         "--floor",
         default="",
         help="also offer the same requests, at these rates, to endpoints that do none of a review's work "
@@ -167,10 +173,13 @@ def main() -> None:
         layouts = [tuple(int(n) for n in layout.split("x")) for layout in args.layouts.split(",")]
         for workers, threads in layouts:
             port = free_port()
-            server = start_server(port, workers, threads)
+            server = start_server(port, workers, threads, keepalive=args.keepalive)
             try:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
-                print(f"\ngunicorn {workers} processes x {threads} threads, {args.seconds:.0f} s per rate")
+                print(
+                    f"\ngunicorn {workers} processes x {threads} threads, keep-alive {args.keepalive} s, "
+                    f"{args.seconds:.0f} s per rate"
+                )
                 rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds)
             finally:
                 server.terminate()

@@ -5,7 +5,7 @@ Reports p50 / p95 latency of "next" and "submit", requests/s, errors, and checks
 double assignments and lost submissions.
 
 Run: .venv/bin/python bench/bench_review.py [--items 20000] [--reviewers 50] [--seconds 30] [--workers 4] [--think 2]
-     [--html]
+     [--html] [--keepalive 75]
 
 ``--html`` drives the HTML pages instead, as a browser does (session cookie, CSRF token): the review page (GET),
 then the review form (POST), which stores the review, takes the next item and redirects to its page. "next" is
@@ -258,7 +258,7 @@ def main() -> None:
     db = check_database(submitted)
     total = len(next_ms) + len(submit_ms)
     print(
-        f"reviewers: {len(tokens)} ({'HTML pages' if args.html else 'API'})  gunicorn: {args.workers} workers x {args.threads} threads  "
+        f"reviewers: {len(tokens)} ({'HTML pages' if args.html else 'API'})  gunicorn: {args.workers} workers x {args.threads} threads, keep-alive {args.keepalive} s  "
         f"think: {args.think} s  run: {elapsed:.1f} s  cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}"
     )
     print(f"next item:  n={len(next_ms)}  p50={percentile(next_ms, 50):.1f} ms  p95={percentile(next_ms, 95):.1f} ms")
@@ -267,7 +267,23 @@ def main() -> None:
     )
     print(f"requests/s: {total / elapsed:.1f}   reviews/s: {len(submitted) / elapsed:.1f}")
     print(f"errors:     {len(errors)}" + (f"  first: {errors[0]}" if errors else ""))
+    print(f"fairness:   {fairness(clients)}")
     print(f"database:   {db}")
+
+
+def fairness(clients: list) -> str:
+    """How evenly the server shared itself among the reviewers: reviews each stored, and each one's mean request
+    time. Served fairly, every reviewer gets about as many; a wide spread says some connections wait behind others
+    (with ``--think 0`` the mean over all is fixed by Little's law, so the tail is this spread)."""
+    counts = sorted(len(c.submitted) for c in clients)
+    means = sorted(sum(c.next_ms + c.submit_ms) / len(c.next_ms + c.submit_ms) for c in clients if c.next_ms)
+    if not counts or not means:
+        return "no reviews"
+    return (
+        f"reviews per reviewer min {counts[0]}, median {counts[len(counts) // 2]}, max {counts[-1]}; "
+        f"mean request time per reviewer min {means[0]:.0f} ms, median {means[len(means) // 2]:.0f} ms, "
+        f"max {means[-1]:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

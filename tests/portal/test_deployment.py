@@ -75,10 +75,13 @@ def test_gunicorn_settings_are_the_benchmarked_ones(monkeypatch):
 
     monkeypatch.delenv("WEB_WORKERS", raising=False)
     monkeypatch.delenv("WEB_THREADS", raising=False)
+    monkeypatch.delenv("WEB_KEEPALIVE", raising=False)
     conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    assert (conf["worker_class"], conf["workers"], conf["threads"]) == ("gthread", 4, 4)
+    assert (conf["worker_class"], conf["workers"], conf["threads"], conf["keepalive"]) == ("gthread", 4, 4, 75)
     monkeypatch.setenv("WEB_THREADS", "8")
-    assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["threads"] == 8
+    monkeypatch.setenv("WEB_KEEPALIVE", "0")  # a connection per request: see gunicorn.conf.py
+    resized = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (resized["threads"], resized["keepalive"]) == (8, 0)
     from gunicorn.config import Config
 
     config = Config()
