@@ -21,7 +21,8 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 # the connections, and its clients wait behind each other while the others are served at once: at saturation most
 # clients are slow and a few fast, which is the p95 far above the median (bench/bench_review.py --think 0 prints how
 # evenly the reviewers were served). WEB_KEEPALIVE=0 closes each connection after its response, so every request is
-# accepted afresh and the processes share the load evenly, at the cost of a new connection per request (both
-# measured in docs/benchmarks.md, "Review queue"). Behind nginx's default proxying, which opens a connection per
-# request, the portal sees the same.
+# accepted afresh and the processes share an overload evenly. It does not shorten the overload's waits, and the new
+# connection per request costs throughput and some latency at every load, so it is not the default (measured in
+# docs/benchmarks.md, "The tail at saturation, measured"). Behind nginx's default proxying, which opens a connection
+# per request, the portal sees the same.
 keepalive = int(os.environ.get("WEB_KEEPALIVE", "75"))
