@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from records.text import NotUtf8, utf8_text
+
 QA_FILES = {
     "true_false": "true_false.json",
     "multiple_choice": "multiple_choice.json",
@@ -146,9 +148,9 @@ def load_submission_dir(
             submission.notes.append(f"{filename} not found – skipping {qa_type}")
             continue
         try:
-            blob = json.loads(file.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(filename, "(file)", f"not UTF-8 text: {exc}"))
+            blob = json.loads(utf8_text(file.read_bytes(), byte_order_mark=False))
+        except NotUtf8 as exc:
+            problems.append(Problem(filename, "(file)", f"line {exc.line}: {exc}"))
             continue
         except json.JSONDecodeError as exc:
             problems.append(Problem(filename, "(file)", f"not valid JSON: {exc}"))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from portal.errors import DomainError
 from portal.parsers import refused_character
+from records.text import NotUtf8, utf8_text
 
 
 class ImportProblem(DomainError):
@@ -58,9 +59,9 @@ def require_size(path: Path, limits: Limits, display: str) -> None:
 def read_text(path: Path, limits: Limits, display: str) -> str:
     require_size(path, limits, display)
     try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportProblem(display, f"not UTF-8 text (byte {exc.start})") from exc
+        return utf8_text(path.read_bytes())
+    except NotUtf8 as exc:
+        raise ImportProblem(display, f"line {exc.line}: {exc}") from None
 
 
 # --- JSON and text values ------------------------------------------------------------------------------------

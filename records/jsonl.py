@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from records.text import refused_character
+from records.text import NotUtf8, refused_character, utf8_text
 
 MAX_LINE_BYTES = 1_000_000
 MAX_DEPTH = 20
@@ -75,9 +75,9 @@ def lines(source: Source, display: str) -> Iterator[tuple[int, str]]:
             raise InputFileError(display, f"the line is over {MAX_LINE_BYTES:,} bytes", line=number)
         if isinstance(raw, bytes):
             try:
-                raw = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(display, f"not UTF-8 text (byte {exc.start + 1})", line=number) from exc
+                raw = utf8_text(raw, byte_order_mark=number == 1)
+            except NotUtf8 as exc:
+                raise InputFileError(display, str(exc), line=number) from None
         elif number == 1:
             raw = raw.removeprefix("\ufeff")
         if len(raw.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:

@@ -7,12 +7,16 @@ figure is undefined, and a ``notes`` list that says why. Line numbers count the 
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+
+from records.text import NotUtf8, utf8_text
 
 from .agreement import LEVELS, agreement_summary
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -26,19 +30,41 @@ class StatsInputError(ValueError):
     """Bad input file; the message names the file, the line and the column."""
 
 
+def _csv_text(path, where) -> str:
+    """The file's text; a file that is not UTF-8 is refused with the line and byte where it stops being so."""
+    try:
+        raw = path.read() if hasattr(path, "read") else Path(path).read_bytes()
+    except FileNotFoundError:
+        raise StatsInputError(f"{where}: no such file") from None
+    except OSError as exc:
+        raise StatsInputError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return utf8_text(raw)  # without the byte-order mark, which would rename the first column
+    except NotUtf8 as exc:
+        raise StatsInputError(f"{where}: line {exc.line}: {exc}") from None
+
+
 def read_csv(path, required: Sequence[str], *, name: str | None = None) -> pd.DataFrame:
     """Read a CSV as strings (empty cells stay ""), check the columns, strip whitespace.
 
     ``path`` is a path or an open binary file (an upload); ``name`` is how messages call it (default: the path).
     """
     where = name or path
+    text = _csv_text(path, where)
     try:
-        # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark, which would rename the first column
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise StatsInputError(f"{where}: no such file") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise StatsInputError(f"{where}: cannot read as CSV: {exc}") from None
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise StatsInputError(f"{where}: the file is empty") from None
+    except pd.errors.ParserError as exc:
+        # pandas: "Error tokenizing data. C error: Expected 3 fields in line 5, saw 4"
+        fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if fields:
+            expected, line, found = fields.groups()
+            raise StatsInputError(f"{where}: line {line}: {found} fields where the header has {expected}") from None
+        quote = re.search(r"EOF inside string starting at row (\d+)", str(exc))  # rows counted from 0
+        if quote:
+            raise StatsInputError(f"{where}: line {int(quote.group(1)) + 1}: a quoted field is never closed") from None
+        raise StatsInputError(f"{where}: not a CSV file the portal can read ({str(exc).strip()})") from None
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in required if c not in df.columns]
     if missing:

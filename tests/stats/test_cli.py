@@ -211,6 +211,15 @@ def test_metric_correlation_by_hand(write):
         ("empty_item.csv", "item,annotator,value\n1,A,good\n,B,good\n", ["line 3", "'item'", "empty"]),
         ("dup.csv", "item,annotator,value\n1,A,good\n1,A,okay\n", ["line 3", "duplicate"]),
         ("binary.csv", b"\xff\xfe\x00\x81\x00garbage\x00\xff", ["binary.csv"]),
+        # what a person can act on, not the codec's or the parser's own words
+        (
+            "latin1.csv",
+            "item,annotator,value\n1,A,good\n1,Bé,good\n".encode("latin-1"),
+            ["line 3: not UTF-8 text (byte 4)"],
+        ),
+        ("blank.csv", b"", ["blank.csv: the file is empty"]),
+        ("wide.csv", "item,annotator,value\n1,A,good\n1,B,good,extra\n", ["line 3: 4 fields where the header has 3"]),
+        ("quote.csv", 'item,annotator,value\n1,A,good\n"1,B,good\n', ["line 3: a quoted field is never closed"]),
     ],
 )
 def test_agreement_input_errors_name_file_line_and_column(write, name, text, fragments):
