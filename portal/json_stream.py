@@ -189,7 +189,7 @@ def iter_jsonl(path: Path, limits: Limits, display: str, *, on_read: Callable[[i
             try:
                 line = raw.decode("utf-8-sig" if index == 0 else "utf-8")
             except UnicodeDecodeError:
-                read_text(path, limits, display)  # names the byte, counted in the whole file
+                read_text(path, limits, display)  # refuses the file, naming the line and the byte in it
                 raise
             if not line.strip():
                 continue
