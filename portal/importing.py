@@ -265,7 +265,10 @@ def _too_deep_at(text: str, max_depth: int) -> tuple[int | None, int]:
 
 
 def load_json(path: Path, limits: Limits, display: str):
-    return parse_json(read_text(path, limits, display), limits, display)
+    text = read_text(path, limits, display)
+    if not text.strip():
+        raise ImportProblem(display, "the file is empty")
+    return parse_json(text, limits, display)
 
 
 def _read_csv(path: Path, limits: Limits, display: str, required: tuple[str, ...]) -> list[dict]:

@@ -1,5 +1,5 @@
 """A file that is not UTF-8 is refused where a person can find the fault: the line and the byte in it (both from 1),
-the same words in every reader (records.text.utf8_text is their one home)."""
+in the same words by every reader (records.text.utf8_text is their one home). An empty JSON file is called empty."""
 
 from __future__ import annotations
 
@@ -51,3 +51,13 @@ def test_a_scoring_submission_file_names_the_line(tmp_path):
     with pytest.raises(SubmissionError) as err:
         load_submission_dir(tmp_path)
     assert "line 2: not UTF-8 text (byte 14)" in str(err.value)
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\n", "\ufeff\n".encode()])
+def test_an_empty_json_file_is_called_empty_not_malformed(tmp_path, content):
+    from portal.importing import load_json
+
+    path = tmp_path / "gold.json"
+    path.write_bytes(content)
+    with pytest.raises(ImportProblem, match=r"^gold\.json: the file is empty$"):
+        load_json(path, Limits(), "gold.json")
