@@ -1,5 +1,6 @@
 """The study report's judge sections and the judges' import page in Chromium at a phone's width: no CSP violation,
-the page keeps its width (wide tables scroll inside their card), the plot loads, and an upload goes through."""
+the page keeps its width (wide tables scroll inside their card), the plot loads, an upload goes through, and a refused
+one is explained in a compact box."""
 
 from __future__ import annotations
 
@@ -55,3 +56,13 @@ def test_judges_on_a_phone(page, login, make_user, tmp_path):
     page.set_input_files("input[name=file]", str(upload))
     page.click("main form button:text-is('Import')")
     assert "Imported 1 scores from more.csv" in page.locator("main").inner_text()
+    # A refused file: the reason and where, in a compact box (the template's line breaks are not blank lines)
+    upload = tmp_path / "latin1.csv"
+    upload.write_bytes("item_uid,system,score,judge\nq1,caf\u00e9,1,third judge\n".encode("latin-1"))
+    page.set_input_files("input[name=file]", str(upload))
+    page.click("main form button:text-is('Import')")
+    box = page.locator("section.error-box[role=alert]")
+    assert "not UTF-8 text (byte 7)" in box.inner_text() and "File latin1.csv, line 2." in box.inner_text()
+    heading, detail = box.locator("h2").bounding_box(), box.locator("p").first.bounding_box()
+    gap = detail["y"] - (heading["y"] + heading["height"])
+    assert gap < 24, f"{gap:.0f} px between the box's heading and its first line"
