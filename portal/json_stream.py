@@ -25,9 +25,9 @@ from portal.importing import (
     load_json,
     may_hold_refused_characters,
     parse_json,
-    read_text,
     require_size,
 )
+from records.text import NotUtf8, utf8_text
 
 _BLOCK = 1 << 20  # characters read at a time; a record longer than this makes the buffer grow
 _WHITESPACE = " \t\n\r"
@@ -187,10 +187,9 @@ def iter_jsonl(path: Path, limits: Limits, display: str, *, on_read: Callable[[i
             if on_read is not None:
                 on_read(len(raw))
             try:
-                line = raw.decode("utf-8-sig" if index == 0 else "utf-8")
-            except UnicodeDecodeError:
-                read_text(path, limits, display)  # refuses the file, naming the line and the byte in it
-                raise
+                line = utf8_text(raw, byte_order_mark=index == 0)
+            except NotUtf8 as exc:
+                raise ImportProblem(display, f"line {index + 1}: {exc}") from None
             if not line.strip():
                 continue
             number += 1

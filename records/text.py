@@ -1,8 +1,10 @@
-"""The rules for users' text (pure). How a file that is not UTF-8 is refused (:func:`utf8_text`: the line and the byte
-where it stops being UTF-8, so a person can find it). And the one rule for text PostgreSQL cannot store: NUL characters (text and jsonb cannot hold them: a
-DataError, a 500) and unpaired UTF-16 surrogates (not encodable as UTF-8: a crash when stored or echoed back in an
-error message). The kernel's request parsers (``portal.parsers``), the strict JSONL reader (:mod:`records.jsonl`)
-and the rules of user-written fields (e.g. a hallucination span's note) all ask it."""
+"""The rules for users' text (pure).
+
+How a file that is not UTF-8 is refused (:func:`utf8_text`): with the line and the byte where it stops being UTF-8,
+so a person can find it. And the one rule for text PostgreSQL cannot store: NUL characters (text and jsonb cannot
+hold them: a DataError, a 500) and unpaired UTF-16 surrogates (not encodable as UTF-8: a crash when stored or echoed
+back in an error message). The kernel's request parsers (``portal.parsers``), the strict JSONL reader
+(:mod:`records.jsonl`) and the rules of user-written fields (e.g. a hallucination span's note) all ask it."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -57,8 +57,9 @@ def validate_scores(scores: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True, eq=False)  # holds frames: compared and hashed by identity
 class RankedCells:
     """The rankings' side of every correlation: the validated rows with the excluded systems dropped and the
-    rest re-ranked (``frame``), each (item, system) cell's ``rank_sum`` and ``n_rankers`` sorted by item and
-    system (``cells``), and the cell of each row (``cell_of_row``, a row number of ``cells``)."""
+    rest re-ranked (``frame``), each (item, system) cell's ``rank_sum``, ``n_rankers`` and ``mean_rank`` (the
+    physicians' consensus) sorted by item and system (``cells``), and the cell of each row (``cell_of_row``, a row
+    number of ``cells``)."""
 
     frame: pd.DataFrame
     cells: pd.DataFrame
@@ -81,6 +82,7 @@ def ranked_cells(rankings: Rankings, exclude: Iterable = ()) -> RankedCells:
     frame = system_rank_frame(rankings, exclude)
     grouped = frame.groupby(["item", "system"], sort=True)
     cells = grouped["rank"].agg(rank_sum="sum", n_rankers="size").reset_index()
+    cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
     return RankedCells(frame, cells, grouped.ngroup().to_numpy(), exclude)
 
 
@@ -90,31 +92,41 @@ Joined = tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]
 def joined_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = ()) -> Joined:
     """Per (item, system): ``rank_sum``, ``n_rankers``, ``mean_rank``, ``score``; plus the used rank rows."""
     ranked = ranked_cells(rankings, exclude)
-    score_of_cell, no_rank, systems = _scores_on_cells(ranked, scores)
-    scored = ~np.isnan(score_of_cell)
+    return _joined_cells(ranked, _scores_on_cells(ranked, scores))
+
+
+def _joined_cells(ranked: RankedCells, on_cells: CellScores) -> Joined:
+    scored = ~np.isnan(on_cells.score)
     notes = []
     no_score = int((~scored).sum())
     if no_score:
         notes.append(f"{no_score} ranked (item, system) cell(s) without a score left out")
-    if no_rank:
-        notes.append(f"{no_rank} scored (item, system) cell(s) without a ranking left out")
-    named_reference = (ranked.cells["system"] == "reference").any() or (systems == "reference").any()
+    if on_cells.unranked:
+        notes.append(f"{on_cells.unranked} scored (item, system) cell(s) without a ranking left out")
+    named_reference = (ranked.cells["system"] == "reference").any() or (on_cells.systems == "reference").any()
     if named_reference and "reference" not in ranked.exclude:
         notes.append("a system named 'reference' is included; exclude it to leave the reference answer out")
     cells = ranked.cells[scored].reset_index(drop=True)
-    cells["score"] = score_of_cell[scored]
-    cells["mean_rank"] = cells["rank_sum"] / cells["n_rankers"]
+    cells["score"] = on_cells.score[scored]
     used = ranked.frame[np.isin(ranked.cell_of_row, np.flatnonzero(scored))]
     return cells, used, tuple(notes)
 
 
+class CellScores(NamedTuple):
+    """One score set on the ranked cells: each cell's score (NaN where it has none), how many scores fell on no
+    ranked cell, and the scored systems (the excluded ones dropped)."""
+
+    score: np.ndarray
+    unranked: int
+    systems: pd.Series
+
+
 def scores_on_cells(rankings: Rankings, scores: pd.DataFrame, exclude: Iterable = ()) -> np.ndarray:
     """Each ranked cell's score (a row of :func:`ranked_cells`' ``cells``), NaN where the scores have none."""
-    return _scores_on_cells(ranked_cells(rankings, exclude), scores)[0]
+    return _scores_on_cells(ranked_cells(rankings, exclude), scores).score
 
 
-def _scores_on_cells(ranked: RankedCells, scores: pd.DataFrame) -> tuple[np.ndarray, int, pd.Series]:
-    """The cells' scores; the number of scores of no ranked cell; the scored systems (excluded ones dropped)."""
+def _scores_on_cells(ranked: RankedCells, scores: pd.DataFrame) -> CellScores:
     sc = validate_scores(scores)
     sc = sc[~sc["system"].isin(ranked.exclude)]
     # each score's cell, looked up in the sorted cells (one hash per score; no outer join and sort per metric)
@@ -126,7 +138,7 @@ def _scores_on_cells(ranked: RankedCells, scores: pd.DataFrame) -> tuple[np.ndar
     found = at >= 0
     score_of_cell = np.full(len(ranked.cells), np.nan)
     score_of_cell[at[found]] = sc["score"].to_numpy(dtype=float)[found]  # finite: validate_scores refused the rest
-    return score_of_cell, int((~found).sum()), sc["system"]
+    return CellScores(score_of_cell, int((~found).sum()), sc["system"])
 
 
 def metric_correlations(
@@ -295,7 +307,7 @@ def cell_pairs(ranked: RankedCells) -> CellPairs:
     """The within-question pairs of every ranked cell (see :class:`CellPairs`)."""
     cells = ranked.cells
     a, b = _pair_rows(cells)
-    mean_rank = cells["rank_sum"].to_numpy(float) / cells["n_rankers"].to_numpy(float)
+    mean_rank = cells["mean_rank"].to_numpy(float)
     question = pd.factorize(cells["item"])[0]  # the cells are sorted by item: codes in sorted order
     return CellPairs(a, b, question[a], np.sign(mean_rank[b] - mean_rank[a]))
 

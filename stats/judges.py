@@ -27,10 +27,11 @@ from .correlation import (
     CellPairs,
     RankedCells,
     Rankings,
+    _joined_cells,
     _pairwise_accuracy,
+    _scores_on_cells,
     _segment_tau,
     cell_pairs,
-    joined_cells,
     ranked_cells,
     scores_on_cells,
 )
@@ -163,11 +164,12 @@ def judge_meta_evaluation(
     scored_pairs: dict[str, np.ndarray] = {}
     correct: dict[str, np.ndarray] = {}
     for name, scores in judges.items():
-        joined = joined_cells(ranked, scores)
+        on_cells = _scores_on_cells(ranked, scores)  # looked up once for every figure of the judge
+        joined = _joined_cells(ranked, on_cells)
         acc = _pairwise_accuracy(joined, 0.0, n_resamples=n_resamples, seed=seed)
         tau_b, _ = _segment_tau(joined, "b", n_resamples=n_resamples, seed=seed)
         tau_c, _ = _segment_tau(joined, "c", n_resamples=n_resamples, seed=seed)
-        score = judge_cells[name] = scores_on_cells(ranked, scores)
+        score = judge_cells[name] = on_cells.score
         diff = score[all_pairs.a] - score[all_pairs.b]
         scored = scored_pairs[name] = ~np.isnan(diff)
         human, diff = all_pairs.human[scored], diff[scored]

@@ -43,6 +43,15 @@ def test_every_reader_names_the_line_and_the_byte(tmp_path):
     assert err.value.line == 2 and "not UTF-8 text (byte 8)" in str(err.value)
 
 
+def test_a_streamed_jsonl_import_names_the_line_without_reading_the_file_again(tmp_path):
+    from portal.json_stream import iter_jsonl
+
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b'{"uid": "a"}\n\n{"uid": "caf\xe9"}\n')
+    with pytest.raises(ImportProblem, match=r"^items\.jsonl: line 3: not UTF-8 text \(byte 13\)$"):
+        list(iter_jsonl(path, Limits(), "items.jsonl"))
+
+
 def test_a_scoring_submission_file_names_the_line(tmp_path):
     # line 2 is ' "inputs": ["é"],': the é is its 14th byte
     (tmp_path / "true_false.json").write_bytes(
