@@ -11,10 +11,12 @@ exactly once, no item leased twice in one stage.
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
      [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150]
 
-``--floor`` then offers the same two requests per review, at its own rates, to two endpoints that do none of a
-review's work (``_floor_urls.py``): a plain Django view, and an API view with the portal's token authentication and
-role check. Their CPU per review is what this stack costs before the queue, the state machine and the audit run,
-so it bounds the review rate any code on it could reach on these cores.
+``--floor`` then offers the same two requests per review, at its own rates, to three endpoints (``_floor_urls.py``):
+a plain Django view, and an API view with the portal's token authentication and role check, which do none of a
+review's work; and the same API view writing a primary review's rows with one hand-written statement per request.
+The first two's CPU per review is what this stack costs before the queue, the state machine and the audit run, so
+it bounds the review rate any code on it could reach on these cores; the third bounds what a rewrite of the lease
+and the submit as hand-written statements could reach.
 Both the server and the generator run on this machine's cores. The CPU time each part spent per review (gunicorn's
 processes, PostgreSQL's, the generator's) is printed beside the latencies: their sum says how many reviews per second
 the cores can carry at best, which is the ceiling any layout meets ("the rest" is the machine's busy time less the
@@ -203,6 +205,11 @@ def main() -> None:
                 for path, what in (
                     ("/bench/floor/django/", "a plain Django view (gunicorn and the portal's middleware)"),
                     ("/bench/floor/api/", "an API view with the portal's token authentication and role check"),
+                    (
+                        "/bench/floor/sql/",
+                        "the same API view writing a primary review's rows with one hand-written statement per "
+                        "request (a lower bound for a rewrite of the lease and the submit)",
+                    ),
                 ):
                     run_rate(port, tokens_file, 20, 3, seed=1, floor=path)
                     print(f"\nfloor: both requests of a review answered by {what}, {workers} x {threads}")
