@@ -2,7 +2,8 @@
 
 ``bench_capacity.py --floor`` reports it as a lower bound on what a rewrite of the lease and the submit could cost;
 that figure means something only if its two statements store the same rows as the portal's own path. Checked here
-against ``assignment_next`` + ``review_submit`` on the same data (a primary review not drawn for second review).
+against ``assignment_next`` + ``review_submit`` (the ``review`` fixture) on the same data: a primary review not drawn
+for second review.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from django.utils import timezone
 
 from annotation.models import Assignment, QAItem, Review
 from annotation.services.queue import assignment_next
-from annotation.services.review import review_submit
 from portal.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +44,7 @@ def _written(assignment_id: int) -> dict:
     }  # fmt: skip
 
 
-def test_the_floor_stores_the_rows_of_a_primary_review(sample_items, config, make_user):
+def test_the_floor_stores_the_rows_of_a_primary_review(sample_items, config, make_user, review):
     from annotation.services.guidelines import guideline_version_create
 
     config.second_share = 0.0  # no second review: the floor settles every item after its primary review
@@ -57,15 +57,7 @@ def test_the_floor_stores_the_rows_of_a_primary_review(sample_items, config, mak
     QAItem.objects.exclude(qa_type=qa_type).update(status="held")  # both take the guideline's type
 
     assignment = assignment_next(reviewer=first)
-    review_submit(
-        assignment_id=assignment.pk,
-        reviewer=first,
-        idempotency_key=assignment.idempotency_key,
-        verdict="correct",
-        relevance=4,
-        comment="bench",
-        active_seconds=10,
-    )
+    review(assignment, "correct", 4, comment="bench", active_seconds=10)
     with connection.cursor() as cursor:
         cursor.execute(LEASE, {"reviewer": second.pk, "start": 0, "now": timezone.now()})
         leased = cursor.fetchone()
