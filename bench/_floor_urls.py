@@ -13,11 +13,13 @@ settings as the portal, doing none of a review's work.
   rewrite of the lease and the submit as hand-written statements could cost, not a second implementation.
 
 A review is two API requests, so twice the second floor is what any review costs on this stack before the
-queue, the state machine and the audit do anything; the third says what the rows themselves cost. Served only by the bench (``DJANGO_SETTINGS_MODULE=
-_floor_settings``): the portal's own URL conf has no such endpoint.
+queue, the state machine and the audit do anything; the third says what the rows themselves cost. Served only by
+the bench (``DJANGO_SETTINGS_MODULE=_floor_settings``): the portal's own URL conf has no such endpoint.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from django.db import connection
 from django.http import JsonResponse
@@ -27,6 +29,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.services.queue import lease_seconds
 from annotation.workflow import queue_start
 from portal.roles import Role
 
@@ -69,7 +72,7 @@ LEASE = (
 ), leased AS (
     INSERT INTO annotation_assignment
         (item_id, reviewer_id, stage, status, idempotency_key, created_at, expires_at, guideline_id)
-    SELECT m.id, %(reviewer)s, 'primary', 'active', gen_random_uuid(), %(now)s, %(now)s + interval '30 minutes',
+    SELECT m.id, %(reviewer)s, 'primary', 'active', gen_random_uuid(), %(now)s, %(expires)s,
            (SELECT g.id FROM annotation_guidelineversion g WHERE g.benchmark = m.benchmark AND g.qa_type = m.qa_type
             AND g.created_at <= %(now)s ORDER BY g.number DESC LIMIT 1)
     FROM moved m
@@ -118,6 +121,17 @@ SELECT s.id, s.created_at FROM stored s
 """
 
 
+def lease_parameters(reviewer: int, *, start: int | None = None) -> dict:
+    """The lease statement's parameters; the hold's length is the portal's own (``REVIEW_LEASE_SECONDS``)."""
+    now = timezone.now()
+    return {
+        "reviewer": reviewer,
+        "start": queue_start(seed="bench", reviewer_id=reviewer) if start is None else start,
+        "now": now,
+        "expires": now + timedelta(seconds=lease_seconds()),
+    }
+
+
 class FloorSqlApi(APIView):
     required_roles = (Role.REVIEWER,)
 
@@ -126,8 +140,7 @@ class FloorSqlApi(APIView):
         reviewer = request.user.pk
         with connection.cursor() as cursor:
             if "verdict" not in data:
-                start = queue_start(seed="bench", reviewer_id=reviewer)
-                cursor.execute(LEASE, {"reviewer": reviewer, "start": start, "now": timezone.now()})
+                cursor.execute(LEASE, lease_parameters(reviewer))
                 row = cursor.fetchone()
                 if row is None:
                     return Response(status=204)

@@ -36,7 +36,8 @@ from portal.roles import can_review
 _MAX_TRIES = 20  # candidates to try when the freshly locked row turns out taken (see _slot_claim)
 
 
-def _lease_seconds() -> int:
+def lease_seconds() -> int:
+    """How long a review lease holds its item (``REVIEW_LEASE_SECONDS``, 30 minutes by default)."""
     return getattr(settings, "REVIEW_LEASE_SECONDS", 1800)
 
 
@@ -228,7 +229,7 @@ def _take(*, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, 
             item=item,
             reviewer=reviewer,
             stage=stage,
-            expires_at=now + timedelta(seconds=_lease_seconds()),
+            expires_at=now + timedelta(seconds=lease_seconds()),
             guideline=guideline_of_new_lease(item, now),
         )
         if stage == Stage.PRIMARY:
@@ -276,7 +277,7 @@ def _take_gold(*, reviewer: User, qa_type: str, now: datetime) -> Assignment | N
         item=gold.item,
         reviewer=reviewer,
         stage=Stage.GOLD,
-        expires_at=now + timedelta(seconds=_lease_seconds()),
+        expires_at=now + timedelta(seconds=lease_seconds()),
         guideline=guideline_of_new_lease(gold.item, now),
     )
     assignment.item = gold.item

@@ -23,7 +23,7 @@ from portal.models import AuditEntry
 pytestmark = pytest.mark.django_db
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _floor_urls import LEASE, SUBMIT  # noqa: E402
+from _floor_urls import LEASE, SUBMIT, lease_parameters  # noqa: E402
 
 
 def _written(assignment_id: int) -> dict:
@@ -36,7 +36,8 @@ def _written(assignment_id: int) -> dict:
         | Q(object_type="annotation.review", object_id=str(review.pk))
     )
     return {
-        "lease": (assignment.stage, assignment.status, assignment.guideline_id is not None, assignment.finished_at is not None),
+        "lease": (assignment.stage, assignment.status, assignment.guideline_id is not None, assignment.finished_at is not None,
+                  round((assignment.expires_at - assignment.created_at).total_seconds())),
         "review": (review.stage, review.verdict, review.relevance, review.comment, review.reviewer_id, review.active_seconds),
         "item": (item.status, item.final_verdict, item.final_relevance, item.final_source, item.second_review,
                  item.finalized_at is not None),
@@ -59,7 +60,7 @@ def test_the_floor_stores_the_rows_of_a_primary_review(sample_items, config, mak
     assignment = assignment_next(reviewer=first)
     review(assignment, "correct", 4, comment="bench", active_seconds=10)
     with connection.cursor() as cursor:
-        cursor.execute(LEASE, {"reviewer": second.pk, "start": 0, "now": timezone.now()})
+        cursor.execute(LEASE, lease_parameters(second.pk, start=0))
         leased = cursor.fetchone()
         cursor.execute(
             SUBMIT,
