@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.models import Model, QuerySet
 
 from portal.actors import acting_user
+from portal.bulk import insert_rows
 from portal.models import AuditEntry, User
 
 _pending = threading.local()
@@ -18,10 +19,12 @@ _pending = threading.local()
 
 @contextmanager
 def audit_batch() -> Iterator[None]:
-    """Write the entries recorded inside the block in one INSERT when it ends (the review hot path records three).
+    """Write the entries recorded inside the block in one INSERT when it ends (the review hot path records three),
+    which joins the round trip of an enclosing :func:`portal.bulk.writes_deferred` block.
 
     Use it inside the transaction that makes the changes, so the entries commit or roll back with them: if the block
-    raises, nothing recorded in it is written. Entries keep the order they were recorded in (ids and ``at`` rise)."""
+    raises, nothing recorded in it is written. Entries keep the order they were recorded in (ids and ``at`` rise);
+    the entry objects get no id."""
     if getattr(_pending, "entries", None) is not None:
         yield  # already inside a batch: its end writes these entries too
         return
@@ -31,7 +34,7 @@ def audit_batch() -> Iterator[None]:
     try:
         yield
         entries, _pending.entries = _pending.entries, None
-        AuditEntry.objects.bulk_create(entries)
+        insert_rows(entries, returning=False)
     finally:
         _pending.entries = None
 
@@ -47,7 +50,7 @@ def audit_record(
 ) -> AuditEntry:
     """Append one audit entry for ``obj`` (a model instance or an (object_type, object_id) pair).
 
-    Inside :func:`audit_batch` the entry is written when the batch ends (it has no id until then)."""
+    Inside :func:`audit_batch` the entry is written when the batch ends (and gets no id)."""
     if isinstance(obj, tuple):
         object_type, object_id = obj
     else:
@@ -65,7 +68,7 @@ def audit_record(
     if pending is not None:
         pending.append(entry)
     else:
-        entry.save(force_insert=True)
+        insert_rows([entry])
     return entry
 
 

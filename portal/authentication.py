@@ -12,6 +12,7 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
@@ -19,7 +20,10 @@ from portal.mfa import mfa_missing, mfa_required, remember_totp
 from portal.models import ApiToken, Institution
 from portal.roles import person_may_use_portal, remember_roles
 
+# The statement's columns, in its order: the person's, the token's (but its user), the institution's.
+_USER_FIELDS = get_user_model()._meta.concrete_fields
 _TOKEN_FIELDS = [f for f in ApiToken._meta.concrete_fields if f.attname != "user_id"]
+_INSTITUTION_FIELDS = Institution._meta.concrete_fields
 
 
 @cache
@@ -29,9 +33,9 @@ def _sql() -> str:
     user_model = get_user_model()
     user, token = user_model._meta.db_table, ApiToken._meta.db_table
     groups = user_model.groups.through._meta.db_table
-    columns = ", ".join(f"u.{f.column}" for f in user_model._meta.concrete_fields)
-    token_columns = ", ".join(f"t.{f.column} AS token_{f.column}" for f in _TOKEN_FIELDS)
-    institution = ", ".join(f"i.{f.column} AS inst_{f.column}" for f in Institution._meta.concrete_fields)
+    columns = ", ".join(f"u.{f.column}" for f in _USER_FIELDS)
+    token_columns = ", ".join(f"t.{f.column}" for f in _TOKEN_FIELDS)
+    institution = ", ".join(f"i.{f.column}" for f in _INSTITUTION_FIELDS)
     return f"""
         SELECT {columns}, {token_columns}, {institution},
                ARRAY(SELECT g.name FROM {groups} ug JOIN {Group._meta.db_table} g ON g.id = ug.group_id
@@ -43,26 +47,40 @@ def _sql() -> str:
         WHERE t.key_hash = %s"""
 
 
-def _take(user, model, prefix: str, fields):
-    """The ``model`` instance read along with ``user`` under column aliases starting with ``prefix``."""
-    values = [user.__dict__.pop(f"{prefix}{f.column}") for f in fields]
-    return model.from_db("default", [f.attname for f in fields], values)
+def _read(cursor, key_hash: str):
+    """The statement's one row as (user, token, institution, role names, has TOTP), or None for an unknown token.
+
+    A plain cursor rather than ``User.objects.raw``: every API call authenticates, and the raw queryset maps its
+    columns onto the model afresh on every call, which cost more than the statement itself."""
+    cursor.execute(_sql(), [key_hash])
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    values = iter(row)
+    models = []
+    for model, fields in (
+        (get_user_model(), _USER_FIELDS),
+        (ApiToken, _TOKEN_FIELDS),
+        (Institution, _INSTITUTION_FIELDS),
+    ):
+        models.append(model.from_db("default", [f.attname for f in fields], [next(values) for _ in fields]))
+    return (*models, next(values), next(values))
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
     """``Authorization: Token <key>``, DRF's header rules and messages, one query, the portal's access rules."""
 
     def authenticate_credentials(self, key):
-        user = next(iter(get_user_model().objects.raw(_sql(), [ApiToken.hash_of(key)])), None)
-        if user is None:
+        with connection.cursor() as cursor:
+            found = _read(cursor, ApiToken.hash_of(key))
+        if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        token = _take(user, ApiToken, "token_", _TOKEN_FIELDS)
+        user, token, institution, role_names, has_totp = found
         token.user_id, token.user = user.pk, user
-        institution = _take(user, Institution, "inst_", Institution._meta.concrete_fields)
         if user.institution_id is not None:
             user.institution = institution
-        remember_roles(user, user.__dict__.pop("role_names"))
-        remember_totp(user, user.__dict__.pop("has_totp"))
+        remember_roles(user, role_names)
+        remember_totp(user, has_totp)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         if not person_may_use_portal(user):

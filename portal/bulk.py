@@ -1,10 +1,23 @@
-"""Inserting many rows at once with PostgreSQL COPY: several times faster than multi-row INSERT for wide rows with
-JSON (an import of 200,000 items, a release of 50,000 frozen items; docs/benchmarks.md)."""
+"""Writing rows without the ORM's statement compiler.
+
+- Many rows at once with PostgreSQL COPY: several times faster than multi-row INSERT for wide rows with JSON (an
+  import of 200,000 items, a release of 50,000 frozen items; docs/benchmarks.md).
+- The few rows of a hot-path request (the review loop: a lease, a review, an item's move, audit entries) with
+  statements written once per model and set of columns, and, inside :func:`writes_deferred`, sent together in one
+  round trip when the block ends. On that path the ORM spent longer compiling each statement than PostgreSQL spent
+  running it, and every statement was a round trip of its own.
+
+Values are prepared by each field exactly as ``save()`` and ``update()`` prepare them. No model signals are sent:
+these are for models nobody listens to (``tests/portal/test_bulk.py`` holds that for the models written here).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
 from typing import cast
 
 from django.db import connection, models
@@ -51,3 +64,113 @@ def _copy_value(value):
     if isinstance(value, Jsonb):
         return (value.dumps or json.dumps)(value.obj)
     return value
+
+
+_deferred = threading.local()
+
+
+@contextmanager
+def writes_deferred() -> Iterator[None]:
+    """Send the writes that return nothing (:func:`update_row`, :func:`delete_where`, :func:`insert_rows` without
+    ``returning``) made inside the block in one round trip when it ends, in the order they were made.
+
+    Only for writes nothing inside the block reads back: a statement in the block sees the rows as they were before
+    the deferred writes. Use it inside the transaction that makes the changes; if the block raises, nothing deferred
+    in it is sent, and an error of a deferred statement is raised when the block ends. Nested: the outer block
+    sends."""
+    if getattr(_deferred, "statements", None) is not None:
+        yield
+        return
+    if not connection.in_atomic_block:
+        raise RuntimeError("writes_deferred() must run inside the transaction that makes the writes")
+    _deferred.statements, _deferred.params = [], []
+    try:
+        yield
+        statements, params = _deferred.statements, _deferred.params
+        _deferred.statements = _deferred.params = None
+        if statements:
+            with connection.cursor() as cursor:
+                cursor.execute(";\n".join(statements), params)
+    finally:
+        _deferred.statements = _deferred.params = None
+
+
+def _write(sql: str, params: list) -> None:
+    """Run a statement that returns nothing, or queue it when a :func:`writes_deferred` block is open."""
+    statements = getattr(_deferred, "statements", None)
+    if statements is not None:
+        statements.append(sql)
+        _deferred.params.extend(params)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def insert_rows(objects: Sequence[models.Model], *, returning: bool = True) -> None:
+    """Insert a few unsaved instances of one model with one ``INSERT``, in the caller's transaction: the rows
+    ``save()`` would write (``pre_save`` fills ``auto_now_add``, ``get_db_prep_save`` adapts JSON).
+
+    ``returning``: read the new primary keys back onto the instances (one round trip now). Without it the statement
+    may wait for the end of a :func:`writes_deferred` block, and the instances keep no primary key."""
+    if not objects:
+        return
+    model = type(objects[0])
+    fields = _insert_fields(model)
+    values = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objects for f in fields]
+    if not returning:
+        _write(_insert_sql(model, len(objects), returning=False), values)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model, len(objects), returning=True), values)
+        pks = [pk for (pk,) in cursor.fetchall()]
+    for obj, pk in zip(objects, pks, strict=True):
+        obj.pk = pk
+        obj._state.adding, obj._state.db = False, "default"
+
+
+def _insert_fields(model: type[models.Model]) -> list[models.Field]:
+    return [f for f in model._meta.concrete_fields if not f.primary_key and not f.generated]
+
+
+def _quoted(model: type[models.Model], name: str | None = None) -> str:
+    """The model's table, or the column of its field ``name``, quoted."""
+    if name is None:
+        return connection.ops.quote_name(model._meta.db_table)
+    field = model._meta.pk if name == "pk" else model._meta.get_field(name)
+    return connection.ops.quote_name(cast(str, field.column))
+
+
+@cache
+def _insert_sql(model: type[models.Model], rows: int, *, returning: bool) -> str:
+    fields = _insert_fields(model)
+    columns = ", ".join(_quoted(model, f.name) for f in fields)
+    row = f"({', '.join(['%s'] * len(fields))})"
+    sql = f"INSERT INTO {_quoted(model)} ({columns}) VALUES {', '.join([row] * rows)}"
+    return f"{sql} RETURNING {_quoted(model, 'pk')}" if returning else sql
+
+
+def update_row(model: type[models.Model], pk: int, values: dict) -> None:
+    """``UPDATE`` one row's ``values`` (field names to new values), as ``filter(pk=pk).update(**values)`` writes
+    them; deferred inside :func:`writes_deferred`."""
+    prepared = [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    _write(_update_sql(model, tuple(values)), [*prepared, pk])
+
+
+@cache
+def _update_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
+    assignments = ", ".join(f"{_quoted(model, name)} = %s" for name in names)
+    return f"UPDATE {_quoted(model)} SET {assignments} WHERE {_quoted(model, 'pk')} = %s"
+
+
+def delete_where(model: type[models.Model], **equals) -> None:
+    """``DELETE`` the rows whose fields equal ``equals`` (attribute names such as ``item_id``), as
+    ``filter(**equals).delete()`` would for a model nothing points at (no cascades are run); deferred inside
+    :func:`writes_deferred`."""
+    names = tuple(equals)
+    _write(_delete_sql(model, names), [equals[name] for name in names])
+
+
+@cache
+def _delete_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
+    condition = " AND ".join(f"{_quoted(model, name)} = %s" for name in names)
+    return f"DELETE FROM {_quoted(model)} WHERE {condition}"

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, QuerySet, Subquery
+from django.db.models import Count, QuerySet, prefetch_related_objects
+from django.utils import timezone
 
 from annotation.models import Assignment, GuidelineAcknowledgement, GuidelineVersion, QAItem
 from annotation.models.guidelines import BENCHMARK_LABELS
@@ -23,18 +24,30 @@ def type_label(qa_type: str) -> str:
     return qa_type_label(qa_type)
 
 
-def guideline_current(
-    *, benchmark: str | Subquery, qa_type: str | Subquery, at: datetime | None = None
-) -> GuidelineVersion | None:
-    """THE rule for "the current guideline of (benchmark, type)": its highest-numbered version stored at or before
-    ``at`` (default: now). None when the pair has no guideline yet.
+def guideline_current_sql(*, benchmark: str, qa_type: str, at: str) -> str:
+    """THE rule for "the current guideline of (benchmark, type)", as a subquery over three SQL expressions: the
+    highest-numbered version stored at or before ``at``; no row when the pair has no guideline yet.
 
-    Every page and service asks this function, so the version shown beside an item is the version its review
-    records (both ask with the lease's start as ``at``)."""
-    versions = GuidelineVersion.objects.filter(benchmark=benchmark, qa_type=qa_type)
-    if at is not None:
-        versions = versions.filter(created_at__lte=at)
-    return versions.select_related("author").order_by("-number").first()
+    Written as SQL so that the review queue's lease (``annotation.services.queue``) reads the guideline in the same
+    statement that picks the item; :func:`guideline_current` runs the same text on its own."""
+    table = GuidelineVersion._meta.db_table
+    columns = ", ".join(f"g.{f.column}" for f in GuidelineVersion._meta.concrete_fields)
+    return f"""SELECT {columns} FROM {table} g
+        WHERE g.benchmark = {benchmark} AND g.qa_type = {qa_type} AND g.created_at <= {at}
+        ORDER BY g.number DESC LIMIT 1"""
+
+
+def guideline_current(*, benchmark: str, qa_type: str, at: datetime | None = None) -> GuidelineVersion | None:
+    """The current guideline of (benchmark, type) at ``at`` (default: now), with its author; None when the pair has
+    no guideline yet (the rule: :func:`guideline_current_sql`).
+
+    Every page and service asks this rule, so the version shown beside an item is the version its review records
+    (both ask with the lease's start as ``at``)."""
+    sql = guideline_current_sql(benchmark="%s", qa_type="%s", at="%s")
+    version = next(iter(GuidelineVersion.objects.raw(sql, [benchmark, qa_type, at or timezone.now()])), None)
+    if version is not None:
+        prefetch_related_objects([version], "author")
+    return version
 
 
 def guideline_for_assignment(assignment: Assignment) -> GuidelineVersion | None:

@@ -24,11 +24,20 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from annotation.models import Assignment, GoldItem, ImportBatch, QAItem, SourcePassage, VettingConfig
-from annotation.selectors.guidelines import guideline_of_new_lease
+from annotation.models import (
+    Assignment,
+    GoldItem,
+    GuidelineVersion,
+    ImportBatch,
+    QAItem,
+    SourcePassage,
+    VettingConfig,
+)
+from annotation.selectors.guidelines import guideline_current_sql, guideline_of_new_lease
 from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
-from portal.audit import audit_record
+from portal.audit import audit_batch, audit_record
+from portal.bulk import insert_rows, writes_deferred
 from portal.errors import NotAllowed
 from portal.models import User
 from portal.roles import can_review
@@ -69,7 +78,9 @@ def assignment_next(
     # sync off every "next"; a review submitted on this lease commits synchronously, which flushes the lease first.
     # Only when the transaction is ours alone: inside a caller's transaction it could hold a judgement too.
     lease_only = not connection.in_atomic_block
-    with transaction.atomic(), connection.cursor() as cursor:
+    # The item's move and its audit entry travel together in one round trip when the block ends (nothing reads them
+    # back).
+    with transaction.atomic(), writes_deferred(), audit_batch(), connection.cursor() as cursor:
         # Race: one person's double click or two tabs. Locking the person's own row serialises their requests,
         # so the second sees the lease the first just took instead of taking a second item. The lease list is a
         # separate statement so that it reads a snapshot taken after the lock was granted. The four statements
@@ -132,6 +143,7 @@ def _sql() -> dict[str, str]:
         ItemStatus.IN_SECOND_REVIEW.value,
     )
     primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
+    guideline_columns = ", ".join(f"g.{f.column} AS guideline_{f.column}" for f in _GUIDELINE_FIELDS)
     live = f"l.status = '{active}' AND l.expires_at > %(now)s"
     # Each branch is written so that PostgreSQL walks a partial queue index in (queue_key, id) order and stops at
     # the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first
@@ -168,7 +180,7 @@ def _sql() -> dict[str, str]:
         )
         for name, part in parts.items()
     )
-    return {
+    statements = {
         "own_leases": f"""
             SELECT set_config('synchronous_commit',
                 CASE WHEN %(lease_only)s THEN 'off' ELSE current_setting('synchronous_commit') END, true);
@@ -177,7 +189,12 @@ def _sql() -> dict[str, str]:
             ORDER BY a.created_at DESC;
             SELECT b.id, b.priority, c.gold_rate, c.seed
             FROM {batch} b LEFT JOIN {config} c ON c.id = 1 WHERE NOT b.paused""",
-        "candidate": f"{secondary_branch} UNION ALL {primary_branch} LIMIT 1",
+        # The guideline current when the lease starts rides along (one rule: guideline_current_sql).
+        "candidate": f"""
+            SELECT c.*, {guideline_columns}
+            FROM ({secondary_branch} UNION ALL {primary_branch} LIMIT 1) c
+            LEFT JOIN LATERAL ({guideline_current_sql(benchmark="c.benchmark", qa_type="c.qa_type", at="%(now)s")}) g
+            ON true""",
         # Ends the expired leases on the slot (harmless if it turns out taken: they are over either way) and says
         # whether a live lease or a stored review holds it, in one round trip.
         "slot_claim": f"""
@@ -189,13 +206,23 @@ def _sql() -> dict[str, str]:
                 SELECT 1 FROM {assignment} l WHERE l.item_id = %(item)s AND l.stage = %(stage)s
                 AND ({live} OR l.status = '{submitted}'))""",
     }
+    # Whitespace collapsed: psycopg caches its parse of a statement only up to 4 KiB, and "candidate" is longer
+    # written out (no literal in these statements holds a run of spaces or a newline).
+    return {name: " ".join(sql.split()) for name, sql in statements.items()}
+
+
+# What the candidate statement reads: the item, and the guideline a lease of it records (not its author).
+_ITEM_FIELDS = QAItem._meta.concrete_fields
+_GUIDELINE_FIELDS = [f for f in GuidelineVersion._meta.concrete_fields if f.attname != "author_id"]
+_ITEM_ATTNAMES = [f.attname for f in _ITEM_FIELDS]
+_GUIDELINE_ATTNAMES = [f.attname for f in _GUIDELINE_FIELDS]
 
 
 def _candidate(
     *, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, tried: list[int], start: int
-) -> QAItem | None:
-    """The first free item (row-locked) from the reviewer's point in the random cycle, with ``queue_stage`` set to
-    the stage it is free for."""
+) -> tuple[QAItem, str, GuidelineVersion | None] | None:
+    """The first free item (row-locked) from the reviewer's point in the random cycle, the stage it is free for, and
+    the guideline a lease of it starting ``now`` records."""
     params = {
         "batches": batch_ids,
         "qa_type": qa_type,
@@ -204,13 +231,25 @@ def _candidate(
         "now": now,
         "start": start,
     }
-    item = next(iter(QAItem.objects.raw(_sql()["candidate"], params)), None)
-    if item is not None:
+    # A plain cursor, not QAItem.objects.raw: the raw queryset works out its columns' fields and converters afresh on
+    # every call, which cost more than the statement itself.
+    with connection.cursor() as cursor:
+        cursor.execute(_sql()["candidate"], params)
+        row = cursor.fetchone()
+        # The item's columns come as the table orders them (``i.*`` keeps the statement short): read them by name.
+        at = {column.name: n for n, column in enumerate(cursor.description or ())}
+    if row is None:
+        return None
+    item = QAItem.from_db("default", _ITEM_ATTNAMES, [row[at[f.column]] for f in _ITEM_FIELDS])
+    if item.passage_id is not None:
         # The excerpt rides along in the same statement; attach it as a deferred instance so item.passage works.
-        text = item.__dict__.pop("passage_text")
-        if item.passage_id is not None:
-            item.passage = SourcePassage.from_db("default", ["id", "text"], [item.passage_id, text])
-    return item
+        item.passage = SourcePassage.from_db("default", ["id", "text"], [item.passage_id, row[at["passage_text"]]])
+    guideline = None
+    if row[at["guideline_id"]] is not None:
+        values = [row[at[f"guideline_{f.column}"]] for f in _GUIDELINE_FIELDS]
+        guideline = GuidelineVersion.from_db("default", _GUIDELINE_ATTNAMES, values)
+    stage = row[at["queue_stage"]]
+    return item, stage, guideline
 
 
 def _take(*, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, start: int) -> Assignment | None:
@@ -218,20 +257,21 @@ def _take(*, reviewer: User, batch_ids: list[int], qa_type: str, now: datetime, 
     for _ in range(_MAX_TRIES):
         # Race: 50 reviewers asking at once. FOR UPDATE SKIP LOCKED makes each request lock a different
         # candidate row instead of all queueing on (and then double-assigning) the first free item.
-        item = _candidate(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, tried=tried, start=start)
-        if item is None:
+        found = _candidate(reviewer=reviewer, batch_ids=batch_ids, qa_type=qa_type, now=now, tried=tried, start=start)
+        if found is None:
             return None
-        stage = item.__dict__.pop("queue_stage")
+        item, stage, guideline = found
         if not _slot_claim(item=item, stage=stage, now=now):
             tried.append(item.pk)
             continue
-        assignment = Assignment.objects.create(
+        assignment = Assignment(
             item=item,
             reviewer=reviewer,
             stage=stage,
             expires_at=now + timedelta(seconds=lease_seconds()),
-            guideline=guideline_of_new_lease(item, now),
+            guideline=guideline,
         )
+        insert_rows([assignment])
         if stage == Stage.PRIMARY:
             item_transition(
                 item=item, action=Action.ASSIGN, actor=reviewer, note=f"assignment {assignment.pk}", row_locked=True

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from functools import cache
 from typing import Any
 from uuid import UUID
 
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
-from annotation.services.transitions import LOCK_FIELDS, Move, item_moves, item_transition
+from annotation.services.transitions import Move, item_lock, item_moves, item_transition
 from annotation.workflow import (
     RELEVANCE_MAX,
     RELEVANCE_MIN,
@@ -26,6 +27,7 @@ from annotation.workflow import (
     second_review_selected,
 )
 from portal.audit import audit_batch, audit_record
+from portal.bulk import delete_where, insert_rows, update_row, writes_deferred
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 
@@ -48,9 +50,21 @@ def review_validate(*, verdict: str, relevance: Any) -> int:
     return value
 
 
+_ASSIGNMENT_ATTNAMES = [f.attname for f in Assignment._meta.concrete_fields]
+
+
+@cache
+def _assignment_lock_sql() -> str:
+    columns = ", ".join(f.column for f in Assignment._meta.concrete_fields)
+    return f"SELECT {columns} FROM {Assignment._meta.db_table} WHERE id = %s FOR UPDATE"
+
+
 def assignment_lock_own(*, assignment_id: int, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
     """Lock the reviewer's own assignment; refuse someone else's and a form from another lease."""
-    assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+    with connection.cursor() as cursor:  # a plain cursor: this runs on every review (see transitions.item_lock)
+        cursor.execute(_assignment_lock_sql(), [assignment_id])
+        row = cursor.fetchone()
+    assignment = None if row is None else Assignment.from_db("default", _ASSIGNMENT_ATTNAMES, row)
     if assignment is None or assignment.reviewer_id != reviewer.pk:
         raise NotAllowed("This is not your assignment.")
     try:
@@ -83,8 +97,9 @@ def review_submit(
     now = now or timezone.now()
     if active_seconds is not None:
         active_seconds = max(0.0, min(float(active_seconds), 24 * 3600.0))
-    # The review's three audit entries are written in one statement at the end of the block (hot path).
-    with transaction.atomic(), audit_batch():
+    # Hot path: the writes nothing reads back (the lease's end, the draft, the item's move, the three audit entries)
+    # travel in one round trip when the block ends.
+    with transaction.atomic(), writes_deferred(), audit_batch():
         assignment = assignment_lock_own(
             assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key
         )
@@ -103,8 +118,8 @@ def review_submit(
             "guideline_id": assignment.guideline_id,  # recorded when the lease was handed out (guideline_for_assignment)
         }
         assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
-        assignment.save(update_fields=["status", "finished_at"])
-        ReviewDraft.objects.filter(reviewer=reviewer, item_id=assignment.item_id).delete()  # the draft became this
+        update_row(Assignment, assignment.pk, {"status": assignment.status, "finished_at": now})
+        delete_where(ReviewDraft, reviewer_id=reviewer.pk, item_id=assignment.item_id)  # the draft became this
         if assignment.stage == Stage.GOLD:
             gold = assignment.item.gold
             answer = GoldAnswer.objects.create(
@@ -120,15 +135,14 @@ def review_submit(
             item = _late_item_lock(assignment)
             _late_slot_check(assignment=assignment, item=item, now=now)
         else:
-            item = QAItem.objects.select_for_update().only(*LOCK_FIELDS).get(pk=assignment.item_id)
+            item = item_lock(assignment.item_id)
             if item.status != _STAGE_STATUS[assignment.stage]:
                 raise Conflict(
                     f"The item is now {item.get_status_display().lower()}; your review was not stored.",
                     code="item_moved",
                 )
-        review = Review.objects.create(
-            assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
-        )
+        review = Review(assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields)
+        insert_rows([review])
         after = {"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance}
         if late:
             after["late_seconds"] = round((now - assignment.expires_at).total_seconds())
@@ -166,7 +180,7 @@ def _late_item_lock(assignment: Assignment) -> QAItem:
     already hold; waiting for the item here would deadlock (PostgreSQL would abort one of the two with an error).
     The late review gives way instead: the item is being handed out again at this moment."""
     try:
-        return QAItem.objects.select_for_update(nowait=True).only(*LOCK_FIELDS).get(pk=assignment.item_id)
+        return item_lock(assignment.item_id, nowait=True)
     except OperationalError:
         raise _late_refusal(assignment, "the item is being handed to another reviewer at this moment") from None
 
@@ -199,11 +213,28 @@ def _route(*, item: QAItem, review: Review, actor: User) -> None:
             Move(route.action, note=f"seed {config.seed}", route=route),
         ]
     else:
-        first = Review.objects.get(item=item, stage=Stage.PRIMARY, superseded_at=None)
         routes = route_after_secondary(
-            first=(first.verdict, first.relevance),
+            first=_first_judgement(item.pk),
             second=(review.verdict, review.relevance),
             relevance_gap=config.relevance_gap,
         )
         moves = [Move(route.action, note=f"review {review.pk}", route=route) for route in routes]
     item_moves(item=item, moves=moves, actor=actor, row_locked=True)
+
+
+@cache
+def _first_judgement_sql() -> str:
+    return (
+        f"SELECT verdict, relevance FROM {Review._meta.db_table} "
+        f"WHERE item_id = %s AND stage = '{Stage.PRIMARY.value}' AND superseded_at IS NULL"
+    )
+
+
+def _first_judgement(item_id: int) -> tuple[str, int]:
+    """The verdict and relevance of the item's standing primary review (a plain cursor: runs on every second review)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_first_judgement_sql(), [item_id])
+        rows = cursor.fetchall()
+    if len(rows) != 1:
+        raise Review.DoesNotExist(f"item {item_id} has {len(rows)} standing primary reviews, not one")
+    return rows[0]
