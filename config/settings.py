@@ -129,6 +129,13 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Behind pgbouncer in transaction mode (README, "Scaling out"): a server-side cursor does not survive between
 # the pooler's transactions, so ``.iterator()`` must fetch client-side.
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
+# The few statements every request runs (portal.prepared) are prepared by psycopg once they have run this many times
+# on a connection; "off" never prepares (pgbouncer in transaction mode before 1.21, or without max_prepared_statements).
+# Django's own statements bind on the client and are never prepared either way.
+_PREPARE = env_str("DB_PREPARE_THRESHOLD", "5").strip().lower()
+DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+    None if _PREPARE in ("off", "none", "") else env_int("DB_PREPARE_THRESHOLD", 5)
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (login throttling needs a shared cache when there are several web workers) -------------------

@@ -12,12 +12,12 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
 from portal.mfa import mfa_missing, mfa_required, remember_totp
 from portal.models import ApiToken, Institution
+from portal.prepared import prepared_cursor
 from portal.roles import person_may_use_portal, remember_roles
 
 # The statement's columns, in its order: the person's, the token's (but its user), the institution's.
@@ -71,7 +71,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
     """``Authorization: Token <key>``, DRF's header rules and messages, one query, the portal's access rules."""
 
     def authenticate_credentials(self, key):
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:  # every API request runs it: planned once per connection
             found = _read(cursor, ApiToken.hash_of(key))
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))

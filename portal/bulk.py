@@ -111,25 +111,35 @@ def insert_rows(objects: Sequence[models.Model], *, returning: bool = True) -> N
     ``save()`` would write (``pre_save`` fills ``auto_now_add``, ``get_db_prep_save`` adapts JSON).
 
     ``returning``: read the new primary keys back onto the instances (one round trip now). Without it the statement
-    may wait for the end of a :func:`writes_deferred` block, and the instances keep no primary key."""
+    may wait for the end of a :func:`writes_deferred` block, and the instances keep no primary key unless they were
+    given one (taken from the sequence beforehand with :func:`next_id_sql`), which is then written."""
     if not objects:
         return
     model = type(objects[0])
-    fields = _insert_fields(model)
+    with_ids = all(obj.pk is not None for obj in objects)  # ids taken beforehand (next_id_sql)
+    fields = _insert_fields(model, with_ids=with_ids)
     values = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objects for f in fields]
-    if not returning:
-        _write(_insert_sql(model, len(objects), returning=False), values)
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(model, len(objects), returning=True), values)
-        pks = [pk for (pk,) in cursor.fetchall()]
-    for obj, pk in zip(objects, pks, strict=True):
-        obj.pk = pk
+    sql = _insert_sql(model, len(objects), returning=returning, with_ids=with_ids)
+    if returning:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, values)
+            for obj, (pk,) in zip(objects, cursor.fetchall(), strict=True):
+                obj.pk = pk
+    else:
+        _write(sql, values)
+    for obj in objects:
         obj._state.adding, obj._state.db = False, "default"
 
 
-def _insert_fields(model: type[models.Model]) -> list[models.Field]:
-    return [f for f in model._meta.concrete_fields if not f.primary_key and not f.generated]
+def next_id_sql(model: type[models.Model]) -> str:
+    """An SQL expression taking a new primary key from the model's sequence, to read in a statement that runs
+    anyway: a row inserted with that id (:func:`insert_rows`) can then wait for :func:`writes_deferred` even when
+    other rows written with it name it. Ids taken and not used leave gaps, as a rolled-back insert does."""
+    return f"nextval(pg_get_serial_sequence('{model._meta.db_table}', '{model._meta.pk.column}'))"
+
+
+def _insert_fields(model: type[models.Model], *, with_ids: bool = False) -> list[models.Field]:
+    return [f for f in model._meta.concrete_fields if (with_ids or not f.primary_key) and not f.generated]
 
 
 def _quoted(model: type[models.Model], name: str | None = None) -> str:
@@ -137,12 +147,12 @@ def _quoted(model: type[models.Model], name: str | None = None) -> str:
     if name is None:
         return connection.ops.quote_name(model._meta.db_table)
     field = model._meta.pk if name == "pk" else model._meta.get_field(name)
-    return connection.ops.quote_name(cast(str, field.column))
+    return connection.ops.quote_name(cast(str, cast(models.Field, field).column))
 
 
 @cache
-def _insert_sql(model: type[models.Model], rows: int, *, returning: bool) -> str:
-    fields = _insert_fields(model)
+def _insert_sql(model: type[models.Model], rows: int, *, returning: bool, with_ids: bool) -> str:
+    fields = _insert_fields(model, with_ids=with_ids)
     columns = ", ".join(_quoted(model, f.name) for f in fields)
     row = f"({', '.join(['%s'] * len(fields))})"
     sql = f"INSERT INTO {_quoted(model)} ({columns}) VALUES {', '.join([row] * rows)}"
@@ -152,7 +162,8 @@ def _insert_sql(model: type[models.Model], rows: int, *, returning: bool) -> str
 def update_row(model: type[models.Model], pk: int, values: dict) -> None:
     """``UPDATE`` one row's ``values`` (field names to new values), as ``filter(pk=pk).update(**values)`` writes
     them; deferred inside :func:`writes_deferred`."""
-    prepared = [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    fields = {name: cast(models.Field, model._meta.get_field(name)) for name in values}
+    prepared = [fields[name].get_db_prep_save(value, connection) for name, value in values.items()]
     _write(_update_sql(model, tuple(values)), [*prepared, pk])
 
 

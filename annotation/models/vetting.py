@@ -43,12 +43,20 @@ class VettingConfig(models.Model):
 
         Read with a plain cursor: every review routes its item with these settings, and ``get_or_create`` compiled
         its statement afresh each time (longer than PostgreSQL took to run it)."""
-        fields = cls._meta.concrete_fields
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {', '.join(f.column for f in fields)} FROM {cls._meta.db_table} WHERE id = 1")
-            row = cursor.fetchone()
+            cursor.execute(cls.load_sql())
+            return cls.from_load_row(cursor.fetchone())
+
+    @classmethod
+    def load_sql(cls) -> str:
+        """The statement :meth:`load` runs, to send along with others; its row goes to :meth:`from_load_row`."""
+        return f"SELECT {', '.join(f.column for f in cls._meta.concrete_fields)} FROM {cls._meta.db_table} WHERE id = 1"
+
+    @classmethod
+    def from_load_row(cls, row) -> VettingConfig:
+        """The settings from the row :meth:`load_sql` read, or created with the defaults when there was none."""
         if row is not None:
-            return cls.from_db("default", [f.attname for f in fields], row)
+            return cls.from_db("default", [f.attname for f in cls._meta.concrete_fields], row)
         config, _ = cls.objects.get_or_create(pk=1, defaults={"second_share": settings.REVIEW_SECOND_SHARE})
         return config
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from django.db import OperationalError, connection, transaction
@@ -13,7 +14,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
-from annotation.services.transitions import Move, item_lock, item_moves, item_transition
+from annotation.services.transitions import (
+    Move,
+    item_from_lock_row,
+    item_lock,
+    item_lock_sql,
+    item_moves,
+    item_transition,
+)
 from annotation.workflow import (
     RELEVANCE_MAX,
     RELEVANCE_MIN,
@@ -27,7 +35,7 @@ from annotation.workflow import (
     second_review_selected,
 )
 from portal.audit import audit_batch, audit_record
-from portal.bulk import delete_where, insert_rows, update_row, writes_deferred
+from portal.bulk import delete_where, insert_rows, next_id_sql, update_row, writes_deferred
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 
@@ -55,15 +63,20 @@ _ASSIGNMENT_ATTNAMES = [f.attname for f in Assignment._meta.concrete_fields]
 
 @cache
 def _assignment_lock_sql() -> str:
-    columns = ", ".join(f.column for f in Assignment._meta.concrete_fields)
-    return f"SELECT {columns} FROM {Assignment._meta.db_table} WHERE id = %s FOR UPDATE"
+    columns = ", ".join(cast(str, f.column) for f in Assignment._meta.concrete_fields)
+    return f"SELECT {columns} FROM {Assignment._meta.db_table} WHERE id = %(assignment)s FOR UPDATE"
 
 
 def assignment_lock_own(*, assignment_id: int, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
     """Lock the reviewer's own assignment; refuse someone else's and a form from another lease."""
     with connection.cursor() as cursor:  # a plain cursor: this runs on every review (see transitions.item_lock)
-        cursor.execute(_assignment_lock_sql(), [assignment_id])
+        cursor.execute(_assignment_lock_sql(), {"assignment": assignment_id})
         row = cursor.fetchone()
+    return _own(row, reviewer=reviewer, idempotency_key=idempotency_key)
+
+
+def _own(row: Sequence[Any] | None, *, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
+    """The assignment of a row of ``_assignment_lock_sql()``, if it is the reviewer's and the key is its lease's."""
     assignment = None if row is None else Assignment.from_db("default", _ASSIGNMENT_ATTNAMES, row)
     if assignment is None or assignment.reviewer_id != reviewer.pk:
         raise NotAllowed("This is not your assignment.")
@@ -74,6 +87,41 @@ def assignment_lock_own(*, assignment_id: int, reviewer: User, idempotency_key: 
     if key != assignment.idempotency_key:
         raise Conflict("This form belongs to another lease of the item; reload the page.", code="stale_key")
     return assignment
+
+
+@cache
+def _submit_reads_sql() -> str:
+    """What a review reads, in one round trip: the lease (locked); its item (locked, in that order, as every path
+    locks them) unless the lease is someone else's, a gold item's or run out (a late review locks its item without
+    waiting: ``_late_item_lock``); a new review id; the vetting settings."""
+    table = Assignment._meta.db_table
+    own_item = f"""(SELECT a.item_id FROM {table} a WHERE a.id = %(assignment)s AND a.reviewer_id = %(reviewer)s
+        AND a.stage <> '{Stage.GOLD.value}' AND a.expires_at >= %(now)s)"""
+    return ";\n".join(
+        [
+            _assignment_lock_sql(),
+            item_lock_sql(own_item),
+            f"SELECT {next_id_sql(Review)}",
+            VettingConfig.load_sql(),
+        ]
+    )
+
+
+def _submit_reads(
+    *, assignment_id: int, reviewer: User, idempotency_key: str | UUID | None, now: datetime
+) -> tuple[Assignment, QAItem | None, int, VettingConfig]:
+    with connection.cursor() as cursor:
+        params: dict[str, Any] = {"assignment": assignment_id, "reviewer": reviewer.pk, "now": now}
+        cursor.execute(_submit_reads_sql(), params)
+        lease = cursor.fetchone()
+        cursor.nextset()
+        item = cursor.fetchone()
+        cursor.nextset()
+        (review_id,) = cursor.fetchone()
+        cursor.nextset()
+        config = cursor.fetchone()
+    assignment = _own(lease, reviewer=reviewer, idempotency_key=idempotency_key)
+    return assignment, (item_from_lock_row(item) if item else None), review_id, VettingConfig.from_load_row(config)
 
 
 def review_submit(
@@ -100,8 +148,8 @@ def review_submit(
     # Hot path: the writes nothing reads back (the lease's end, the draft, the item's move, the three audit entries)
     # travel in one round trip when the block ends.
     with transaction.atomic(), writes_deferred(), audit_batch():
-        assignment = assignment_lock_own(
-            assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key
+        assignment, locked_item, review_id, config = _submit_reads(
+            assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key, now=now
         )
         if assignment.status == Assignment.Status.SUBMITTED:
             existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
@@ -135,19 +183,21 @@ def review_submit(
             item = _late_item_lock(assignment)
             _late_slot_check(assignment=assignment, item=item, now=now)
         else:
-            item = item_lock(assignment.item_id)
+            item = locked_item or item_lock(assignment.item_id)
             if item.status != _STAGE_STATUS[assignment.stage]:
                 raise Conflict(
                     f"The item is now {item.get_status_display().lower()}; your review was not stored.",
                     code="item_moved",
                 )
-        review = Review(assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields)
-        insert_rows([review])
+        review = Review(
+            pk=review_id, assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
+        )
+        insert_rows([review], returning=False)  # its id was taken with the reads: the insert waits for the batch
         after = {"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance}
         if late:
             after["late_seconds"] = round((now - assignment.expires_at).total_seconds())
         audit_record(actor=reviewer, obj=review, action="review_created", after=after)
-        _route(item=item, review=review, actor=reviewer)
+        _route(item=item, review=review, actor=reviewer, config=config)
     return review
 
 
@@ -202,9 +252,8 @@ def _late_slot_check(*, assignment: Assignment, item: QAItem, now: datetime) -> 
         raise _late_refusal(assignment, f"the item has moved on (it is now {item.get_status_display().lower()})")
 
 
-def _route(*, item: QAItem, review: Review, actor: User) -> None:
+def _route(*, item: QAItem, review: Review, actor: User, config: VettingConfig) -> None:
     """Move the item on after a review: stored, then routed, in one write with an audit entry per move."""
-    config = VettingConfig.load()
     if review.stage == Stage.PRIMARY:
         selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
         route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=selected)

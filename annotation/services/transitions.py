@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any, cast
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -24,10 +25,22 @@ LOCK_FIELDS = ("pk", "uid", "status", "held_from", *_FINAL_FIELDS)
 _LOCK_ATTNAMES = [f.attname for f in QAItem._meta.concrete_fields if f.name in {"id", *LOCK_FIELDS[1:]}]
 
 
+def item_lock_sql(item_id: str = "%s", *, nowait: bool = False) -> str:
+    """The statement :func:`item_lock` runs, for the item whose id is the SQL expression ``item_id`` (a parameter by
+    default), to send along with other statements; read its row with :func:`item_from_lock_row`."""
+    return _lock_sql(item_id, nowait)
+
+
 @cache
-def _lock_sql(nowait: bool) -> str:
-    columns = ", ".join(QAItem._meta.get_field(name).column for name in _LOCK_ATTNAMES)
-    return f"SELECT {columns} FROM {QAItem._meta.db_table} WHERE id = %s FOR UPDATE{' NOWAIT' if nowait else ''}"
+def _lock_sql(item_id: str, nowait: bool) -> str:
+    columns = ", ".join(cast(str, f.column) for f in QAItem._meta.concrete_fields if f.attname in _LOCK_ATTNAMES)
+    wait = " NOWAIT" if nowait else ""
+    return f"SELECT {columns} FROM {QAItem._meta.db_table} WHERE id = {item_id} FOR UPDATE{wait}"
+
+
+def item_from_lock_row(row: Sequence[Any]) -> QAItem:
+    """The item of a row of :func:`item_lock_sql`: ``LOCK_FIELDS`` read, the other fields deferred."""
+    return QAItem.from_db("default", _LOCK_ATTNAMES, row)
 
 
 def item_lock(pk: int, *, nowait: bool = False) -> QAItem:
@@ -37,11 +50,11 @@ def item_lock(pk: int, *, nowait: bool = False) -> QAItem:
     longer building that statement than PostgreSQL spent running it. ``nowait``: raise ``OperationalError`` at
     once instead of waiting for another transaction's lock. Raises ``QAItem.DoesNotExist`` for an unknown id."""
     with connection.cursor() as cursor:
-        cursor.execute(_lock_sql(nowait), [pk])
+        cursor.execute(item_lock_sql(nowait=nowait), [pk])
         row = cursor.fetchone()
     if row is None:
         raise QAItem.DoesNotExist(f"no item {pk}")
-    return QAItem.from_db("default", _LOCK_ATTNAMES, row)
+    return item_from_lock_row(row)
 
 
 @dataclass(frozen=True)
