@@ -1,7 +1,8 @@
 """Parameters are bound on the client (Django's default for psycopg 3), so PostgreSQL checks every value against its
 column. With ``server_side_binding`` Django passes a small-integer field's value as psycopg's ``Int2``, whose binary
 form keeps only the low 16 bits: 70,000 would be stored as 4,464 without an error. That is why the portal does not
-turn it on for prepared statements (docs/benchmarks.md, capacity)."""
+turn it on for Django's statements; the few hand-written statements every request runs bind plain Python values on
+the server to be prepared (portal.prepared; tests/portal/test_prepared.py holds that they keep every value whole)."""
 
 from __future__ import annotations
 
