@@ -1,11 +1,12 @@
 """A cursor for the few hand-written statements every request runs, prepared once per database connection.
 
 Django binds parameters on the client and prepares nothing (so that connection poolers keep working), so PostgreSQL
-plans each statement afresh. For the review queue's candidate statement that planning took about six times as long
-as running it (1.5 ms against 0.25 ms on the bench machine), and for token authentication's statement about five
-times. :func:`prepared_cursor` binds its parameters on the server instead, and psycopg prepares a statement once it
+plans each statement afresh. For the review queue's candidate statement and token authentication's, planning took
+several times as long as running (``bench/bench_statements.py`` measures both, and what preparing them saves).
+:func:`prepared_cursor` binds its parameters on the server instead, and psycopg prepares a statement once it
 has run ``DB_PREPARE_THRESHOLD`` times on a connection (5 by default; "off" never prepares). PostgreSQL then plans it
-a few more times and settles on one generic plan.
+a few more times and settles on one generic plan. psycopg forgets a connection's prepared statements whenever a
+transaction on it rolls back (a refused request, say); they are prepared again after as many runs.
 
 Only for statements whose parameters are plain Python values (int, str, datetime, lists of int). Server-side binding
 of a model field's value is what truncates a small-integer field past its range (Django hands psycopg an ``Int2``;

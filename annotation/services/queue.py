@@ -235,7 +235,7 @@ def _candidate(
     }
     # A plain cursor, not QAItem.objects.raw: the raw queryset works out its columns' fields and converters afresh on
     # every call, which cost more than the statement itself.
-    with prepared_cursor() as cursor:  # planning this statement took six times as long as running it
+    with prepared_cursor() as cursor:  # planned once per connection: planning it cost more than running it
         cursor.execute(_sql()["candidate"], params)
         row = cursor.fetchone()
         # The item's columns come as the table orders them (``i.*`` keeps the statement short): read them by name.

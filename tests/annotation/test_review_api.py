@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from rest_framework import serializers
 
-from annotation.models import Assignment, GoldItem, QAItem, ReviewDraft
+from annotation.models import Assignment, GoldItem, QAItem, Review, ReviewDraft
 from annotation.serializers.review import (
     AssignmentSerializer,
     GuidelineSerializer,
@@ -107,3 +107,29 @@ def test_update_row_and_delete_where_write_what_the_orm_writes(sample_items, con
     ReviewDraft.objects.create(reviewer=reviewer, item_id=other.item_id, data={})
     delete_where(ReviewDraft, reviewer_id=reviewer.pk, item_id=lease.item_id)
     assert list(ReviewDraft.objects.values_list("item_id", flat=True)) == [other.item_id]
+
+
+def test_a_review_through_the_api_takes_eleven_round_trips(sample_items, config, reviewer):
+    """The review loop's cost is mostly per statement (docs/benchmarks.md, capacity): "next" takes six round trips
+    (token, begin, own leases, candidate, the lease's writes, commit), "submit" five (token, begin, the reads, the
+    writes, commit); inside the test's transaction the begin and commit are a savepoint's. A new statement on this
+    path shows up here first."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from portal.api_tokens import api_token_create
+
+    config.second_share = 0.0
+    config.save()
+    _, key = api_token_create(user=reviewer, name="loop", mfa_verified=False)
+    client = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
+    with CaptureQueriesContext(connection) as next_queries:
+        lease = client.post("/api/review/next/", {}, format="json").json()
+    body = {"idempotency_key": lease["idempotency_key"], "verdict": "correct", "relevance": 4}
+    with CaptureQueriesContext(connection) as submit_queries:
+        response = client.post(f"/api/review/assignments/{lease['id']}/review/", body, format="json")
+    assert response.status_code == 201
+    assert (len(next_queries), len(submit_queries)) == (6, 5), [q["sql"][:60] for q in next_queries]
+    stored = Review.objects.get(assignment_id=lease["id"])
+    assert (stored.verdict, stored.relevance, stored.item.status) == ("correct", 4, ItemStatus.VERIFIED)
