@@ -132,9 +132,8 @@ DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVE
 # The few statements every request runs (portal.prepared) are prepared by psycopg once they have run this many times
 # on a connection; "off" never prepares (pgbouncer in transaction mode before 1.21, or without max_prepared_statements).
 # Django's own statements bind on the client and are never prepared either way.
-_PREPARE = env_str("DB_PREPARE_THRESHOLD", "5").strip().lower()
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-    None if _PREPARE in ("off", "none", "") else env_int("DB_PREPARE_THRESHOLD", 5)
+    None if env_str("DB_PREPARE_THRESHOLD").strip().lower() == "off" else env_int("DB_PREPARE_THRESHOLD", 5)
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

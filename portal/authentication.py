@@ -15,15 +15,16 @@ from django.contrib.auth.models import Group
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
+from portal.bulk import columns_sql, from_row, row_fields
 from portal.mfa import mfa_missing, mfa_required, remember_totp
 from portal.models import ApiToken, Institution
 from portal.prepared import prepared_cursor
 from portal.roles import person_may_use_portal, remember_roles
 
 # The statement's columns, in its order: the person's, the token's (but its user), the institution's.
-_USER_FIELDS = get_user_model()._meta.concrete_fields
-_TOKEN_FIELDS = [f for f in ApiToken._meta.concrete_fields if f.attname != "user_id"]
-_INSTITUTION_FIELDS = Institution._meta.concrete_fields
+_USER_FIELDS = row_fields(get_user_model())
+_TOKEN_FIELDS = row_fields(ApiToken, leave_out=["user"])
+_INSTITUTION_FIELDS = row_fields(Institution)
 
 
 @cache
@@ -33,9 +34,9 @@ def _sql() -> str:
     user_model = get_user_model()
     user, token = user_model._meta.db_table, ApiToken._meta.db_table
     groups = user_model.groups.through._meta.db_table
-    columns = ", ".join(f"u.{f.column}" for f in _USER_FIELDS)
-    token_columns = ", ".join(f"t.{f.column}" for f in _TOKEN_FIELDS)
-    institution = ", ".join(f"i.{f.column}" for f in _INSTITUTION_FIELDS)
+    columns = columns_sql(_USER_FIELDS, "u")
+    token_columns = columns_sql(_TOKEN_FIELDS, "t")
+    institution = columns_sql(_INSTITUTION_FIELDS, "i")
     return f"""
         SELECT {columns}, {token_columns}, {institution},
                ARRAY(SELECT g.name FROM {groups} ug JOIN {Group._meta.db_table} g ON g.id = ug.group_id
@@ -56,15 +57,15 @@ def _read(cursor, key_hash: str):
     row = cursor.fetchone()
     if row is None:
         return None
-    values = iter(row)
-    models = []
-    for model, fields in (
-        (get_user_model(), _USER_FIELDS),
-        (ApiToken, _TOKEN_FIELDS),
-        (Institution, _INSTITUTION_FIELDS),
-    ):
-        models.append(model.from_db("default", [f.attname for f in fields], [next(values) for _ in fields]))
-    return (*models, next(values), next(values))
+    user_end = len(_USER_FIELDS)
+    token_end = user_end + len(_TOKEN_FIELDS)
+    institution_end = token_end + len(_INSTITUTION_FIELDS)
+    return (
+        from_row(get_user_model(), _USER_FIELDS, row[:user_end]),
+        from_row(ApiToken, _TOKEN_FIELDS, row[user_end:token_end]),
+        from_row(Institution, _INSTITUTION_FIELDS, row[token_end:institution_end]),
+        *row[institution_end:],  # the role names, whether the person has TOTP
+    )
 
 
 class TokenAuthentication(authentication.TokenAuthentication):

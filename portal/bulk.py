@@ -2,6 +2,8 @@
 
 - Many rows at once with PostgreSQL COPY: several times faster than multi-row INSERT for wide rows with JSON (an
   import of 200,000 items, a release of 50,000 frozen items; docs/benchmarks.md).
+- Rows read by hand-written statements into model instances (:func:`row_fields`, :func:`columns_sql`,
+  :func:`from_row`).
 - The few rows of a hot-path request (the review loop: a lease, a review, an item's move, audit entries) with
   statements written once per model and set of columns, and, inside :func:`writes_deferred`, sent together in one
   round trip when the block ends. On that path the ORM spent longer compiling each statement than PostgreSQL spent
@@ -18,10 +20,12 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import cast
+from typing import TypeVar, cast
 
 from django.db import connection, models
 from psycopg.types.json import Jsonb
+
+_M = TypeVar("_M", bound=models.Model)
 
 
 def copy_insert(model: type[models.Model], objects: Iterable[models.Model]) -> None:
@@ -64,6 +68,42 @@ def _copy_value(value):
     if isinstance(value, Jsonb):
         return (value.dumps or json.dumps)(value.obj)
     return value
+
+
+def row_fields(
+    model: type[models.Model], *, only: Iterable[str] = (), leave_out: Iterable[str] = ()
+) -> tuple[models.Field, ...]:
+    """The model's columns a hand-written statement reads (all, ``only`` these or all but ``leave_out``: field names,
+    attribute names or "pk"), in the model's own field order.
+
+    That order matters: ``Model.from_db`` places a partial row's values by the model's field order, not by the
+    names it is given, so a row read in another order puts one column's value into another attribute. Read the
+    columns as :func:`columns_sql` lists them and turn the row into an instance with :func:`from_row`."""
+    meta = model._meta
+    wanted = {meta.pk.name if name == "pk" else name for name in only}
+    unwanted = set(leave_out)
+    return tuple(
+        f
+        for f in meta.concrete_fields
+        if (not wanted or wanted & {f.name, f.attname}) and not unwanted & {f.name, f.attname}
+    )
+
+
+def columns_sql(fields: Iterable[models.Field], alias: str = "", *, prefix: str = "") -> str:
+    """The select list of ``fields`` (of :func:`row_fields`), qualified by the table ``alias`` and, with ``prefix``,
+    each aliased as ``prefix`` + its column."""
+    qualifier = f"{alias}." if alias else ""
+    return ", ".join(f"{qualifier}{f.column}" + (f" AS {prefix}{f.column}" if prefix else "") for f in fields)
+
+
+def from_row(model: type[_M], fields: tuple[models.Field, ...], values: Sequence) -> _M:
+    """The instance of a row read as :func:`columns_sql` lists ``fields``; the fields not read are deferred."""
+    return model.from_db("default", _attnames(fields), values)
+
+
+@cache
+def _attnames(fields: tuple[models.Field, ...]) -> list[str]:
+    return [f.attname for f in fields]
 
 
 _deferred = threading.local()

@@ -11,6 +11,7 @@ from django.db import connection, models
 
 from annotation.models.review import RELEVANCE_CHOICES, Assignment
 from annotation.workflow import Verdict
+from portal.bulk import columns_sql, from_row, row_fields
 
 
 def _new_seed() -> str:
@@ -50,13 +51,13 @@ class VettingConfig(models.Model):
     @classmethod
     def load_sql(cls) -> str:
         """The statement :meth:`load` runs, to send along with others; its row goes to :meth:`from_load_row`."""
-        return f"SELECT {', '.join(f.column for f in cls._meta.concrete_fields)} FROM {cls._meta.db_table} WHERE id = 1"
+        return f"SELECT {columns_sql(row_fields(cls))} FROM {cls._meta.db_table} WHERE id = 1"
 
     @classmethod
     def from_load_row(cls, row) -> VettingConfig:
         """The settings from the row :meth:`load_sql` read, or created with the defaults when there was none."""
         if row is not None:
-            return cls.from_db("default", [f.attname for f in cls._meta.concrete_fields], row)
+            return from_row(cls, row_fields(cls), row)
         config, _ = cls.objects.get_or_create(pk=1, defaults={"second_share": settings.REVIEW_SECOND_SHARE})
         return config
 

@@ -37,7 +37,7 @@ from annotation.selectors.guidelines import guideline_current_sql, guideline_of_
 from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_batch, audit_record
-from portal.bulk import insert_rows, next_id_sql, writes_deferred
+from portal.bulk import columns_sql, from_row, insert_rows, next_id_sql, row_fields, writes_deferred
 from portal.errors import NotAllowed
 from portal.models import User
 from portal.prepared import prepared_cursor
@@ -144,7 +144,7 @@ def _sql() -> dict[str, str]:
         ItemStatus.IN_SECOND_REVIEW.value,
     )
     primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
-    guideline_columns = ", ".join(f"g.{f.column} AS guideline_{f.column}" for f in _GUIDELINE_FIELDS)
+    guideline_columns = columns_sql(_GUIDELINE_FIELDS, "g", prefix="guideline_")
     live = f"l.status = '{active}' AND l.expires_at > %(now)s"
     # Each branch is written so that PostgreSQL walks a partial queue index in (queue_key, id) order and stops at
     # the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first
@@ -214,10 +214,9 @@ def _sql() -> dict[str, str]:
 
 
 # What the candidate statement reads: the item, and the guideline a lease of it records (not its author).
-_ITEM_FIELDS = QAItem._meta.concrete_fields
-_GUIDELINE_FIELDS = [f for f in GuidelineVersion._meta.concrete_fields if f.attname != "author_id"]
-_ITEM_ATTNAMES = [f.attname for f in _ITEM_FIELDS]
-_GUIDELINE_ATTNAMES = [f.attname for f in _GUIDELINE_FIELDS]
+_ITEM_FIELDS = row_fields(QAItem)
+_GUIDELINE_FIELDS = row_fields(GuidelineVersion, leave_out=["author"])
+_PASSAGE_FIELDS = row_fields(SourcePassage, only=["id", "text"])
 
 
 def _candidate(
@@ -242,14 +241,14 @@ def _candidate(
         at = {column.name: n for n, column in enumerate(cursor.description or ())}
     if row is None:
         return None
-    item = QAItem.from_db("default", _ITEM_ATTNAMES, [row[at[f.column]] for f in _ITEM_FIELDS])
+    item = from_row(QAItem, _ITEM_FIELDS, [row[at[f.column]] for f in _ITEM_FIELDS])
     if item.passage_id is not None:
         # The excerpt rides along in the same statement; attach it as a deferred instance so item.passage works.
-        item.passage = SourcePassage.from_db("default", ["id", "text"], [item.passage_id, row[at["passage_text"]]])
+        item.passage = from_row(SourcePassage, _PASSAGE_FIELDS, [item.passage_id, row[at["passage_text"]]])
     guideline = None
     if row[at["guideline_id"]] is not None:
         values = [row[at[f"guideline_{f.column}"]] for f in _GUIDELINE_FIELDS]
-        guideline = GuidelineVersion.from_db("default", _GUIDELINE_ATTNAMES, values)
+        guideline = from_row(GuidelineVersion, _GUIDELINE_FIELDS, values)
     return item, row[at["queue_stage"]], guideline, row[at["lease_id"]]
 
 

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
-from typing import Any, cast
+from typing import Any
 from uuid import UUID
 
 from django.db import OperationalError, connection, transaction
@@ -35,7 +35,16 @@ from annotation.workflow import (
     second_review_selected,
 )
 from portal.audit import audit_batch, audit_record
-from portal.bulk import delete_where, insert_rows, next_id_sql, update_row, writes_deferred
+from portal.bulk import (
+    columns_sql,
+    delete_where,
+    from_row,
+    insert_rows,
+    next_id_sql,
+    row_fields,
+    update_row,
+    writes_deferred,
+)
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 
@@ -58,12 +67,12 @@ def review_validate(*, verdict: str, relevance: Any) -> int:
     return value
 
 
-_ASSIGNMENT_ATTNAMES = [f.attname for f in Assignment._meta.concrete_fields]
+_ASSIGNMENT_FIELDS = row_fields(Assignment)
 
 
 @cache
 def _assignment_lock_sql() -> str:
-    columns = ", ".join(cast(str, f.column) for f in Assignment._meta.concrete_fields)
+    columns = columns_sql(_ASSIGNMENT_FIELDS)
     return f"SELECT {columns} FROM {Assignment._meta.db_table} WHERE id = %(assignment)s FOR UPDATE"
 
 
@@ -77,7 +86,7 @@ def assignment_lock_own(*, assignment_id: int, reviewer: User, idempotency_key: 
 
 def _own(row: Sequence[Any] | None, *, reviewer: User, idempotency_key: str | UUID | None) -> Assignment:
     """The assignment of a row of ``_assignment_lock_sql()``, if it is the reviewer's and the key is its lease's."""
-    assignment = None if row is None else Assignment.from_db("default", _ASSIGNMENT_ATTNAMES, row)
+    assignment = None if row is None else from_row(Assignment, _ASSIGNMENT_FIELDS, row)
     if assignment is None or assignment.reviewer_id != reviewer.pk:
         raise NotAllowed("This is not your assignment.")
     try:

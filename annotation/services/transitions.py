@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotation.models import QAItem
 from annotation.workflow import Action, IllegalTransition, ItemStatus, Route, next_status
 from portal.audit import audit_record
-from portal.bulk import update_row
+from portal.bulk import columns_sql, from_row, row_fields, update_row
 from portal.errors import Conflict
 from portal.models import User
 
@@ -21,8 +21,7 @@ _FINAL_FIELDS = ("final_verdict", "final_relevance", "final_source")
 
 
 LOCK_FIELDS = ("pk", "uid", "status", "held_from", *_FINAL_FIELDS)
-# In the model's field order: Model.from_db places a partial row's values by that order, not by the names given.
-_LOCK_ATTNAMES = [f.attname for f in QAItem._meta.concrete_fields if f.name in {"id", *LOCK_FIELDS[1:]}]
+_LOCK_COLUMNS = row_fields(QAItem, only=LOCK_FIELDS)
 
 
 def item_lock_sql(item_id: str = "%s", *, nowait: bool = False) -> str:
@@ -33,14 +32,14 @@ def item_lock_sql(item_id: str = "%s", *, nowait: bool = False) -> str:
 
 @cache
 def _lock_sql(item_id: str, nowait: bool) -> str:
-    columns = ", ".join(cast(str, f.column) for f in QAItem._meta.concrete_fields if f.attname in _LOCK_ATTNAMES)
+    columns = columns_sql(_LOCK_COLUMNS)
     wait = " NOWAIT" if nowait else ""
     return f"SELECT {columns} FROM {QAItem._meta.db_table} WHERE id = {item_id} FOR UPDATE{wait}"
 
 
 def item_from_lock_row(row: Sequence[Any]) -> QAItem:
     """The item of a row of :func:`item_lock_sql`: ``LOCK_FIELDS`` read, the other fields deferred."""
-    return QAItem.from_db("default", _LOCK_ATTNAMES, row)
+    return from_row(QAItem, _LOCK_COLUMNS, row)
 
 
 def item_lock(pk: int, *, nowait: bool = False) -> QAItem:

@@ -8,7 +8,7 @@ from django.db.models import signals
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Assignment, QAItem, Review, ReviewDraft
-from portal.bulk import insert_rows, update_row, writes_deferred
+from portal.bulk import columns_sql, from_row, insert_rows, row_fields, update_row, writes_deferred
 from portal.models import AuditEntry
 
 
@@ -70,3 +70,16 @@ def test_no_model_written_past_the_orm_has_signal_receivers(model):
     """insert_rows, update_row and delete_where send no model signals: they are only for models nobody listens to."""
     for signal in (signals.pre_save, signals.post_save, signals.pre_delete, signals.post_delete):
         assert not signal.has_listeners(model), f"{signal} has a receiver for {model.__name__}"
+
+
+def test_row_fields_keep_the_models_order_so_from_row_fills_each_attribute_with_its_own_column():
+    """Model.from_db places a partial row's values by the model's field order: whatever order the names are asked
+    in, row_fields gives them in that order, and a row read as columns_sql lists them lands attribute by attribute."""
+    fields = row_fields(QAItem, only=["held_from", "status", "pk"])
+    assert [f.name for f in fields] == ["id", "status", "held_from"]
+    assert columns_sql(fields, "i") == "i.id, i.status, i.held_from"
+    item = from_row(QAItem, fields, [7, "held", "verified"])
+    assert (item.pk, item.status, item.held_from) == (7, "held", "verified")
+    assert {"uid", "question"} <= item.get_deferred_fields()
+    assert "actor_id" not in [f.attname for f in row_fields(AuditEntry, leave_out=["actor"])]
+    assert columns_sql(row_fields(AuditEntry, only=["note"]), "a", prefix="x_") == "a.note AS x_note"
