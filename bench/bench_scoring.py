@@ -22,6 +22,13 @@ pool text of similar length, so every item has its own reference (as in a real s
   in the same process, alternating;
 * per closed type: items/s; and the process's peak resident memory.
 
+``--submission 4978`` instead scores one whole submission of that many items (ClinIQLink's size) on each torch
+device (``--devices cpu,cuda``; default cpu, and cuda where torch sees one), timed per stage, with and without
+the token table, optionally with BLEU/ROUGE/METEOR in worker processes (``--text-workers 4,8``), the GPU's
+throughput per batch size (``--batch-sizes 8,32,128,512``), and the per-item scores of the devices set against
+each other, or against a file written by ``--scores-out`` on another machine (``--compare FILE``)
+(``bench/_scoring_devices.py``).
+
 ``--chunk-sizes 1024,2048,4096`` instead times the packed engine per chunk size (how its default was chosen).
 
 ``--answers 40000`` instead scores a submission of 40,000 open-ended answers (10,000 per open type, full
@@ -32,6 +39,8 @@ times the cold path both without and with it.
 
 Run:  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/bench_scoring.py [--items 200]
       [--naive-pairs 20] [--answers 40000] [--chunk-sizes 1024,2048,4096] [--markdown FILE]
+      [--submission 4978 [--devices cpu,cuda] [--text-workers 8] [--batch-sizes 8,32,128,512]
+       [--scores-out FILE] [--compare FILE]]
 """
 
 # ruff: noqa: E402  (the clock starts before the imports so the process wall time includes them)
@@ -55,7 +64,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _scoring_split import report_time_split  # bench/ is on the path when the script runs
+from _scoring_devices import run_submission  # bench/ is on the path when the script runs
+from _scoring_split import report_time_split
 
 from metrics import Encoder, TextMetrics, score_submission
 from metrics.closed import score_list, score_multiple_choice, score_true_false
@@ -473,9 +483,25 @@ def main() -> int:
     parser.add_argument("--answers", type=int, default=0, help="score this many open answers instead (memory)")
     parser.add_argument("--no-text-metrics", action="store_true", help="--answers mode: semantic score only")
     parser.add_argument("--chunk-sizes", help="instead: packed engine speed per chunk size, e.g. 1024,2048,4096")
+    parser.add_argument(
+        "--submission",
+        type=int,
+        default=0,
+        help="instead: one whole submission of this many items (4978: ClinIQLink's size) on each device",
+    )
+    parser.add_argument("--devices", help="--submission: torch devices, first is the reference (default cpu[,cuda])")
+    parser.add_argument("--batch-sizes", help="--submission: sentence-embedding throughput per batch size on a GPU")
+    parser.add_argument("--text-workers", help="--submission: also run BLEU/ROUGE/METEOR in these many processes")
+    parser.add_argument("--scores-out", help="--submission: write the per-item scores to this JSON file")
+    parser.add_argument("--compare", help="--submission: set the scores against such a file from another machine")
     parser.add_argument("--markdown", help="append the report to this file")
     args = parser.parse_args()
 
+    if args.submission:  # each device loads its own model
+        out = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+               f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; imports {time.perf_counter() - _T0:.1f} s"]  # fmt: skip
+        run_submission(args, build_submission, list(FILES), out)
+        return finish(args, out)
     t = time.perf_counter()
     encoder = Encoder()
     text_metrics = None if (args.answers and args.no_text_metrics) else TextMetrics()
@@ -491,6 +517,10 @@ def main() -> int:
         run_answers(args, encoder, text_metrics, out)
     else:
         run_default(args, encoder, text_metrics, out)
+    return finish(args, out)
+
+
+def finish(args, out: list[str]) -> int:
     out.append(f"Peak RSS of the process: {peak_rss_mb():.0f} MiB; total wall time {time.perf_counter() - _T0:.0f} s")
     report = "\n".join(out)
     print(report)

@@ -2,8 +2,8 @@
 
     python -m metrics.cli SUBMISSION_DIR [...] [--profile cliniqlink-2025|paper] [--json]
                                     [--per-item FILE.jsonl] [--seed N] [--model-path DIR] [--device cpu|cuda]
-                                    [--nltk-data DIR] [--cache-dir DIR] [--allow-length-mismatch]
-                                    [--keep-going]
+                                    [--nltk-data DIR] [--cache-dir DIR] [--text-workers N]
+                                    [--allow-length-mismatch] [--keep-going]
 
 The model and the NLTK data load once for all folders. Every folder is read before anything is scored: by
 default one bad folder stops the run (nothing is scored); with ``--keep-going`` the good folders are scored and
@@ -30,6 +30,10 @@ from .profiles import DEFAULT_PROFILE, PROFILES  # noqa: E402
 from .resources import DEFAULT_STOPWORD_VERSION, STOPWORD_VERSIONS, ResourceError  # noqa: E402
 from .submission import Submission, SubmissionError, load_submission_dir  # noqa: E402
 
+#: The most worker processes ``--text-workers`` takes: beyond a few, BLEU/ROUGE/METEOR are done before the
+#: model and more workers only take cores from it (docs/benchmarks-metric.md, the GPU run).
+MAX_TEXT_WORKERS = 32
+
 HEADLINE_KEYS = (
     "overall_effectiveness", "true_false_accuracy", "multiple_choice_average", "list_overall_macro_avg_f1_score",
     "list_overall_micro_f1_score", "short_semantic_match_score", "short_inverse_semantic_match_score",
@@ -53,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", default=None,
                         help="directory of the token-vector table (scripts/build_token_table.py; default "
                              "$METRIC_CACHE_DIR or var/metric-cache)")  # fmt: skip
+    parser.add_argument("--text-workers", type=text_workers, default=1, metavar="N",
+                        help="score BLEU/ROUGE/METEOR in N worker processes while the model runs (default 1: in "
+                             "this process; 4-6 suits a GPU machine with cores to spare)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     parser.add_argument("--allow-length-mismatch", action="store_true",
                         help="as the public scorer: a file whose inputs and responses differ in length scores 0 "
@@ -60,6 +67,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-going", action="store_true",
                         help="score the folders that can be read and report the others (exit status 2) instead "
                              "of scoring nothing when one folder is bad")  # fmt: skip
+
+
+def text_workers(value: str) -> int:
+    """``--text-workers``: a whole number from 1 to :data:`MAX_TEXT_WORKERS`, else a clear argparse error."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= number <= MAX_TEXT_WORKERS:
+        raise argparse.ArgumentTypeError(f"{number} is outside 1-{MAX_TEXT_WORKERS}")
+    return number
 
 
 def _names(paths: Sequence[str]) -> list[str]:
@@ -115,6 +133,7 @@ def score_folders(
     device: str | None = None,
     nltk_data: str | None = None,
     cache_dir: str | None = None,
+    text_workers: int = 1,
     allow_length_mismatch: bool = False,
     keep_going: bool = False,
     progress: bool = True,
@@ -157,7 +176,7 @@ def score_folders(
                 result = score_submission(
                     sub.inputs, sub.responses, profile=profile, seed=seed, encoder=encoder,
                     text_metrics=text_metrics, stopwords_version=stopwords_version, model_path=model_path,
-                    progress=bars.callback(sub.name),
+                    progress=bars.callback(sub.name), text_workers=text_workers,
                 )  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - one folder's failure is reported; the others are not lost
                 failed[sub.name] = f"{type(exc).__name__}: {exc}"
@@ -231,7 +250,8 @@ def run_from_namespace(options: dict[str, Any], stdout: IO[str] = sys.stdout, st
             stopwords_version=options["stopwords"] or DEFAULT_STOPWORD_VERSION, per_item=options["per_item"],
             as_json=options["json"],
             model_path=options["model_path"], device=options.get("device"), nltk_data=options["nltk_data"],
-            cache_dir=options.get("cache_dir"), allow_length_mismatch=options.get("allow_length_mismatch", False),
+            cache_dir=options.get("cache_dir"), text_workers=options.get("text_workers") or 1,
+            allow_length_mismatch=options.get("allow_length_mismatch", False),
             keep_going=options.get("keep_going", False),
             progress=not options["no_progress"], stdout=stdout, stderr=stderr,
         )  # fmt: skip

@@ -61,6 +61,16 @@ class TextVectorStore(Protocol):
         """Keep these vectors (a text already stored keeps its vector)."""
 
 
+#: Texts per ``encode`` call on a GPU (bench/bench_scoring.py --submission --batch-sizes measures the choice).
+GPU_BATCH_SIZE = 128
+
+
+def default_batch_size(device: str) -> int:
+    """8 on the CPU; :data:`GPU_BATCH_SIZE` on a GPU, where a batch of 8 leaves the device idle between
+    launches (sentence-transformers sorts each call's texts by length, so large batches waste little padding)."""
+    return 8 if device == "cpu" else GPU_BATCH_SIZE
+
+
 class Encoder:
     """The sentence-transformers model with a token-embedding cache and batched text encoding.
 
@@ -68,8 +78,9 @@ class Encoder:
     loaded from the local directory only; nothing is fetched from a hub. ``engine`` says how texts are run:
     ``"packed"`` (:class:`~.packed.PackedBert`, chunks of 2,048 positions, no padding) for BERT models on the
     CPU, else ``"sentence-transformers"`` (other models, a GPU ``device``, or ``packed=False``): ``encode`` in
-    small batches (``batch_size`` 8; on a CPU larger ones are no faster, and the smaller transient attention
-    tensors keep the C heap from fragmenting in long jobs). ``token_table`` False ignores the on-disk token
+    batches of ``batch_size`` (default :func:`default_batch_size`: 8 on a CPU, where larger ones are no faster
+    and the smaller transient attention tensors keep the C heap from fragmenting in long jobs; larger on a GPU,
+    where each batch is one round of kernel launches). ``token_table`` False ignores the on-disk token
     table; ``cache_dir`` overrides where it is looked for (:func:`~.resources.default_metric_cache_dir`).
     ``text_store`` (optional, settable later) is consulted for texts missing from the in-process cache, and
     receives every text this encoder encodes.
@@ -80,7 +91,7 @@ class Encoder:
         model_path: str | os.PathLike | None = None,
         *,
         device: str | None = None,
-        batch_size: int = 8,
+        batch_size: int | None = None,
         token_batch_size: int = 256,
         text_cache_size: int = 20_000,
         packed: bool = True,
@@ -108,7 +119,7 @@ class Encoder:
         self._packed = PackedBert(self.model) if use_packed else None
         self.engine = "packed" if self._packed else "sentence-transformers"
         self.device = device
-        self.batch_size = batch_size
+        self.batch_size = batch_size or default_batch_size(device)
         self.token_batch_size = token_batch_size
         self.stats = EncoderStats()
         self._token_cache: dict[str, np.ndarray] = {}

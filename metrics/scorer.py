@@ -39,7 +39,7 @@ from .semantic import (
     paragraph_baseline,
 )
 from .summary import QA_TYPES, TEXT_METRICS, SubmissionScore, build_summary, mean_or_none, mean_or_zero
-from .text_metrics import TextMetrics, shared_text_metrics
+from .text_metrics import PendingTextScores, TextMetrics, shared_text_metrics
 
 __all__ = ["QA_TYPES", "TEXT_METRICS", "ScoringState", "SubmissionScore", "build_summary", "combine_slices",
            "score_slice", "score_submission", "scoring_state"]  # fmt: skip
@@ -100,8 +100,9 @@ class _Job:
 
     def __init__(self, profile: str | Profile, seed: int | None, encoder: Encoder | None,
                  text_metrics: TextMetrics | None, stopwords_version: int, model_path: Any,
-                 progress: Progress | None) -> None:  # fmt: skip
+                 progress: Progress | None, text_workers: int = 1) -> None:  # fmt: skip
         self.profile, self.seed = get_profile(profile), seed
+        self.text_workers = text_workers
         self.stopwords_version, self.progress = stopwords_version, progress
         self._encoder, self._model_path, self._text_metrics = encoder, model_path, text_metrics
 
@@ -153,13 +154,10 @@ class _Job:
             config = semantic_config(self.profile)
             scorer = SemanticScorer(self.encoder, state.idf, stopwords(self.stopwords_version), state.baseline, config)
             pairs = [(it.expected, it.prediction) for it in compared]
-            scores = scorer.score_pairs(pairs, progress=self._ticker("semantic", len(pairs)))
-            metrics = []
-            tick = self._ticker("bleu/rouge/meteor", len(pairs))
-            for i, (expected, prediction) in enumerate(pairs, 1):
-                metrics.append(self.text_metrics.score(expected, prediction))
-                if i % 256 == 0 or i == len(pairs):
-                    tick(256 if i % 256 == 0 else i % 256)
+            # Started before the model's work, so that worker processes (if any) score them meanwhile.
+            with PendingTextScores(self.text_metrics, pairs, self.text_workers) as pending:
+                scores = scorer.score_pairs(pairs, progress=self._ticker("semantic", len(pairs)))
+                metrics = pending.collect(self._ticker("bleu/rouge/meteor", len(pairs)))
             scored = {id(it): (s, m) for it, s, m in zip(compared, scores, metrics, strict=True)}
         return [(t, item_record(t, it, scored.get(id(it)))) for t, it in mine]
 
@@ -349,10 +347,13 @@ def score_slice(
     text_metrics: TextMetrics | None = None,
     model_path: Any = None,
     progress: Progress | None = None,
+    text_workers: int = 1,
 ) -> list[SliceRecord]:
-    """Pass 2: the records of the open-ended items ``[start, stop)`` (of ``state.n_open``, in type order)."""
+    """Pass 2: the records of the open-ended items ``[start, stop)`` (of ``state.n_open``, in type order);
+    ``text_workers`` as for :func:`score_submission`."""
     _checked(inputs_by_type)
-    job = _Job(profile, state.seed, encoder, text_metrics, state.stopwords_version, model_path, progress)
+    job = _Job(profile, state.seed, encoder, text_metrics, state.stopwords_version, model_path, progress,
+               text_workers)  # fmt: skip
     return job.slice(inputs_by_type, responses_by_type, state, start, stop)
 
 
@@ -384,6 +385,7 @@ def score_submission(
     stopwords_version: int = DEFAULT_STOPWORD_VERSION,
     model_path: Any = None,
     progress: Progress | None = None,
+    text_workers: int = 1,
 ) -> SubmissionScore:
     """Score a submission given as ``{qa_type: inputs}`` and ``{qa_type: responses}`` (harness layout, §2.3).
 
@@ -392,10 +394,12 @@ def score_submission(
     says so. Pass one :class:`Encoder` and one :class:`TextMetrics` to reuse the loaded model and NLTK data
     across calls; without them the process-wide ``shared_encoder()`` / ``shared_text_metrics()`` are used,
     loaded only when needed (open-ended items, or ≥ 100 IDF answers for the baseline).
-    ``progress(stage, done, total)`` is called as open-ended pairs are scored.
+    ``progress(stage, done, total)`` is called as open-ended pairs are scored. ``text_workers`` > 1 scores
+    BLEU/ROUGE/METEOR in that many worker processes while this one runs the model (same numbers; for a machine
+    with cores to spare, such as a GPU box; not from inside a daemonic process such as a Celery prefork worker).
     """
     _checked(inputs_by_type)
-    job = _Job(profile, seed, encoder, text_metrics, stopwords_version, model_path, progress)
+    job = _Job(profile, seed, encoder, text_metrics, stopwords_version, model_path, progress, text_workers)
     state = job.state(inputs_by_type, responses_by_type)
     records = job.slice(inputs_by_type, responses_by_type, state, 0, state.n_open)
     return job.combine(inputs_by_type, responses_by_type, state, records)

@@ -31,9 +31,12 @@ path sandbox opens nothing outside it.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -236,6 +239,80 @@ class TextMetrics:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # NLTK warns on zero n-gram overlaps; method1 smoothing handles it
             return float(sentence_bleu([ref], hyp, smoothing_function=self._smoothing))
+
+
+#: Pairs per task sent to a worker process: enough that pickling and scheduling stay a small part of the work
+#: (64 pairs are about 0.15 s of BLEU/ROUGE/METEOR), few enough that the workers finish together.
+CHUNK_PAIRS = 64
+
+
+class PendingTextScores:
+    """BLEU/ROUGE/METEOR of many pairs, started now and collected later (:meth:`collect`), in pair order.
+
+    With ``workers`` > 1 (and more than one chunk of pairs) the pairs go at once, in chunks of
+    :data:`CHUNK_PAIRS`, to that many worker processes, so they are scored while this process runs the model;
+    each worker reads the NLTK data from the same directory as ``metrics`` and keeps its own memo caches, and
+    the scores are the same as in one process. The workers come from a fork server (a clean process, not a copy
+    of this one with its model and threads). With ``workers`` 1 the pairs are scored in this process when
+    collected, exactly as before. :meth:`close` (also on leaving a ``with`` block) stops the workers; call it
+    when the run fails before collecting.
+    """
+
+    def __init__(self, metrics: TextMetrics, pairs: Sequence[tuple[str, str]], workers: int = 1) -> None:
+        self.metrics, self.pairs = metrics, list(pairs)
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: list[Future] = []
+        if workers > 1 and len(self.pairs) > CHUNK_PAIRS:
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("forkserver"),
+                initializer=_start_worker,
+                initargs=(os.fspath(metrics.nltk_data_dir), metrics.search_default_paths),
+            )
+            self._futures = [self._pool.submit(_score_in_worker, self.pairs[i : i + CHUNK_PAIRS])
+                             for i in range(0, len(self.pairs), CHUNK_PAIRS)]  # fmt: skip
+
+    def collect(self, tick: Callable[[int], None] | None = None) -> list[dict[str, float | None]]:
+        """Every pair's scores, in order; ``tick(n)`` as each further ``n`` pairs are done."""
+        out: list[dict[str, float | None]] = []
+        if self._pool is None:
+            for i, (expected, prediction) in enumerate(self.pairs, 1):
+                out.append(self.metrics.score(expected, prediction))
+                if tick and (i % 256 == 0 or i == len(self.pairs)):
+                    tick(256 if i % 256 == 0 else i % 256)
+            return out
+        with self:
+            for future in self._futures:
+                chunk = future.result()
+                out.extend(chunk)
+                if tick:
+                    tick(len(chunk))
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> PendingTextScores:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: The worker process's own TextMetrics (set once by :func:`_start_worker`).
+_worker_metrics: TextMetrics | None = None
+
+
+def _start_worker(nltk_data_dir: str, search_default_paths: bool) -> None:
+    global _worker_metrics
+    _worker_metrics = TextMetrics(nltk_data_dir, search_default_paths)
+
+
+def _score_in_worker(pairs: list[tuple[str, str]]) -> list[dict[str, float | None]]:
+    assert _worker_metrics is not None, "the worker was started without _start_worker"
+    return [_worker_metrics.score(expected, prediction) for expected, prediction in pairs]
 
 
 @cache
