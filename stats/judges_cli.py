@@ -120,6 +120,10 @@ def parse_label_scale(values: str | Iterable[str] | None) -> list[str] | None:
     scale = [v.strip() for v in (values.split(",") if isinstance(values, str) else values) if v and v.strip()]
     if not scale:
         return None
+    for label in scale:  # a label must be text that can be stored and shown, like the labels of the file
+        reason = refused_character(label)
+        if reason:
+            raise StatsInputError(f"the label scale: a label {reason}")
     folded = [v.casefold() for v in scale]
     if len(set(folded)) != len(folded):
         raise StatsInputError(f"the label scale {', '.join(scale)} names a label twice")

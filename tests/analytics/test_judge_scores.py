@@ -251,3 +251,17 @@ def test_a_csv_cell_the_database_cannot_store_is_refused_by_line_and_field(made)
         judge_scores_import(study=made.study, source=data, name="s.csv", user=None)
     assert (caught.value.line, caught.value.field) == (3, "label") and "NUL character" in caught.value.detail
     assert not JudgeScore.objects.exists()
+
+
+def test_a_label_scale_with_a_nul_is_refused_naming_the_field(made, organizer, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    url = f"/analytics/studies/{made.study.pk}/judges/scores/"
+    client.force_login(organizer)
+    upload = SimpleUploadedFile("l.csv", b"item_uid,system,judge,label\nq1,SYS-A,j,pass\nq1,SYS-B,j,fail\n")
+    response = client.post(url, {"file": upload, "scale": "pass\x00, fail"}, follow=True)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Nothing was imported: the label scale: a label contains a NUL character" in page
+    assert "\x00" not in page
+    assert not JudgeScore.objects.exists()
