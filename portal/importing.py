@@ -177,9 +177,9 @@ def _clean(value, limits: Limits, *, scan_chars: bool, depth: int = 0) -> bool:
 def text_problem(text: str, limits: Limits) -> str | None:
     """Why ``text`` cannot be stored, or None: over the length bound, a NUL character, a lone surrogate."""
     if len(text) > limits.max_text_chars:
-        return (
-            f"is {len(text):,} characters long; the limit is {limits.max_text_chars:,} (PORTAL_UPLOAD_MAX_TEXT_CHARS)"
-        )
+        # The message is for the person who sent the file: the limit, not the setting behind it (which is not
+        # always the one in force: a field's own bound, such as an id's 100 characters, comes through here too).
+        return f"is {len(text):,} characters long; the limit is {limits.max_text_chars:,}"
     return refused_character(text)
 
 

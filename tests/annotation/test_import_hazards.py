@@ -238,3 +238,10 @@ def test_a_sources_job_queued_with_the_single_file_parameters_still_runs(tmp_pat
     import_sources_task(str(job.pk))
     job.refresh_from_db()
     assert job.status == "succeeded" and job.result["created"] == 1, job.error
+
+
+def test_a_text_over_its_bound_is_told_the_limit_not_a_setting_name():
+    from portal.importing import Limits, text_problem
+
+    assert text_problem("x" * 101, Limits(max_text_chars=100)) == "is 101 characters long; the limit is 100"
+    assert text_problem("x" * 100, Limits(max_text_chars=100)) is None
