@@ -25,10 +25,16 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def start_server(
-    port: int, workers: int, threads: int, settings_module: str | None = None, keepalive: int = 75
+    port: int,
+    workers: int,
+    threads: int,
+    settings_module: str | None = None,
+    keepalive: int = 75,
+    http_parser: str | None = None,
 ) -> subprocess.Popen:
     """gunicorn as gunicorn.conf.py serves the portal (``keepalive``: its WEB_KEEPALIVE, 75 s unless set);
-    ``settings_module`` (a module in bench/) replaces the settings."""
+    ``settings_module`` (a module in bench/) replaces the settings; ``http_parser`` gunicorn's ``--http-parser``
+    (``python``, or ``fast``: the gunicorn_h1c C parser; None: gunicorn's choice, the C one when installed)."""
     env = {**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
     if settings_module:
         env["DJANGO_SETTINGS_MODULE"] = settings_module
@@ -50,6 +56,8 @@ def start_server(
     ]
     if settings_module:
         cmd += ["--pythonpath", str(ROOT / "bench")]
+    if http_parser:
+        cmd += ["--http-parser", http_parser]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env)
     deadline = time.time() + 60
     while time.time() < deadline:

@@ -9,7 +9,7 @@ reviews/s with p95 under 100 ms). After every layout the database is checked: ev
 exactly once, no item leased twice in one stage.
 
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
-     [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150]
+     [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150] [--http-parsers python,fast]
 
 ``--floor`` then offers the same two requests per review, at its own rates, to three endpoints (``_floor_urls.py``):
 a plain Django view, and an API view with the portal's token authentication and role check, which do none of a
@@ -156,6 +156,11 @@ def main() -> None:
         help="gunicorn's WEB_KEEPALIVE; 0 closes each connection after its response",
     )
     parser.add_argument(
+        "--http-parsers",
+        default="",
+        help="run each layout with each of gunicorn's HTTP parsers, e.g. python,fast (default: gunicorn's choice)",
+    )
+    parser.add_argument(
         "--floor",
         default="",
         help="also offer the same requests, at these rates, to endpoints that do none of a review's work "
@@ -173,14 +178,15 @@ def main() -> None:
         tokens_file = Path(tmp) / "tokens"
         tokens_file.write_text("\n".join(tokens))
         layouts = [tuple(int(n) for n in layout.split("x")) for layout in args.layouts.split(",")]
-        for workers, threads in layouts:
+        parsers = args.http_parsers.split(",") if args.http_parsers else [None]
+        for (workers, threads), http_parser in [(layout, p) for layout in layouts for p in parsers]:
             port = free_port()
-            server = start_server(port, workers, threads, keepalive=args.keepalive)
+            server = start_server(port, workers, threads, keepalive=args.keepalive, http_parser=http_parser)
             try:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
                 print(
                     f"\ngunicorn {workers} processes x {threads} threads, keep-alive {args.keepalive} s, "
-                    f"{args.seconds:.0f} s per rate"
+                    f"HTTP parser {http_parser or 'gunicorn default'}, {args.seconds:.0f} s per rate"
                 )
                 rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds)
             finally:
