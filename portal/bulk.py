@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TypeVar, cast
@@ -97,8 +97,26 @@ def columns_sql(fields: Iterable[models.Field], alias: str = "", *, prefix: str 
 
 
 def from_row(model: type[_M], fields: tuple[models.Field, ...], values: Sequence) -> _M:
-    """The instance of a row read as :func:`columns_sql` lists ``fields``; the fields not read are deferred."""
+    """The instance of a row read as :func:`columns_sql` lists ``fields``; the fields not read are deferred.
+
+    Each value goes through its field's database converters first, as the ORM's compiler sends it: a JSON column
+    comes from the database as its text (Django reads ``jsonb`` as text) and becomes the list or dict here."""
+    converters = _converters(fields)
+    if converters:
+        values = list(values)
+        for at, field, convert in converters:
+            values[at] = convert(values[at], field, connection)
     return model.from_db("default", _attnames(fields), values)
+
+
+@cache
+def _converters(fields: tuple[models.Field, ...]) -> tuple[tuple[int, models.Field, Callable], ...]:
+    """(position, field, converter) of every field whose database value needs converting (JSON, for one)."""
+    return tuple(
+        (at, field, convert)
+        for at, field in enumerate(fields)
+        for convert in [*connection.ops.get_db_converters(field), *field.get_db_converters(connection)]
+    )
 
 
 @cache

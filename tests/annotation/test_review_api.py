@@ -133,3 +133,19 @@ def test_a_review_through_the_api_takes_eleven_round_trips(sample_items, config,
     assert (len(next_queries), len(submit_queries)) == (6, 5), [q["sql"][:60] for q in next_queries]
     stored = Review.objects.get(assignment_id=lease["id"])
     assert (stored.verdict, stored.relevance, stored.item.status) == ("correct", 4, ItemStatus.VERIFIED)
+
+
+def test_a_fresh_lease_answers_its_list_fields_as_lists(sample_items, config, make_user):
+    """The lease's item is read by hand (the queue's candidate statement): its JSON fields are answered as the ORM
+    reads them, for every type of item."""
+    from rest_framework.test import APIClient
+
+    from portal.api_tokens import api_token_create
+
+    for _ in sample_items:
+        _, key = api_token_create(user=make_user("reviewer"), name="t", mfa_verified=False)
+        lease = APIClient(HTTP_AUTHORIZATION=f"Token {key}").post("/api/review/next/", {}, format="json").json()
+        orm = QAItem.objects.get(uid=lease["item"]["uid"])
+        for field in ("options", "answer_list", "reasoning", "incorrect_reasoning_step"):
+            assert lease["item"][field] == getattr(orm, field), field
+            assert isinstance(lease["item"][field], list), field

@@ -83,3 +83,23 @@ def test_row_fields_keep_the_models_order_so_from_row_fills_each_attribute_with_
     assert {"uid", "question"} <= item.get_deferred_fields()
     assert "actor_id" not in [f.attname for f in row_fields(AuditEntry, leave_out=["actor"])]
     assert columns_sql(row_fields(AuditEntry, only=["note"]), "a", prefix="x_") == "a.note AS x_note"
+
+
+def test_from_row_converts_each_value_as_the_orm_reads_it(db):
+    """A JSON column comes from the database as its text; from_row turns it into the list or dict the ORM gives
+    (a lease read by hand once answered the API with "options": "[]")."""
+    from pathlib import Path
+
+    from annotation.services.imports import items_import
+
+    items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
+    item = next(i for i in QAItem.objects.order_by("id") if i.reasoning)
+    fields = row_fields(QAItem, only=["pk", "options", "reasoning", "extra", "raw"])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns_sql(fields)} FROM {QAItem._meta.db_table} WHERE id = %s", [item.pk])
+        row = cursor.fetchone()
+    assert isinstance(row[2], str)  # what the database driver hands over for jsonb under Django
+    read = from_row(QAItem, fields, row)
+    orm = QAItem.objects.get(pk=item.pk)
+    assert (read.options, read.reasoning, read.extra, read.raw) == (orm.options, orm.reasoning, orm.extra, orm.raw)
+    assert isinstance(read.reasoning, list) and read.reasoning
