@@ -79,6 +79,11 @@ api_urlpatterns = [
     path("review/next/", review_api.ReviewNextApi.as_view(), name="api_review_next"),
     path("review/progress/", review_api.ReviewProgressApi.as_view(), name="api_review_progress"),
     path("review/assignments/<int:pk>/review/", review_api.ReviewSubmitApi.as_view(), name="api_review_submit"),
+    path(
+        "review/assignments/<int:pk>/review-then-next/",
+        review_api.ReviewThenNextApi.as_view(),
+        name="api_review_then_next",
+    ),
     path("review/assignments/<int:pk>/dispute/", review_api.ReviewDisputeApi.as_view(), name="api_review_dispute"),
     path("review/assignments/<int:pk>/feedback/", review_api.ReviewFeedbackApi.as_view(), name="api_review_feedback"),
     path("disputes/", disputes_api.DisputeListApi.as_view(), name="api_dispute_list"),

@@ -24,7 +24,9 @@ from annotation.serializers.review import (
     NextRequestSerializer,
     OwnReviewSerializer,
     ProgressSerializer,
+    ReviewAndNextSerializer,
     ReviewSubmitSerializer,
+    ReviewThenNextSerializer,
 )
 from annotation.services.disputes import dispute_file, feedback_file
 from annotation.services.queue import assignment_next
@@ -58,6 +60,30 @@ class ReviewSubmitApi(APIView):
         data = validated(ReviewSubmitSerializer, request)
         stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
         return Response(OwnReviewSerializer(stored).data, status=status.HTTP_201_CREATED)
+
+
+class ReviewThenNextApi(APIView):
+    """Submit the review of your lease and take the next item, in one request (as the review page does).
+
+    Two steps, each its own transaction: the review is stored first (idempotent, as ``review/``), then the next
+    lease is taken (as ``review/next/``, with its type filter); so a review is never lost because no item was
+    waiting, and a retry with the same key returns the stored review and the same next lease. 201 with both;
+    ``next`` is null when nothing is waiting.
+    """
+
+    required_roles = (Role.REVIEWER,)
+
+    @extend_schema(request=ReviewThenNextSerializer, responses={201: ReviewAndNextSerializer})
+    def post(self, request, pk):
+        data = validated(ReviewThenNextSerializer, request)
+        qa_type = data.pop("qa_type")
+        stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
+        following = assignment_next(reviewer=request.user, qa_type=qa_type)
+        body = {
+            "review": OwnReviewSerializer(stored).data,
+            "next": AssignmentSerializer(following).data if following is not None else None,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class ReviewDisputeApi(APIView):

@@ -105,6 +105,10 @@ class ReviewSubmitSerializer(serializers.Serializer):
     active_seconds = serializers.FloatField(required=False, allow_null=True, min_value=0, default=None)
 
 
+class ReviewThenNextSerializer(ReviewSubmitSerializer, NextRequestSerializer):
+    """The review of a lease and, for the next lease, the type filter of ``review/next/``."""
+
+
 class OwnReviewSerializer(serializers.Serializer):
     """The caller's own stored review (or gold answer: same shape, so the two cannot be told apart)."""
 
@@ -122,6 +126,13 @@ class OwnReviewSerializer(serializers.Serializer):
             "comment": _text(review.comment),
             "created_at": _datetime(review.created_at),
         }
+
+
+class ReviewAndNextSerializer(serializers.Serializer):
+    """The stored review, and the next lease (``null`` when nothing is waiting)."""
+
+    review = OwnReviewSerializer()
+    next = AssignmentSerializer(allow_null=True)
 
 
 class ProgressSerializer(serializers.Serializer):
