@@ -3,7 +3,8 @@
 Open loop: reviews start at random (Poisson) times at ``--rate`` reviews per second, whatever the server's latency,
 so a slow server meets a growing queue as real users would, instead of the load easing off as it does when a fixed
 set of clients waits for each answer. Each review is "next" then "submit" by one reviewer (one keep-alive connection
-each); a reviewer takes one review at a time, so a review that finds every reviewer busy waits for one (counted).
+each); with ``--then-next`` it is one "review-then-next" request, whose answer is the reviewer's next lease ("next"
+only for a reviewer holding none, as at the start). A reviewer takes one review at a time, so a review that finds every reviewer busy waits for one (counted).
 One gevent loop and a C HTTP parser keep the generator's own CPU small and free of thread scheduling: the latencies
 measured are the server's, not the client's.
 
@@ -33,10 +34,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--floor", help="post both requests of a review to this path instead (bench_capacity --floor)")
+    parser.add_argument(
+        "--then-next",
+        action="store_true",
+        help="send each review with review-then-next/, which answers with the reviewer's next lease; 'next' is then "
+        "asked only by a reviewer who holds none",
+    )
     args = parser.parse_args()
     tokens = [line.strip() for line in open(args.tokens) if line.strip()]
     rng = random.Random(args.seed)
     free: Queue = Queue()
+    held: dict[str, dict | None] = {}  # --then-next: the lease each reviewer was handed with their last review
     for token in tokens:
         free.put((token, HTTPClient("127.0.0.1", args.port, connection_timeout=30, network_timeout=60)))
     result: dict = {"next_ms": [], "submit_ms": [], "errors": [], "acknowledged": [], "waited_for_reviewer": 0}
@@ -77,12 +85,14 @@ def main() -> None:
             if args.floor:  # the same two requests and bodies, answered without a review's work
                 floor(client, token)
                 return
-            status, data, ms = post(client, token, "/api/review/next/", {})
-            result["next_ms"].append(ms)
-            if status != 200:
-                result["errors"].append(f"next {status} {data[:120]!r}")
-                return
-            lease = json.loads(data)
+            lease = held.pop(token, None)
+            if lease is None:
+                status, data, ms = post(client, token, "/api/review/next/", {})
+                result["next_ms"].append(ms)
+                if status != 200:
+                    result["errors"].append(f"next {status} {data[:120]!r}")
+                    return
+                lease = json.loads(data)
             body = {
                 "idempotency_key": lease["idempotency_key"],
                 "verdict": rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0],
@@ -90,10 +100,13 @@ def main() -> None:
                 "comment": "bench",
                 "active_seconds": 10,
             }
-            status, data, ms = post(client, token, f"/api/review/assignments/{lease['id']}/review/", body)
+            path = f"/api/review/assignments/{lease['id']}/{'review-then-next' if args.then_next else 'review'}/"
+            status, data, ms = post(client, token, path, body)
             result["submit_ms"].append(ms)
             if status == 201:
                 result["acknowledged"].append(lease["id"])
+                if args.then_next:
+                    held[token] = json.loads(data)["next"]
             else:
                 result["errors"].append(f"submit {status} {data[:120]!r}")
         except (OSError, ValueError) as exc:  # a broken connection or garbled answer: an error of the run

@@ -10,6 +10,10 @@ exactly once, no item leased twice in one stage.
 
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
      [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150] [--http-parsers python,fast]
+     [--then-next no|yes|both]
+
+``--then-next yes`` sends each review as one ``review-then-next/`` request, whose answer holds the reviewer's next
+lease (as the review page's submit takes the next item); ``both`` runs each layout both ways, one after the other.
 
 ``--floor`` then offers the same two requests per review, at its own rates, to three endpoints (``_floor_urls.py``):
 a plain Django view, and an API view with the portal's token authentication and role check, which do none of a
@@ -44,7 +48,13 @@ TARGET_RATE, TARGET_P95_MS = 150.0, 100.0
 
 
 def run_rate(
-    port: int, tokens_file: Path, rate: float, seconds: float, seed: int, floor: str | None = None
+    port: int,
+    tokens_file: Path,
+    rate: float,
+    seconds: float,
+    seed: int,
+    floor: str | None = None,
+    then_next: bool = False,
 ) -> tuple[dict, float]:
     """One open-loop run; returns the generator's result and the CPU seconds the generator itself used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -52,6 +62,8 @@ def run_rate(
     command += ["--tokens", str(tokens_file), "--rate", str(rate), "--seconds", str(seconds), "--seed", str(seed)]
     if floor:
         command += ["--floor", floor]
+    if then_next:
+        command += ["--then-next"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -102,7 +114,15 @@ def knee(rows: list[dict]) -> str:
     return f"above {rows[-1]['achieved']:.0f} reviews/s (p95 stayed under {KNEE_MS:.0f} ms at every rate measured)"
 
 
-def run_rates(server, port: int, tokens_file: Path, rates: list[float], seconds: float, floor: str | None = None):
+def run_rates(
+    server,
+    port: int,
+    tokens_file: Path,
+    rates: list[float],
+    seconds: float,
+    floor: str | None = None,
+    then_next: bool = False,
+):
     """Offer reviews at each rate; print one table row per rate. Returns the rows and the acknowledged lease ids."""
     rows, acknowledged = [], []
     print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
@@ -110,7 +130,9 @@ def run_rates(server, port: int, tokens_file: Path, rates: list[float], seconds:
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for i, rate in enumerate(rates):
         cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
-        result, generator_cpu = run_rate(port, tokens_file, rate, seconds, seed=100 + i, floor=floor)
+        result, generator_cpu = run_rate(
+            port, tokens_file, rate, seconds, seed=100 + i, floor=floor, then_next=then_next
+        )
         server_cpu = server_cpu_seconds(server) - cpu_before
         pg_cpu = machine_cpu_seconds() - machine_before - server_cpu - generator_cpu
         nxt, sub = result["next_ms"], result["submit_ms"]
@@ -156,6 +178,12 @@ def main() -> None:
         help="gunicorn's WEB_KEEPALIVE; 0 closes each connection after its response",
     )
     parser.add_argument(
+        "--then-next",
+        default="no",
+        choices=["no", "yes", "both"],
+        help="send each review with review-then-next/ (the next lease in the same answer): yes, or both after each other",
+    )
+    parser.add_argument(
         "--http-parsers",
         default="",
         help="run each layout with each of gunicorn's HTTP parsers, e.g. python,fast (default: gunicorn's choice)",
@@ -179,16 +207,19 @@ def main() -> None:
         tokens_file.write_text("\n".join(tokens))
         layouts = [tuple(int(n) for n in layout.split("x")) for layout in args.layouts.split(",")]
         parsers = args.http_parsers.split(",") if args.http_parsers else [None]
-        for (workers, threads), http_parser in [(layout, p) for layout in layouts for p in parsers]:
+        modes = {"no": [False], "yes": [True], "both": [False, True]}[args.then_next]
+        runs = [(layout, p, m) for layout in layouts for p in parsers for m in modes]
+        for (workers, threads), http_parser, then_next in runs:
             port = free_port()
             server = start_server(port, workers, threads, keepalive=args.keepalive, http_parser=http_parser)
             try:
                 run_rate(port, tokens_file, 20, 3, seed=1)  # warm every worker (imports, connections)
                 print(
                     f"\ngunicorn {workers} processes x {threads} threads, keep-alive {args.keepalive} s, "
-                    f"HTTP parser {http_parser or 'gunicorn default'}, {args.seconds:.0f} s per rate"
+                    f"HTTP parser {http_parser or 'gunicorn default'}, {args.seconds:.0f} s per rate, each review "
+                    + ("one review-then-next request" if then_next else "next + submit")
                 )
-                rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds)
+                rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds, then_next=then_next)
             finally:
                 server.terminate()
                 server.wait(30)
