@@ -23,6 +23,7 @@ from functools import cache
 from typing import TypeVar, cast
 
 from django.db import connection, models
+from django.db.models.expressions import Col
 from psycopg.types.json import Jsonb
 
 _M = TypeVar("_M", bound=models.Model)
@@ -104,19 +105,21 @@ def from_row(model: type[_M], fields: tuple[models.Field, ...], values: Sequence
     converters = _converters(fields)
     if converters:
         values = list(values)
-        for at, field, convert in converters:
-            values[at] = convert(values[at], field, connection)
+        for at, column, convert in converters:
+            values[at] = convert(values[at], column, connection)
     return model.from_db("default", _attnames(fields), values)
 
 
 @cache
-def _converters(fields: tuple[models.Field, ...]) -> tuple[tuple[int, models.Field, Callable], ...]:
-    """(position, field, converter) of every field whose database value needs converting (JSON, for one)."""
-    return tuple(
-        (at, field, convert)
-        for at, field in enumerate(fields)
-        for convert in [*connection.ops.get_db_converters(field), *field.get_db_converters(connection)]
-    )
+def _converters(fields: tuple[models.Field, ...]) -> tuple[tuple[int, Col, Callable], ...]:
+    """(position, column, converter) of every field whose database value needs converting (JSON, for one): the
+    backend's converters, then the field's own, each called with the column as the compiler calls them."""
+    found = []
+    for at, field in enumerate(fields):
+        column = field.get_col(field.model._meta.db_table)
+        for convert in [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)]:
+            found.append((at, column, convert))
+    return tuple(found)
 
 
 @cache
