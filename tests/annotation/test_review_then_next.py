@@ -110,3 +110,12 @@ def test_only_reviewers_may_call_it(sample_items, config, make_user):
         "/api/review/assignments/1/review-then-next/", {}, format="json"
     )
     assert response.status_code == 403
+
+
+@pytest.mark.parametrize("pk", [0, 2**63, 10**26])
+def test_an_assignment_id_out_of_range_is_refused(sample_items, config, api, pk):
+    lease = api.post("/api/review/next/", {}, format="json").json()
+    response = _then_next(api, {**lease, "id": pk})
+    assert response.status_code in (403, 404)  # as review/ answers it: not yours
+    assert not Review.objects.exists()
+    assert list(Assignment.objects.values_list("id", flat=True)) == [lease["id"]]
