@@ -3,8 +3,9 @@
 Open loop: reviews start at random (Poisson) times at ``--rate`` reviews per second, whatever the server's latency,
 so a slow server meets a growing queue as real users would, instead of the load easing off as it does when a fixed
 set of clients waits for each answer. Each review is "next" then "submit" by one reviewer (one keep-alive connection
-each); with ``--then-next`` it is one "review-then-next" request, whose answer is the reviewer's next lease ("next"
-only for a reviewer holding none, as at the start). A reviewer takes one review at a time, so a review that finds every reviewer busy waits for one (counted).
+each); with ``--then-next`` it is one "review-then-next" request, whose answer is the reviewer's next lease; every
+reviewer takes a lease before the clock starts (steady state: a person on the review page holds the lease they
+are working on), and asks "next" later only when an answer held none. A reviewer takes one review at a time, so a review that finds every reviewer busy waits for one (counted).
 One gevent loop and a C HTTP parser keep the generator's own CPU small and free of thread scheduling: the latencies
 measured are the server's, not the client's.
 
@@ -115,6 +116,20 @@ def main() -> None:
             client = HTTPClient("127.0.0.1", args.port, connection_timeout=30, network_timeout=60)
         finally:
             free.put((token, client))
+
+    if args.then_next and not args.floor:
+        # Steady state: each reviewer already holds the lease they are working on, as a person on the review page
+        # does, so the clock does not start on a burst of 300 first "next" calls (untimed, not counted).
+        def take_lease() -> None:
+            token, client = free.get()
+            try:
+                status, data, _ = post(client, token, "/api/review/next/", {})
+                if status == 200:
+                    held[token] = json.loads(data)
+            finally:
+                free.put((token, client))
+
+        gevent.joinall([gevent.spawn(take_lease) for _ in tokens], timeout=120)
 
     started = time.perf_counter()
     greenlets = []
