@@ -130,7 +130,9 @@ def device_description(device: str) -> str:
     return f"cpu: torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 
-def run_submission(args, build_submission, types: list[str], out: list[str]) -> None:
+def run_submission(args, build_submission, pairs_of, types: list[str], out: list[str]) -> None:
+    """``build_submission(per_type)`` and ``pairs_of(qa_type, inputs, responses)`` (the compared pairs of a type, as
+    the scorer cleans them) are the default mode's, so every mode scores the same kind of submission."""
     import torch
 
     per_type = split_evenly(args.submission, types)
@@ -174,7 +176,7 @@ def run_submission(args, build_submission, types: list[str], out: list[str]) -> 
                                                                   "BLEU/ROUGE/METEOR", "closed types + summary"))
                        + f" | {result.summary['overall_effectiveness']:.4f} |")  # fmt: skip
         if args.batch_sizes and device != "cpu":
-            texts = sorted({t for pairs in _open_texts(inputs, responses) for t in pairs})
+            texts = sorted({t for q in OPEN_TYPES for pair in pairs_of(q, inputs, responses) for t in pair})
             sweeps.append((encoder, texts))
     out.append("")
     out.extend(f"Device {d}" for d in descriptions)
@@ -203,13 +205,3 @@ def run_submission(args, build_submission, types: list[str], out: list[str]) -> 
                 out.append(f"  their {theirs} against our {ours}: "
                            + ", ".join(f"{k} {v:.1e}" for k, v in sorted(worst.items()))
                            + f"; summary {summary_difference(other['summaries'][theirs], summaries[ours]):.1e}")  # fmt: skip
-
-
-def _open_texts(inputs, responses):
-    """(expected, prediction) of every compared open-ended pair, as the scorer cleans them."""
-    from metrics.normalise import clean_response
-    from metrics.scorer import compared_items
-
-    cleaned = {t: [clean_response(r) for r in responses[t]] for t in OPEN_TYPES if t in inputs}
-    _, compared = compared_items({t: inputs[t] for t in cleaned}, cleaned)
-    return [(it.expected, it.prediction) for it in compared]

@@ -500,7 +500,7 @@ def main() -> int:
     if args.submission:  # each device loads its own model
         out = [f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; imports {time.perf_counter() - _T0:.1f} s"]  # fmt: skip
-        run_submission(args, build_submission, list(FILES), out)
+        run_submission(args, build_submission, _pairs, list(FILES), out)
         return finish(args, out)
     t = time.perf_counter()
     encoder = Encoder()
