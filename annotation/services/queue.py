@@ -77,7 +77,8 @@ def assignment_next(
     # A lease is not a judgement: if PostgreSQL crashed before this commit reached disk, the lease (and its audit
     # entry) vanish together and the item is simply back in the queue. Not waiting for the WAL flush takes a disk
     # sync off every "next"; a review submitted on this lease commits synchronously, which flushes the lease first.
-    # Only when the transaction is ours alone: inside a caller's transaction it could hold a judgement too.
+    # Only when the transaction is ours alone: inside a caller's transaction it could hold a judgement too. (The same
+    # goes for the planner settings of _sql()["own_leases"].)
     lease_only = not connection.in_atomic_block
     # The item's move and its audit entry travel together in one round trip when the block ends (nothing reads them
     # back).
@@ -181,10 +182,21 @@ def _sql() -> dict[str, str]:
         )
         for name, part in parts.items()
     )
+    # The lease's own transaction (not a caller's, whose later statements keep the planning it chose) plans without
+    # sequential scans, and its prepared statement (the candidate) with its generic plan at once. The candidate is prepared once per connection and PostgreSQL keeps the plan it settles on.
+    # Made while the lease table was a page or two (a new deployment, a new vetting round), that plan scanned the
+    # whole lease table for every item it looked at, and it stayed cached while the table grew: "next" then cost
+    # PostgreSQL 5-12 ms instead of about 1 (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py).
+    # Every look-up here has its index, so none needs a scan, and the generic plan walks the same indexes whatever
+    # the parameters: without force_generic_plan, PostgreSQL kept planning the statement afresh on many runs.
     statements = {
         "own_leases": f"""
             SELECT set_config('synchronous_commit',
-                CASE WHEN %(lease_only)s THEN 'off' ELSE current_setting('synchronous_commit') END, true);
+                CASE WHEN %(lease_only)s THEN 'off' ELSE current_setting('synchronous_commit') END, true),
+                set_config('enable_seqscan',
+                CASE WHEN %(lease_only)s THEN 'off' ELSE current_setting('enable_seqscan') END, true),
+                set_config('plan_cache_mode',
+                CASE WHEN %(lease_only)s THEN 'force_generic_plan' ELSE current_setting('plan_cache_mode') END, true);
             SELECT 1 FROM {user} u WHERE u.id = %(reviewer)s FOR UPDATE;
             SELECT a.id, a.expires_at FROM {assignment} a WHERE a.reviewer_id = %(reviewer)s AND a.status = '{active}'
             ORDER BY a.created_at DESC;
