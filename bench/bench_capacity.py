@@ -10,7 +10,10 @@ exactly once, no item leased twice in one stage.
 
 Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] [--layouts 4x4,5x1]
      [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150] [--http-parsers python,fast]
-     [--then-next no|yes|both]
+     [--then-next no|yes|both] [--pg-statements]
+
+``--pg-statements`` restarts the throwaway cluster with ``pg_stat_statements`` and prints, under every rate, the
+statements PostgreSQL spent most time on per review (``_pg_statements.py``).
 
 ``--then-next yes`` sends each review as one ``review-then-next/`` request, whose answer holds the reviewer's next
 lease (as the review page's submit takes the next item); ``both`` runs each layout both ways, one after the other.
@@ -39,6 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _pg_statements
 from _django import ROOT, setup_django
 from _server import free_port, percentile, start_server
 from bench_review import check_database, prepare
@@ -122,13 +126,17 @@ def run_rates(
     seconds: float,
     floor: str | None = None,
     then_next: bool = False,
+    statements: bool = False,
 ):
-    """Offer reviews at each rate; print one table row per rate. Returns the rows and the acknowledged lease ids."""
+    """Offer reviews at each rate; print one table row per rate (and, with ``statements``, PostgreSQL's time per
+    statement under it). Returns the rows and the acknowledged lease ids."""
     rows, acknowledged = [], []
     print("| offered/s | achieved/s | next p50 | next p95 | next p99 | submit p50 | submit p95 | "
           "submit p99 | errors | CPU ms per review: web / PostgreSQL and the rest / generator | cores busy |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for i, rate in enumerate(rates):
+        if statements:
+            _pg_statements.reset()
         cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
         result, generator_cpu = run_rate(
             port, tokens_file, rate, seconds, seed=100 + i, floor=floor, then_next=then_next
@@ -155,6 +163,12 @@ def run_rates(
         )
         if result["errors"]:
             print(f"  first error: {result['errors'][0]}")
+        if statements:
+            print("\n".join(_pg_statements.report(len(result["acknowledged"]))))
+        if any(error.startswith("next 204") for error in result["errors"]):
+            # 204: no item left to lease. The rows after this would measure an empty queue, not the review loop.
+            print(f"  the queue ran out of items: the rates after {rate:.0f}/s were not run (raise --items)")
+            break
     return rows, acknowledged
 
 
@@ -195,9 +209,20 @@ def main() -> None:
         help="also offer the same requests, at these rates, to endpoints that do none of a review's work "
         "(bench/_floor_urls.py), served by the first layout: the stack's own cost per review",
     )
+    parser.add_argument(
+        "--pg-statements",
+        action="store_true",
+        help="restart the throwaway cluster with pg_stat_statements and print PostgreSQL's time per statement and "
+        "review under every rate (not with DATABASE_URL)",
+    )
     args = parser.parse_args()
     setup_django("portal_bench_capacity")
     from django.db import connection
+
+    if args.pg_statements:
+        if os.environ.get("DATABASE_URL"):
+            parser.error("--pg-statements restarts the bench's own cluster; unset DATABASE_URL")
+        _pg_statements.preload(os.environ["PORTAL_PGDATA"])
 
     tokens = prepare(args.items, args.reviewers)
     connection.close()
@@ -220,7 +245,9 @@ def main() -> None:
                     f"HTTP parser {http_parser or 'gunicorn default'}, {args.seconds:.0f} s per rate, each review "
                     + ("one review-then-next request" if then_next else "next + submit")
                 )
-                rows, acknowledged = run_rates(server, port, tokens_file, rates, args.seconds, then_next=then_next)
+                rows, acknowledged = run_rates(
+                    server, port, tokens_file, rates, args.seconds, then_next=then_next, statements=args.pg_statements
+                )
             finally:
                 server.terminate()
                 server.wait(30)

@@ -50,12 +50,15 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
         make_dataset(Path(tmp), n_items)
         result = items_import(paths=[Path(tmp)])
     print(f"imported {result.created} items")
-    # Fresh planner statistics, as autovacuum would have within a minute of the import: with none, PostgreSQL
-    # guesses the 20,000 new rows are a handful and sorts them all instead of walking the queue index.
+    # The tables as autovacuum leaves them within minutes of an import, before reviewers arrive: fresh planner
+    # statistics (with none, PostgreSQL guesses the new rows are a handful and sorts them all instead of walking
+    # the queue index), and the new rows vacuumed. With statistics alone, autovacuum's first pass over the new
+    # table ran inside the first measured minute and doubled PostgreSQL's CPU per review there (docs/benchmarks.md,
+    # "Capacity": "The first minute after an import").
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+        cursor.execute("VACUUM (ANALYZE)")
     config = VettingConfig.load()
     config.gold_rate = 0.0
     config.second_share = 0.45
