@@ -1,4 +1,6 @@
-"""What PostgreSQL spends on each statement of a run (``bench_capacity.py --pg-statements``).
+"""What PostgreSQL spends on each statement of a run (``bench_capacity.py --pg-statements``), and what else it did
+during each step (:func:`activity`: checkpoints, autovacuum, WAL and its flushes; :class:`WaitSampler`: what the
+busy connections were waiting on; every run).
 
 The capacity bench prints PostgreSQL's CPU per review as one figure (the machine's busy time less the web processes
 and the generator). This breaks it down by statement with ``pg_stat_statements``: planning and execution time per
@@ -10,6 +12,8 @@ the options the cluster was started with). Only for the embedded cluster the ben
 from __future__ import annotations
 
 import os
+import threading
+from collections import Counter
 from pathlib import Path
 
 
@@ -63,3 +67,102 @@ def report(reviews: int, top: int = 8) -> list[str]:
             f"| `{text.replace('|', '/')}` |"
         )
     return lines
+
+
+def track_wal_timing() -> None:
+    """Time WAL writes and flushes (``track_wal_io_timing``, applied by a reload); a no-op where not allowed."""
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER SYSTEM SET track_wal_io_timing = on")
+            cursor.execute("SELECT pg_reload_conf()")
+    except DatabaseError:
+        pass  # not a superuser on a DATABASE_URL server: the flush time reads 0
+
+
+_ACTIVITY_SQL = """
+    SELECT (SELECT num_timed + num_requested FROM pg_stat_checkpointer),
+           (SELECT buffers_written FROM pg_stat_checkpointer),
+           (SELECT sum(autovacuum_count) + 0 FROM pg_stat_user_tables),
+           (SELECT sum(autoanalyze_count) + 0 FROM pg_stat_user_tables),
+           (SELECT wal_bytes FROM pg_stat_wal),
+           (SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal'),
+           (SELECT sum(fsync_time) FROM pg_stat_io WHERE object = 'wal')"""
+
+
+def activity() -> tuple | None:
+    """A snapshot of PostgreSQL's cumulative counters (PostgreSQL 18's views); None where they are missing."""
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(_ACTIVITY_SQL)
+            return tuple(float(v or 0) for v in cursor.fetchone())
+    except DatabaseError:
+        connection.close()  # the failed statement's transaction is over; the next request reconnects
+        return None
+
+
+def activity_line(before: tuple | None, after: tuple | None, reviews: int) -> str:
+    """What PostgreSQL did between two snapshots, beside the work of the statements: the stalls a step can meet."""
+    if before is None or after is None:
+        return "  database: (no cumulative statistics on this server)"
+    checkpoints, buffers, vacuums, analyzes, wal, flushes, flush_ms = (
+        b - a for a, b in zip(before, after, strict=True)
+    )
+    return (
+        f"  database during the step: {checkpoints:.0f} checkpoint(s) begun, {buffers:.0f} buffers written by the "
+        f"checkpointer, {vacuums:.0f} autovacuum and {analyzes:.0f} autoanalyze pass(es), "
+        f"{wal / max(1, reviews) / 1024:.1f} KiB of WAL per review, {flushes:.0f} WAL flushes taking "
+        f"{flush_ms / max(1, flushes):.2f} ms each on average"
+    )
+
+
+class WaitSampler:
+    """Samples, every ``interval`` seconds while it runs, what PostgreSQL's busy client connections are doing:
+    running (no wait), or waiting on a lock, a lightweight lock, I/O or the client. Used as ``with WaitSampler() as
+    waits:``; :meth:`line` then says how the sampled connections were spread."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self.samples: Counter = Counter()
+        self.rounds = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> WaitSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        from django.db import DatabaseError, connection
+
+        try:
+            while not self._stop.wait(self.interval):
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        """SELECT coalesce(wait_event_type || ': ' || wait_event, 'running'), count(*)
+                           FROM pg_stat_activity
+                           WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()
+                           GROUP BY 1"""
+                    )
+                    for what, count in cursor.fetchall():
+                        self.samples[what] += count
+                self.rounds += 1
+        except DatabaseError:
+            pass  # the step's line says how many rounds were taken
+        finally:
+            connection.close()  # this thread's own connection
+
+    def line(self, top: int = 5) -> str:
+        """The busy connections per sample, and how they were spread over what they were doing."""
+        total = sum(self.samples.values())
+        if not self.rounds or not total:
+            return "  waits: no busy connection sampled"
+        spread = ", ".join(f"{what} {n / total:.0%}" for what, n in self.samples.most_common(top))
+        return f"  waits: {total / self.rounds:.1f} busy connections per sample ({self.rounds} samples): {spread}"

@@ -12,8 +12,11 @@ Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] 
      [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150] [--http-parsers python,fast]
      [--then-next no|yes|both] [--pg-statements]
 
-``--pg-statements`` restarts the throwaway cluster with ``pg_stat_statements`` and prints, under every rate, the
-statements PostgreSQL spent most time on per review (``_pg_statements.py``).
+Under every rate a line says what else PostgreSQL did meanwhile (checkpoints, autovacuum, WAL per review and how
+long its flushes took), the stalls a step can meet, and another what its busy connections were doing, sampled every
+50 ms (running, or waiting on a lock, a lightweight lock, I/O or the client). ``--pg-statements`` restarts the throwaway cluster with
+``pg_stat_statements`` and also prints the statements PostgreSQL spent most time on per review
+(``_pg_statements.py``).
 
 ``--then-next yes`` sends each review as one ``review-then-next/`` request, whose answer holds the reviewer's next
 lease (as the review page's submit takes the next item); ``both`` runs each layout both ways, one after the other.
@@ -137,10 +140,12 @@ def run_rates(
     for i, rate in enumerate(rates):
         if statements:
             _pg_statements.reset()
+        database_before = _pg_statements.activity()
         cpu_before, machine_before = server_cpu_seconds(server), machine_cpu_seconds()
-        result, generator_cpu = run_rate(
-            port, tokens_file, rate, seconds, seed=100 + i, floor=floor, then_next=then_next
-        )
+        with _pg_statements.WaitSampler() as waits:
+            result, generator_cpu = run_rate(
+                port, tokens_file, rate, seconds, seed=100 + i, floor=floor, then_next=then_next
+            )
         server_cpu = server_cpu_seconds(server) - cpu_before
         pg_cpu = machine_cpu_seconds() - machine_before - server_cpu - generator_cpu
         nxt, sub = result["next_ms"], result["submit_ms"]
@@ -163,6 +168,8 @@ def run_rates(
         )
         if result["errors"]:
             print(f"  first error: {result['errors'][0]}")
+        print(_pg_statements.activity_line(database_before, _pg_statements.activity(), len(result["acknowledged"])))
+        print(waits.line())
         if statements:
             print("\n".join(_pg_statements.report(len(result["acknowledged"]))))
         if any(error.startswith("next 204") for error in result["errors"]):
@@ -225,6 +232,7 @@ def main() -> None:
         _pg_statements.preload(os.environ["PORTAL_PGDATA"])
 
     tokens = prepare(args.items, args.reviewers)
+    _pg_statements.track_wal_timing()
     connection.close()
     rates = [float(r) for r in args.rates.split(",")]
     print(f"# {os.uname().nodename}: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
