@@ -42,15 +42,17 @@ def reset() -> None:
 
 
 def report(reviews: int, top: int = 8) -> list[str]:
-    """Markdown rows: the ``top`` statements by planning + execution time, per review, since the last :func:`reset`."""
+    """Markdown rows: the ``top`` statements by planning + execution time, per review, since the last :func:`reset`.
+    The bench's own look-ups (this report, :func:`activity`, :class:`WaitSampler`: all read ``pg_stat_*`` views,
+    which the portal never reads) are left out, so the totals are the portal's."""
     from django.db import connection
 
     reviews = max(1, reviews)
     with connection.cursor() as cursor:
         cursor.execute(
-            """SELECT calls, total_plan_time, total_exec_time, wal_records, wal_fpi,
+            """SELECT calls, total_plan_time, total_exec_time, wal_records,
                       left(regexp_replace(query, '\\s+', ' ', 'g'), 90)
-               FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat_statements%%'
+               FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat%%'  -- not the bench's own look-ups
                ORDER BY total_plan_time + total_exec_time DESC"""
         )
         rows = cursor.fetchall()
@@ -60,7 +62,7 @@ def report(reviews: int, top: int = 8) -> list[str]:
         "  | µs per review (plan + run) | share | calls per review | WAL records per review | statement |",
         "  | --- | --- | --- | --- | --- |",
     ]
-    for calls, plan, run, wal_records, _fpi, text in rows[:top]:
+    for calls, plan, run, wal_records, text in rows[:top]:
         lines.append(
             f"  | {1000 * (plan + run) / reviews:.0f} ({1000 * plan / reviews:.0f} + {1000 * run / reviews:.0f}) "
             f"| {(plan + run) / total:.0%} | {calls / reviews:.2f} | {wal_records / reviews:.1f} "
@@ -70,7 +72,8 @@ def report(reviews: int, top: int = 8) -> list[str]:
 
 
 def track_wal_timing() -> None:
-    """Time WAL writes and flushes (``track_wal_io_timing``, applied by a reload); a no-op where not allowed."""
+    """Time WAL writes and flushes (``track_wal_io_timing``, applied by a reload) on the bench's own cluster; a
+    no-op where not allowed (the flush times then read 0)."""
     from django.db import DatabaseError, connection
 
     try:
@@ -78,7 +81,7 @@ def track_wal_timing() -> None:
             cursor.execute("ALTER SYSTEM SET track_wal_io_timing = on")
             cursor.execute("SELECT pg_reload_conf()")
     except DatabaseError:
-        pass  # not a superuser on a DATABASE_URL server: the flush time reads 0
+        pass
 
 
 _ACTIVITY_SQL = """

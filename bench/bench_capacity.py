@@ -14,9 +14,10 @@ Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] 
 
 Under every rate a line says what else PostgreSQL did meanwhile (checkpoints, autovacuum, WAL per review and how
 long its flushes took), the stalls a step can meet, and another what its busy connections were doing, sampled every
-50 ms (running, or waiting on a lock, a lightweight lock, I/O or the client). ``--pg-statements`` restarts the throwaway cluster with
-``pg_stat_statements`` and also prints the statements PostgreSQL spent most time on per review
-(``_pg_statements.py``).
+50 ms (running, or waiting on a lock, a lightweight lock, I/O or the client; these look-ups, about twenty a second,
+count in PostgreSQL's CPU column, small beside the reviews' statements). ``--pg-statements`` restarts the
+throwaway cluster with ``pg_stat_statements`` and also prints the statements PostgreSQL spent most time on per
+review (``_pg_statements.py``).
 
 ``--then-next yes`` sends each review as one ``review-then-next/`` request, whose answer holds the reviewer's next
 lease (as the review page's submit takes the next item); ``both`` runs each layout both ways, one after the other.
@@ -232,7 +233,8 @@ def main() -> None:
         _pg_statements.preload(os.environ["PORTAL_PGDATA"])
 
     tokens = prepare(args.items, args.reviewers)
-    _pg_statements.track_wal_timing()
+    if not os.environ.get("DATABASE_URL"):  # a setting of the bench's own cluster, never of someone's server
+        _pg_statements.track_wal_timing()
     connection.close()
     rates = [float(r) for r in args.rates.split(",")]
     print(f"# {os.uname().nodename}: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")

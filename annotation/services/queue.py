@@ -183,12 +183,13 @@ def _sql() -> dict[str, str]:
         for name, part in parts.items()
     )
     # The lease's own transaction (not a caller's, whose later statements keep the planning it chose) plans without
-    # sequential scans, and its prepared statement (the candidate) with its generic plan at once. The candidate is prepared once per connection and PostgreSQL keeps the plan it settles on.
-    # Made while the lease table was a page or two (a new deployment, a new vetting round), that plan scanned the
-    # whole lease table for every item it looked at, and it stayed cached while the table grew: "next" then cost
-    # PostgreSQL 5-12 ms instead of about 1 (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py).
-    # Every look-up here has its index, so none needs a scan, and the generic plan walks the same indexes whatever
-    # the parameters: without force_generic_plan, PostgreSQL kept planning the statement afresh on many runs.
+    # sequential scans, and its prepared statement (the candidate) with its generic plan at once. The candidate is
+    # prepared once per connection, and PostgreSQL keeps the plan it settles on. Made while the lease table was a
+    # page or two (a new deployment, a new vetting round), that plan scanned the whole lease table for every item it
+    # looked at, and it stayed cached while the table grew: "next" then cost PostgreSQL about 5-12 ms instead of
+    # about 1 (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py). Every look-up here has its
+    # index, so none needs a scan, and the generic plan walks the same indexes whatever the parameters; without
+    # force_generic_plan, PostgreSQL kept planning the statement afresh on many runs.
     statements = {
         "own_leases": f"""
             SELECT set_config('synchronous_commit',
