@@ -89,6 +89,10 @@ _ACTIVITY_SQL = """
            (SELECT buffers_written FROM pg_stat_checkpointer),
            (SELECT sum(autovacuum_count) + 0 FROM pg_stat_user_tables),
            (SELECT sum(autoanalyze_count) + 0 FROM pg_stat_user_tables),
+           (SELECT sum(total_autovacuum_time) + 0 FROM pg_stat_user_tables),
+           (SELECT sum(total_autoanalyze_time) + 0 FROM pg_stat_user_tables),
+           (SELECT total_autovacuum_time + total_autoanalyze_time FROM pg_stat_user_tables
+            WHERE relname = 'annotation_qaitem'),
            (SELECT wal_bytes FROM pg_stat_wal),
            (SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal'),
            (SELECT sum(fsync_time) FROM pg_stat_io WHERE object = 'wal')"""
@@ -111,15 +115,45 @@ def activity_line(before: tuple | None, after: tuple | None, reviews: int) -> st
     """What PostgreSQL did between two snapshots, beside the work of the statements: the stalls a step can meet."""
     if before is None or after is None:
         return "  database: (no cumulative statistics on this server)"
-    checkpoints, buffers, vacuums, analyzes, wal, flushes, flush_ms = (
+    checkpoints, buffers, vacuums, analyzes, vacuum_ms, analyze_ms, items_ms, wal, flushes, flush_ms = (
         b - a for a, b in zip(before, after, strict=True)
     )
     return (
         f"  database during the step: {checkpoints:.0f} checkpoint(s) begun, {buffers:.0f} buffers written by the "
-        f"checkpointer, {vacuums:.0f} autovacuum and {analyzes:.0f} autoanalyze pass(es), "
+        f"checkpointer, {vacuums:.0f} autovacuum and {analyzes:.0f} autoanalyze pass(es) taking {vacuum_ms:,.0f} and "
+        f"{analyze_ms:,.0f} ms (the items table's {items_ms:,.0f} ms), "
         f"{wal / max(1, reviews) / 1024:.1f} KiB of WAL per review, {flushes:.0f} WAL flushes taking "
         f"{flush_ms / max(1, flushes):.2f} ms each on average"
     )
+
+
+def analyze_items_ms() -> tuple[float, float]:
+    """How long one ANALYZE of the items table takes with its text and JSON columns left out (as migration 0015 of
+    annotation sets them) and with them in: autovacuum runs it every half minute or so under review load. The
+    columns are put back as they were. Only on the bench's own cluster (it alters the table for a moment)."""
+    import time
+
+    from django.db import connection
+
+    from annotation.models import QAItem
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, attstattarget FROM pg_attribute WHERE attrelid = 'annotation_qaitem'::regclass "
+            "AND attstattarget = 0"
+        )
+        left_out = [name for name, _ in cursor.fetchall()]
+        timings = []
+        for target in (0, -1):
+            for column in left_out:
+                cursor.execute(f"ALTER TABLE {QAItem._meta.db_table} ALTER COLUMN {column} SET STATISTICS {target}")
+            cursor.execute(f"ANALYZE {QAItem._meta.db_table}")  # a first run reads the pages into memory
+            started = time.perf_counter()
+            cursor.execute(f"ANALYZE {QAItem._meta.db_table}")
+            timings.append((time.perf_counter() - started) * 1000)
+        for column in left_out:
+            cursor.execute(f"ALTER TABLE {QAItem._meta.db_table} ALTER COLUMN {column} SET STATISTICS 0")
+    return timings[0], timings[1]
 
 
 class WaitSampler:

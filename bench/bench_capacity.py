@@ -12,12 +12,13 @@ Run: .venv/bin/python bench/bench_capacity.py [--items 60000] [--reviewers 300] 
      [--rates 50,100,150,175,200] [--seconds 15] [--floor 25,50,100,150] [--http-parsers python,fast]
      [--then-next no|yes|both] [--pg-statements]
 
-Under every rate a line says what else PostgreSQL did meanwhile (checkpoints, autovacuum, WAL per review and how
-long its flushes took), the stalls a step can meet, and another what its busy connections were doing, sampled every
-50 ms (running, or waiting on a lock, a lightweight lock, I/O or the client; these look-ups, about twenty a second,
+Under every rate a line says what else PostgreSQL did meanwhile (checkpoints, autovacuum and autoanalyze passes and
+how long they took, the items table's share of that, WAL per review and how long its flushes took), the stalls a
+step can meet, and another what its busy connections were doing, sampled every 50 ms (running, or waiting on a lock, a lightweight lock, I/O or the client; these look-ups, about twenty a second,
 count in PostgreSQL's CPU column, small beside the reviews' statements). ``--pg-statements`` restarts the
 throwaway cluster with ``pg_stat_statements`` and also prints the statements PostgreSQL spent most time on per
-review (``_pg_statements.py``).
+review (``_pg_statements.py``). Before the first layout, one ANALYZE of the items table is timed as autovacuum runs
+it under the load, and again with the text and JSON columns that migration 0015 leaves out put back.
 
 ``--then-next yes`` sends each review as one ``review-then-next/`` request, whose answer holds the reviewer's next
 lease (as the review page's submit takes the next item); ``both`` runs each layout both ways, one after the other.
@@ -235,6 +236,8 @@ def main() -> None:
     tokens = prepare(args.items, args.reviewers)
     if not os.environ.get("DATABASE_URL"):  # a setting of the bench's own cluster, never of someone's server
         _pg_statements.track_wal_timing()
+        lean, full = _pg_statements.analyze_items_ms()
+        print(f"ANALYZE of the items table: {lean:,.0f} ms, {full:,.0f} ms with its text and JSON columns")
     connection.close()
     rates = [float(r) for r in args.rates.split(",")]
     print(f"# {os.uname().nodename}: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")

@@ -179,8 +179,10 @@ class AuditEntry(models.Model):
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     action = models.CharField(max_length=80)
-    object_type = models.CharField(max_length=80, db_index=True)
-    object_id = models.CharField(max_length=80, db_index=True)
+    # Read only by object (portal.audit.audit_history: the Meta index); a review writes several entries, so no
+    # index of their own (nor Django's varchar_pattern_ops twins of them).
+    object_type = models.CharField(max_length=80)
+    object_id = models.CharField(max_length=80)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)

@@ -29,8 +29,12 @@ class Assignment(models.Model):
         RELEASED = "released"  # the lease ended without a review: expired, or a dispute / feedback instead
         SUPERSEDED = "superseded"  # its review was set aside when an organizer sent the item back to review
 
-    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="assignments")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    # No index of their own: (item, stage, status) and (reviewer, status) lead with them (Meta), and every lease
+    # row is written twice per review (annotation.models.items.QAItem.Meta says why that counts).
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="assignments", db_index=False)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments", db_index=False
+    )
     stage = models.CharField(max_length=12, choices=Stage.choices)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -86,6 +90,7 @@ class Review(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
+        db_index=False,  # never looked up by guideline, as the lease's: one index less per review
         help_text="The guideline version shown with the item (empty: none existed for its benchmark and type).",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -152,6 +152,11 @@ def _sql() -> dict[str, str]:
     # (so started items finish); under the outer LIMIT a later branch only runs when the earlier ones found nothing.
     # Each stage has two branches: keys from the reviewer's starting point up, then the keys below it (the wrap).
     # ``tried``: rows found taken after locking them (see _slot_claim).
+    # ``OFFSET 0`` keeps a check a look-up of the item's own rows, run per item (PostgreSQL does not turn a subquery
+    # with an OFFSET into a join). As a join, the plan made while the lease table was empty (a new vetting round; the
+    # plan is kept: see "own_leases" below) read every second-review lease, or every lease of the reviewer, for each
+    # item it walked past: 7.7 ms of PostgreSQL per "next" instead of about 1 in the first half minute of a bench run
+    # (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py).
     branch = f"""
         SELECT * FROM (
             SELECT i.*, (SELECT p.text FROM {passage} p WHERE p.id = i.passage_id) AS passage_text,
@@ -159,8 +164,9 @@ def _sql() -> dict[str, str]:
             FROM {item} i
             WHERE {{status}} AND i.batch_id = ANY(%(batches)s) AND (%(qa_type)s = '' OR i.qa_type = %(qa_type)s)
               AND i.id <> ALL(%(tried)s)
-              AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id)
-              AND NOT EXISTS (SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s)
+              AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id OFFSET 0)
+              AND NOT EXISTS (
+                SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s OFFSET 0)
               AND {{free}} AND {{part}}
             ORDER BY i.queue_key, i.id
             LIMIT 1
@@ -169,7 +175,7 @@ def _sql() -> dict[str, str]:
     parts = {"from_start": "i.queue_key >= %(start)s", "wrapped": "i.queue_key < %(start)s"}
     secondary_free = f"""NOT EXISTS (
             SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{secondary}'
-            AND ({live} OR l.status = '{submitted}'))"""
+            AND ({live} OR l.status = '{submitted}') OFFSET 0)"""
     primary_free = f"""(i.status = '{imported}' OR NOT EXISTS (
             SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{primary}' AND {live}))"""
     secondary_branch = " UNION ALL ".join(
