@@ -137,22 +137,23 @@ def analyze_items_ms() -> tuple[float, float]:
 
     from annotation.models import QAItem
 
+    table = QAItem._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT attname, attstattarget FROM pg_attribute WHERE attrelid = 'annotation_qaitem'::regclass "
-            "AND attstattarget = 0"
-        )
-        left_out = [name for name, _ in cursor.fetchall()]
+        cursor.execute("SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attstattarget = 0", [table])
+        left_out = [name for (name,) in cursor.fetchall()]
+
+        def set_statistics(target: int) -> None:
+            for column in left_out:
+                cursor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS {target}")
+
         timings = []
         for target in (0, -1):
-            for column in left_out:
-                cursor.execute(f"ALTER TABLE {QAItem._meta.db_table} ALTER COLUMN {column} SET STATISTICS {target}")
-            cursor.execute(f"ANALYZE {QAItem._meta.db_table}")  # a first run reads the pages into memory
+            set_statistics(target)
+            cursor.execute(f"ANALYZE {table}")  # a first run reads the pages into memory
             started = time.perf_counter()
-            cursor.execute(f"ANALYZE {QAItem._meta.db_table}")
+            cursor.execute(f"ANALYZE {table}")
             timings.append((time.perf_counter() - started) * 1000)
-        for column in left_out:
-            cursor.execute(f"ALTER TABLE {QAItem._meta.db_table} ALTER COLUMN {column} SET STATISTICS 0")
+        set_statistics(0)
     return timings[0], timings[1]
 
 

@@ -438,15 +438,12 @@ def matmul_ceiling(encoder: Encoder) -> tuple[float, float, float, str]:
     linears = [m for m in encoder.model.modules() if isinstance(m, torch.nn.Linear)]
     flops_per_position = float(sum(2 * m.in_features * m.out_features for m in linears))
     biggest = max(linears, key=lambda m: m.in_features * m.out_features)
-    rows = CHUNK_POSITIONS  # the packed engine's chunk of positions
+    rows = CHUNK_POSITIONS  # the packed engine's chunk of positions (the size its weights are packed for)
     x = torch.randn(rows, biggest.in_features)
     kernels = {"nn.Linear": biggest}
     packed = getattr(encoder, "_packed", None)
     if packed is not None and packed.fused:
-        mkldnn = torch.ops.mkldnn
-        weight = mkldnn._reorder_linear_weight(biggest.weight.detach(), rows)
-        bias = biggest.bias.detach()
-        kernels["oneDNN pre-packed"] = lambda x: mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+        kernels["oneDNN pre-packed"] = packed.linear_kernel(biggest)
     per_call = {}
     with torch.inference_mode():
         for name, kernel in kernels.items():

@@ -107,13 +107,13 @@ class PackedBert:
             else []
         )
 
+    def _packed(self, weight, bias) -> tuple:
+        """(weight, bias) of one linear map, the weight pre-packed in oneDNN's blocked layout for this chunk size."""
+        return self._torch.ops.mkldnn._reorder_linear_weight(weight.detach(), self.chunk_positions), bias.detach()
+
     def _fused_weights(self, qkv_weight, qkv_bias, layer) -> tuple:
         """The layer's four linear maps as (weight, bias) pairs pre-packed in oneDNN's blocked layout."""
-        pack = self._torch.ops.mkldnn._reorder_linear_weight
-
-        def packed(weight, bias):
-            return pack(weight.detach(), self.chunk_positions), bias.detach()
-
+        packed = self._packed
         return (
             packed(qkv_weight, qkv_bias),
             packed(layer.attention.output.dense.weight, layer.attention.output.dense.bias),
@@ -195,6 +195,13 @@ class PackedBert:
         hidden_states = attention_out.LayerNorm(attention_out.dense(context) + hidden_states)
         intermediate = functional.gelu(layer.intermediate.dense(hidden_states))
         return layer.output.LayerNorm(layer.output.dense(intermediate) + hidden_states)
+
+    def linear_kernel(self, module) -> Callable:
+        """``module`` (a ``torch.nn.Linear``) as the fused path runs its products: pre-packed weight, oneDNN's kernel.
+        For timing that kernel on its own (bench/bench_scoring.py's ceiling); only where :attr:`fused` holds."""
+        weight, bias = self._packed(module.weight, module.bias)
+        linear = self._torch.ops.mkldnn._linear_pointwise
+        return lambda x: linear(x, weight, bias, "none", [], "")
 
     def _fused_layer(self, hidden_states, groups, weights):
         """The same layer through oneDNN: pre-packed weights, GELU and the residual adds fused into the products."""

@@ -10,19 +10,7 @@ from django.conf import settings
 from django.db import migrations, models
 
 
-_DROP = [
-    "qaitem_question_trgm",
-    "annotation_qaitem_uid_1d3552b7_like",
-    "annotation_qaitem_qa_type_3e770857",
-    "annotation_qaitem_qa_type_3e770857_like",
-    "annotation_qaitem_benchmark_026a7f87_like",
-    "annotation_qaitem_paragraph_id_e97a42c2_like",
-    "annotation_qaitem_status_0c6d0b56_like",
-    "annotation_qaitem_batch_id_be29afc9",
-    "annotation_assignment_item_id_21c60055",
-    "annotation_assignment_reviewer_id_30b36358",
-    "annotation_review_guideline_id_578ff004",
-]
+# What is dropped, and how the reverse rebuilds it.
 _RECREATE = {
     "qaitem_question_trgm": "annotation_qaitem USING gin (question gin_trgm_ops)",
     "annotation_qaitem_uid_1d3552b7_like": "annotation_qaitem (uid varchar_pattern_ops)",
@@ -42,7 +30,7 @@ _RENAME = {
     "annotation_qaitem_paragraph_id_e97a42c2": "qaitem_paragraph_id",
 }
 _FORWARD = [
-    *(f'DROP INDEX "{name}"' for name in _DROP),
+    *(f'DROP INDEX "{name}"' for name in _RECREATE),
     *(f'ALTER INDEX "{old}" RENAME TO "{new}"' for old, new in _RENAME.items()),
     'ALTER TABLE annotation_qaitem RENAME CONSTRAINT "annotation_qaitem_uid_key" TO "qaitem_uid_unique"',
 ]

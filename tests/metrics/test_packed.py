@@ -124,3 +124,19 @@ def torch_inference():
     import torch
 
     return torch.inference_mode()
+
+
+def test_linear_kernel_computes_what_the_linear_layer_does(encoder):
+    """The kernel the scoring bench times for its ceiling is the fused path's own product, and gives the layer's
+    result."""
+    import torch
+
+    packed = PackedBert(encoder.model, chunk_positions=64)
+    if not packed.fused:
+        pytest.skip("this torch build has no oneDNN fused linear kernels")
+    layer = encoder.model[0].auto_model.encoder.layer[0].intermediate.dense
+    x = torch.randn(64, layer.in_features)
+    with torch.inference_mode():
+        got, expected = packed.linear_kernel(layer)(x), layer(x)
+    assert got.shape == expected.shape == (64, layer.out_features)
+    assert (got - expected).abs().max().item() < 1e-4
