@@ -1,5 +1,5 @@
 """The demo's nugget work (a step of ``analytics.demo``): nuggets imported for a dozen items of the demo study's
-types, most validated by the demo reviewers and physicians through the services, one disagreement settled by the
+types, most validated by the demo reviewers through the services (the physicians rank them), one disagreement settled by the
 adjudicator, one left disputed for her and two drafts left for the validators, so every nugget page has content."""
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ CHANGED = {
 }
 SETTLED = "cl-2ff5b23c3c95a3acb70e"
 RELEASE_NAME = "ClinIQLink demo with nuggets"
-VALIDATORS = ("reviewer1@demo.portal", "ranker1@demo.portal", "reviewer2@demo.portal", "ranker2@demo.portal")
+# Reviewers, not the demo physicians: whoever validated an item's nuggets saw its answer, the reference of every
+# study, so a study would never hand them that question (annotation.selectors.blinding.reference_seen_q).
+VALIDATORS = ("reviewer1@demo.portal", "reviewer2@demo.portal", "reviewer3@demo.portal")
 
 
 def demo_nuggets(users: dict) -> str:

@@ -25,6 +25,8 @@ from annotation.models import (
     VettingConfig,
 )
 from annotation.selectors.review import conflict_of_interest_q
+from annotation.workflow import ItemStatus
+from portal.roles import can_review
 
 
 @admin.register(QAItem)
@@ -105,12 +107,20 @@ class _ReadOnly(admin.ModelAdmin):
 
 
 class _Blinded(_ReadOnly):
-    """Rows about items the signed-in person was given to review stay out of their lists (conflict of interest)."""
+    """Rows about items the signed-in person was given to review stay out of their lists (conflict of interest).
+
+    A staff member who also reviews sees the judgements of final items only (verified or rejected: no final item
+    goes back to review). The admin's lists show many items at once and record nothing, so a judgement read here of
+    an item still in review or adjudication (which can be sent back to review) would escape the blinding rule
+    (``annotation.selectors.blinding``); the portal's own pages record what they show."""
 
     item_path = "item__"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).exclude(conflict_of_interest_q(request.user, self.item_path))
+        rows = super().get_queryset(request).exclude(conflict_of_interest_q(request.user, self.item_path))
+        if can_review(request.user):
+            rows = rows.filter(**{f"{self.item_path}status__in": [ItemStatus.VERIFIED, ItemStatus.REJECTED]})
+        return rows
 
 
 @admin.register(VettingConfig)

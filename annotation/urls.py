@@ -34,6 +34,7 @@ urlpatterns = [
     path("review/<int:pk>/dispute/", review.ReviewDisputeView.as_view(), name="review_dispute"),
     path("review/<int:pk>/feedback/", review.ReviewFeedbackView.as_view(), name="review_feedback"),
     path("disputes/", disputes.DisputeListView.as_view(), name="dispute_list"),
+    path("disputes/all/", disputes.DisputeAllView.as_view(), name="dispute_all"),
     path("disputes/<int:pk>/", disputes.DisputeDetailView.as_view(), name="dispute_detail"),
     # nuggets: experts, adjudicators, organizers
     path("nuggets/", nuggets.NuggetStartView.as_view(), name="nugget_start"),

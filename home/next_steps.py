@@ -83,7 +83,7 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
         steps.append(
             NextStep(
                 f"{_plural(disputes, 'dispute')} {'is' if disputes == 1 else 'are'} open.",
-                f"{reverse('dispute_list')}?status=open",
+                f"{reverse('dispute_all')}?status=open",
                 "Open disputes",
                 "open_disputes",
             )

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
 
 class Role(StrEnum):
     REVIEWER = "reviewer"
@@ -51,8 +54,39 @@ def remember_roles(user, group_names) -> frozenset[str]:
     names = set(group_names)
     if user.is_superuser:
         names.add(Role.ORGANIZER)
+    if ranker_role_refusal(names, staff=user.is_staff):
+        names.discard(Role.RANKER)  # an account made in a shell or the admin: see ranker_role_refusal
     user._portal_roles = frozenset(names & {r.value for r in Role})
     return user._portal_roles
+
+
+RANKER_ROLE_REFUSED = (
+    "A ranker cannot also be an organizer or have access to the Django admin: organizers and staff see which system "
+    "wrote each answer (the systems' outputs, the exports with identities), so their rankings could not be blind. "
+    "Give the ranker role to a separate account without organizer or admin access."
+)
+
+
+def ranker_role_refusal(roles, *, staff: bool = False) -> str:
+    """Why ``roles`` (names; superusers hold organizer) cannot go together, or "" when they can: the ranker role
+    with organizer, or on a staff account. The role services refuse such a change with this message, and
+    :func:`remember_roles` drops the ranker role from such an account whatever its groups say, so a ranker is
+    blinded on every door, accounts made in a shell included."""
+    names = {str(role) for role in roles}
+    if Role.RANKER.value in names and (Role.ORGANIZER.value in names or staff):
+        return RANKER_ROLE_REFUSED
+    return ""
+
+
+def ranker_accounts():
+    """Every account that may rank now (admitted, active, the ranker role and nothing it cannot go with)."""
+    return (
+        get_user_model()
+        .objects.filter(groups__name=Role.RANKER.value, is_active=True, is_staff=False, is_superuser=False)
+        .filter(Q(institution__isnull=True) | Q(institution__admitted=True))
+        .exclude(groups__name=Role.ORGANIZER.value)
+        .distinct()
+    )
 
 
 def has_role(user, *roles: Role | str) -> bool:

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from portal.audit import audit_record
 from portal.errors import DomainError, NotAllowed
 from portal.models import Institution, User
-from portal.roles import Role
+from portal.roles import Role, ranker_role_refusal
 
 
 def person_admit(
@@ -39,6 +39,7 @@ def person_admit(
     email = email.strip().lower()
     with transaction.atomic():
         user, created = User.objects.get_or_create(email=email)
+        _check_roles_combination(user=user, roles=roles)
         if not created:
             _check_may_manage(by=by, user=user)
             _check_roles_change(by=by, user=user, roles=roles)
@@ -75,6 +76,7 @@ def person_update(*, user: User, name: str, institution: Institution | None, rol
     with transaction.atomic():
         user = User.objects.select_for_update().get(pk=user.pk)
         _check_may_manage(by=by, user=user)
+        _check_roles_combination(user=user, roles=roles)
         _check_roles_change(by=by, user=user, roles=roles)
         before = {
             "name": user.get_full_name(),
@@ -167,6 +169,15 @@ def _check_roles_change(*, by: User | None, user: User, roles: list[str]) -> Non
     if user.pk == getattr(by, "pk", None) and not user.is_superuser:
         raise NotAllowed("You cannot take the organizer role from yourself; ask another organizer.")
     _check_not_last_organizer(user, "take the organizer role from")
+
+
+def _check_roles_combination(*, user: User, roles: list[str]) -> None:
+    """Roles that cannot go together (``portal.roles.ranker_role_refusal``: a ranker is never an organizer, staff or
+    superuser) are refused with the reason, before anything changes."""
+    held = [*roles, Role.ORGANIZER.value] if user.is_superuser else roles
+    refusal = ranker_role_refusal(held, staff=user.is_staff)
+    if refusal:
+        raise DomainError(f"{user.email}: {refusal}", code="roles_cannot_combine")
 
 
 def _check_not_last_organizer(user: User, doing: str) -> None:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from annotation.models import Nugget
 from annotation.qa_types import QA_TYPE_LABELS, QAType
 from portal.models import User
+from portal.roles import ranker_accounts
 from ranking.models import (
     NuggetJudgement,
     RankingTask,
@@ -25,7 +26,7 @@ from ranking.models import (
     System,
 )
 from ranking.rules import HALLUCINATION_KIND_MEANINGS, identical_groups
-from ranking.services.queue import skipped_count
+from ranking.services.queue import questions_withheld_q, skipped_count
 from ranking.services.submissions import TaskNotFound, task_texts
 from ranking.shuffle import slot_letter
 
@@ -87,6 +88,35 @@ def study_progress(*, study: Study) -> dict:
         "unblinding_rate": (guesses["correct"] / guesses["n"]) if guesses["n"] else None,
         "unblinding_chance": (1 / n_answers) if n_answers else None,
     }
+
+
+def study_rankers_withheld(*, study: Study) -> dict:
+    """Organizer view, for staffing the study: every person who may rank, with how many of its questions are
+    withheld from them (they saw the item's answer elsewhere in the portal: ``ranking.services.queue``'s rule), and
+    how many questions fewer than ``study.overlap`` of them may take. Nothing is withheld without the reference."""
+    questions = StudyQuestion.objects.filter(study=study)
+    question_ids = list(questions.values_list("pk", flat=True))
+    takers = dict.fromkeys(question_ids, 0)  # per question: the rankers it is not withheld from
+    rows = []
+    for person in ranker_accounts().order_by("email"):
+        withheld: set[int] = set()
+        if study.include_reference:
+            withheld = set(
+                questions.filter(questions_withheld_q(study=study, ranker=person)).values_list("pk", flat=True)
+            )
+        for question_id in question_ids:
+            takers[question_id] += question_id not in withheld
+        rows.append({"person": person, "withheld": len(withheld), "open": len(question_ids) - len(withheld)})
+    return {
+        "rankers": rows,
+        "short_of_rankers": sum(1 for n in takers.values() if n < study.overlap),
+        "applies": study.include_reference,
+    }
+
+
+def questions_withheld_count(*, study: Study, ranker) -> int:
+    """How many of the study's questions are withheld from ``ranker`` (told on their start and done pages)."""
+    return StudyQuestion.objects.filter(study=study).filter(questions_withheld_q(study=study, ranker=ranker)).count()
 
 
 def task_for_ranker(*, task_id, ranker) -> RankingTask:

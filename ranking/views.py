@@ -23,10 +23,12 @@ from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, asses
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors import (
     question_nuggets,
+    questions_withheld_count,
     ranker_progress,
     studies_for_ranker,
     study_list,
     study_progress,
+    study_rankers_withheld,
     system_list,
     task_blinded,
     task_for_ranker,
@@ -77,7 +79,9 @@ class RankingNextView(RoleRequiredMixin, View):
     def get(self, request, study_id):
         study = get_object_or_404(Study, pk=study_id)
         template = "ranking/done.html" if "done" in request.GET else "ranking/start.html"
-        return render(request, template, {"study": study, **ranker_progress(study=study, ranker=request.user)})
+        progress = ranker_progress(study=study, ranker=request.user)
+        withheld = questions_withheld_count(study=study, ranker=request.user)
+        return render(request, template, {"study": study, **progress, "withheld": withheld})
 
     def post(self, request, study_id):
         return _go_next(request, get_object_or_404(Study, pk=study_id))
@@ -258,6 +262,7 @@ class StudyDetailView(RoleRequiredMixin, View):
             {
                 "study": study,
                 "progress": study_progress(study=study),
+                "staffing": study_rankers_withheld(study=study),
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
                 "formats": study_formats(study),

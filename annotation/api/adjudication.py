@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.selectors.adjudication import adjudication_queue
-from annotation.selectors.review import item_unblinded_for, reviews_visible_to
+from annotation.selectors.review import reviews_visible_to
 from annotation.serializers.adjudication import (
     AdjudicationItemSerializer,
     AdjudicationQueueItemSerializer,
@@ -18,6 +18,7 @@ from annotation.serializers.adjudication import (
 )
 from annotation.serializers.disputes import NoteSerializer
 from annotation.services.adjudication import item_adjudicate
+from annotation.services.blinding import adjudication_item_open
 from annotation.services.disputes import item_issues_reject
 from portal.roles import Role
 from portal.serializers import validated
@@ -36,14 +37,16 @@ class AdjudicationQueueApi(APIView):
 
 class AdjudicationItemApi(APIView):
     """GET: the item with every review side by side (un-blinded). POST: record the final judgement.
-    403 for anyone conflicted on the item (they reviewed it or were given it to review), and for an organizer on an
-    item an adjudicator may decide (``annotation.services.adjudication.decider_check``)."""
+    403 for anyone conflicted on the item (they reviewed it or were given it to review), for an item not waiting for
+    adjudication (``annotation.selectors.adjudication.item_for_adjudication``), and for an organizer on an item an
+    adjudicator may decide (``annotation.services.adjudication.decider_check``). Whoever is shown the reviews is
+    never given the item to review afterwards (``annotation.selectors.blinding``)."""
 
     required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
 
     @extend_schema(responses=AdjudicationItemSerializer)
     def get(self, request, uid):
-        item = item_unblinded_for(request.user, uid)
+        item = adjudication_item_open(user=request.user, uid=uid, where="adjudication API")
         payload = {
             "item": item,
             "status": item.status,
@@ -56,7 +59,7 @@ class AdjudicationItemApi(APIView):
 
     @extend_schema(request=AdjudicationRequestSerializer, responses={201: ItemFinalSerializer})
     def post(self, request, uid):
-        item = item_unblinded_for(request.user, uid)
+        item = adjudication_item_open(user=request.user, uid=uid, where="adjudication API")
         item_adjudicate(item=item, adjudicator=request.user, **validated(AdjudicationRequestSerializer, request))
         item.refresh_from_db()
         return Response(ItemFinalSerializer(item).data, status=status.HTTP_201_CREATED)
@@ -82,7 +85,7 @@ class ItemIssuesRejectApi(APIView):
         ),
     )
     def post(self, request, uid):
-        item = item_unblinded_for(request.user, uid)
+        item = adjudication_item_open(user=request.user, uid=uid, where="adjudication API")
         note = validated(NoteSerializer, request)["text"]
         disputes, notes = item_issues_reject(item=item, resolver=request.user, note=note)
         item.refresh_from_db()

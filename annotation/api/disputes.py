@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from annotation.models import Dispute
 from annotation.selectors.disputes import dispute_for, disputes_visible_to
 from annotation.serializers.disputes import DisputeCommentSerializer, DisputeSerializer, NoteSerializer
+from annotation.services.blinding import dispute_shown_record
 from annotation.services.disputes import dispute_comment_add, dispute_reject
 from portal.roles import Role
 from portal.serializers import validated
@@ -38,7 +39,9 @@ class DisputeDetailApi(APIView):
 
     @extend_schema(responses=DisputeSerializer)
     def get(self, request, pk):
-        return Response(DisputeSerializer(dispute_for(request.user, pk)).data)
+        dispute = dispute_for(request.user, pk)
+        dispute_shown_record(user=request.user, dispute=dispute, with_answer=False, where="dispute API")
+        return Response(DisputeSerializer(dispute).data)
 
 
 class DisputeCommentApi(APIView):

@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 
 from annotation.models import QAItem
 from annotation.selectors.items import item_list
-from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.serializers.items import ImportRequestSerializer, QAItemSerializer
+from annotation.services.blinding import item_page_open
 from annotation.services.imports import import_request
 from portal.numbers import whole_number
 from portal.roles import Role
@@ -34,16 +34,16 @@ class ItemListApi(generics.ListAPIView):
 
 
 class ItemDetailApi(generics.RetrieveAPIView):
+    """One item with its status and answer. Its status tells an organizer who also reviews how the other reviews of
+    the item went: refused to one conflicted on it, and remembered (not given it to review afterwards)."""
+
     required_roles = (Role.ORGANIZER,)
     serializer_class = QAItemSerializer
     lookup_field = "uid"
-    queryset = QAItem.objects.select_related("passage")
+    queryset = QAItem.objects.all()  # for the schema's path parameter; get_object reads the item itself
 
     def get_object(self):
-        # Its status tells an organizer who also reviews how the other reviews of the item went.
-        item = super().get_object()
-        conflict_of_interest_refuse(self.request.user, item)
-        return item
+        return item_page_open(user=self.request.user, uid=self.kwargs["uid"], where="item API")
 
 
 class ImportCreateApi(APIView):

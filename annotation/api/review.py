@@ -7,6 +7,7 @@ served by the adjudication endpoints, which need the adjudicator role.
 
 from __future__ import annotations
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -24,14 +25,16 @@ from annotation.serializers.review import (
     NextRequestSerializer,
     OwnReviewSerializer,
     ProgressSerializer,
+    ReviewAlreadySentSerializer,
     ReviewAndNextSerializer,
     ReviewSubmitSerializer,
     ReviewThenNextSerializer,
 )
 from annotation.services.disputes import dispute_file, feedback_file
 from annotation.services.queue import assignment_next
-from annotation.services.review import review_submit
+from annotation.services.review import ReviewAlreadySent, review_submit
 from annotation.services.review_drafts import review_draft_clear
+from annotation.services.review_edit import answer_own
 from portal.roles import Role
 from portal.serializers import validated
 
@@ -50,15 +53,43 @@ class ReviewNextApi(APIView):
         return Response(AssignmentSerializer(assignment).data)
 
 
+def _already_sent(request, pk: int, exc: ReviewAlreadySent) -> Response:
+    """409: a different review on a lease that already has one. What is stored, and whether (and where) it may still
+    be changed; nothing was changed."""
+    answer = answer_own(reviewer=request.user, assignment_id=pk)
+    change_url = reverse("review_edit", args=[pk]) if answer.editable else None
+    detail = str(exc) + (
+        f" You can still change the stored review on its page, {change_url}." if change_url else f" {answer.refusal}"
+    )
+    body = {
+        "detail": detail,
+        "code": exc.code,
+        "stored": OwnReviewSerializer(exc.stored).data,
+        "editable": answer.editable,
+        "change_url": change_url,
+    }
+    return Response(body, status=status.HTTP_409_CONFLICT)
+
+
+_ALREADY_SENT = OpenApiResponse(
+    ReviewAlreadySentSerializer, description="A different review was already stored on this lease; nothing changed."
+)
+
+
 class ReviewSubmitApi(APIView):
-    """Submit the review of your lease. Idempotent: the same key again returns the stored review."""
+    """Submit the review of your lease. Idempotent: the same review again (same key) returns the stored review; a
+    different one on a lease already answered (a second tab, a changed resend) is refused with 409 and what is
+    stored."""
 
     required_roles = (Role.REVIEWER,)
 
-    @extend_schema(request=ReviewSubmitSerializer, responses={201: OwnReviewSerializer})
+    @extend_schema(request=ReviewSubmitSerializer, responses={201: OwnReviewSerializer, 409: _ALREADY_SENT})
     def post(self, request, pk):
         data = validated(ReviewSubmitSerializer, request)
-        stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
+        try:
+            stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
+        except ReviewAlreadySent as exc:
+            return _already_sent(request, pk, exc)
         return Response(OwnReviewSerializer(stored).data, status=status.HTTP_201_CREATED)
 
 
@@ -68,16 +99,20 @@ class ReviewThenNextApi(APIView):
     Two steps, each its own transaction: the review is stored first (idempotent, as ``review/``), then the next
     lease is taken (as ``review/next/``, with its type filter); so a review is never lost because no item was
     waiting, and a retry with the same key returns the stored review and the same next lease. 201 with both;
-    ``next`` is null when nothing is waiting.
+    ``next`` is null when nothing is waiting. A different review on a lease already answered: 409 as ``review/``,
+    and no lease is taken.
     """
 
     required_roles = (Role.REVIEWER,)
 
-    @extend_schema(request=ReviewThenNextSerializer, responses={201: ReviewAndNextSerializer})
+    @extend_schema(request=ReviewThenNextSerializer, responses={201: ReviewAndNextSerializer, 409: _ALREADY_SENT})
     def post(self, request, pk):
         data = validated(ReviewThenNextSerializer, request)
         qa_type = data.pop("qa_type")
-        stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
+        try:
+            stored = review_submit(assignment_id=pk, reviewer=request.user, **data)
+        except ReviewAlreadySent as exc:
+            return _already_sent(request, pk, exc)
         following = assignment_next(reviewer=request.user, qa_type=qa_type)
         body = {
             "review": OwnReviewSerializer(stored).data,

@@ -1,6 +1,7 @@
 # The one package __init__ that imports names: Django loads an app's models from ``annotation.models``, and callers
 # import the model classes from here as in any Django app. Every other package of the app keeps an empty __init__.
 from annotation.models.adjudication import Adjudication
+from annotation.models.blinding import ItemExposure
 from annotation.models.disputes import Dispute, DisputeComment, FeedbackNote
 from annotation.models.guidelines import GuidelineAcknowledgement, GuidelineVersion
 from annotation.models.items import ImportBatch, QAItem, SourcePassage
@@ -31,4 +32,5 @@ __all__ = [
     "NuggetSet",
     "Nugget",
     "NuggetTask",
+    "ItemExposure",
 ]

@@ -8,9 +8,10 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Dispute, FeedbackNote, GoldItem, QAItem, VettingConfig
 from annotation.selectors.disputes import open_issue_q
-from annotation.selectors.review import _leases_of, conflict_of_interest_q, reviews_visible_to
+from annotation.selectors.review import _leases_of, conflict_of_interest_q, item_unblinded_for, reviews_visible_to
 from annotation.workflow import ItemStatus, Stage
 from portal.audit import audit_history
+from portal.errors import NotAllowed
 from portal.roles import Role, can_adjudicate, can_organize
 
 
@@ -18,6 +19,23 @@ def adjudication_waiting() -> QuerySet[QAItem]:
     """Every item waiting for an adjudicator's decision (disagreements and unclear items, and held items with an open
     issue), whoever may decide it: the queues and the organizers' "next steps" narrow it down."""
     return QAItem.objects.filter(Q(status=ItemStatus.IN_ADJUDICATION) | (Q(status=ItemStatus.HELD) & open_issue_q()))
+
+
+NOT_WAITING = (
+    "Item {uid} is not waiting for adjudication, so its reviews are not shown here: the adjudication page opens only "
+    "while the reviewers disagree, could not tell from the source, or a dispute or feedback note on the item is open."
+)
+
+
+def item_for_adjudication(user, uid: str) -> QAItem:
+    """The item of the adjudication page and API (reading, deciding, closing its issues): 404 if there is none, 403
+    if ``user`` is conflicted on it (:func:`item_unblinded_for`), 403 unless it waits for a decision
+    (:func:`adjudication_waiting`). Its reviews are un-blinded there, so an item still in review (a second review
+    not yet written) is never opened: its first review would reach whoever might be its second reviewer."""
+    item = item_unblinded_for(user, uid)
+    if not adjudication_waiting().filter(pk=item.pk).exists():
+        raise NotAllowed(NOT_WAITING.format(uid=item.uid), code="not_waiting_for_adjudication")
+    return item
 
 
 def adjudication_queue(*, user) -> QuerySet[QAItem]:

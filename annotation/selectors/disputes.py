@@ -25,6 +25,13 @@ def open_issues(item: QAItem) -> tuple[QuerySet[Dispute], QuerySet[FeedbackNote]
     return _open_disputes().filter(item=item), _open_feedback_notes().filter(item=item)
 
 
+def open_issue_counts(item: QAItem) -> dict[str, int]:
+    """How many disputes and feedback notes are open on the item (``{"disputes": n, "notes": m}``), so a page words
+    its "close the open issues" button for what is there."""
+    disputes, notes = open_issues(item)
+    return {"disputes": disputes.count(), "notes": notes.count()}
+
+
 def open_issue_q(prefix: str = "") -> Q:
     """``Q`` true for items with an open issue (:func:`open_issues`; ``prefix`` for related lookups)."""
     disputes = _open_disputes().filter(item=OuterRef(f"{prefix}pk"))
@@ -41,10 +48,19 @@ def items_without_open_issue(items: QuerySet[QAItem] | None = None) -> QuerySet[
     return (items if items is not None else QAItem.objects.all()).exclude(open_issue_q())
 
 
+def _disputes() -> QuerySet[Dispute]:
+    return Dispute.objects.select_related("item", "raised_by", "resolver").prefetch_related("comments__author")
+
+
+def disputes_of(user) -> QuerySet[Dispute]:
+    """The disputes ``user`` filed, whatever their roles ("My disputes")."""
+    return _disputes().filter(raised_by=user)
+
+
 def disputes_visible_to(user) -> QuerySet[Dispute]:
     """Reviewers: their own disputes. Adjudicators and organizers: all, except disputes by others on items they are
-    conflicted on."""
-    disputes = Dispute.objects.select_related("item", "raised_by", "resolver").prefetch_related("comments__author")
+    conflicted on ("All disputes")."""
+    disputes = _disputes()
     if can_adjudicate(user) or can_organize(user):
         return disputes.filter(Q(raised_by=user) | ~conflict_of_interest_q(user, prefix="item__"))
     return disputes.filter(raised_by=user)

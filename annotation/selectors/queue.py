@@ -3,14 +3,17 @@ type filter uses when it runs dry. Read-only; the queue itself is ``annotation.s
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from functools import cache
 
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from annotation.models import Assignment, GoldItem, ImportBatch, QAItem
+from annotation.models import Assignment, GoldItem, ImportBatch, ItemExposure, QAItem, VettingConfig
 from annotation.qa_types import qa_type_label
+from annotation.selectors.blinding import REVIEWS, review_barred_q, review_free_sql
 from annotation.workflow import ItemStatus, Stage
 
 _WAITING = (ItemStatus.IMPORTED.value, ItemStatus.IN_REVIEW.value, ItemStatus.IN_SECOND_REVIEW.value)
@@ -18,33 +21,38 @@ _WAITING = (ItemStatus.IMPORTED.value, ItemStatus.IN_REVIEW.value, ItemStatus.IN
 
 @cache
 def _waiting_sql() -> str:
-    item, assignment, gold, batch = (
+    item, assignment, gold, batch, exposure = (
         QAItem._meta.db_table,
         Assignment._meta.db_table,
         GoldItem._meta.db_table,
         ImportBatch._meta.db_table,
+        ItemExposure._meta.db_table,
     )
     active, submitted = Assignment.Status.ACTIVE.value, Assignment.Status.SUBMITTED.value
     primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
     imported, in_review, in_second = _WAITING
     waiting = f"i.status IN ('{imported}', '{in_review}', '{in_second}') AND i.batch_id = ANY(ub.ids)"
-    # The queue's conditions (annotation/services/queue.py), counted per type: items of unpaused batches waiting
-    # for a review, less those this person may not be given now (their own, gold, or the stage slot taken). Shown
-    # on every review page, so it never walks the item rows: the waiting items are counted on the (batch, status,
-    # type) index, and only the few items named by a lease or a gold entry are looked at one by one.
+    # The queue's conditions (annotation/services/queue.py), counted per type and batch: items of unpaused batches
+    # waiting for a review, less those this person may not be given now (the blinding rule refuses them, they are
+    # gold, or the stage slot is taken). Shown on every review page, so it never walks the item rows: the waiting items
+    # are counted on the (batch, status, type) index, and only the few items named by a lease, an exposure or a gold
+    # entry are looked at one by one.
     return f"""
         WITH ub AS (SELECT array_agg(id) AS ids FROM {batch} WHERE NOT paused),
         waiting AS (
-            SELECT i.qa_type, count(*) AS n FROM {item} i, ub WHERE {waiting} GROUP BY i.qa_type),
+            SELECT i.qa_type, i.batch_id, count(*) AS n FROM {item} i, ub WHERE {waiting}
+            GROUP BY i.qa_type, i.batch_id),
         named AS (
             SELECT item_id FROM {assignment} WHERE reviewer_id = %(reviewer)s
+            UNION SELECT item_id FROM {exposure} WHERE person_id = %(reviewer)s AND kind = '{REVIEWS}'
             UNION SELECT item_id FROM {gold}
             UNION SELECT item_id FROM {assignment} WHERE status = '{active}' AND expires_at > %(now)s
             UNION SELECT item_id FROM {assignment} WHERE status = '{submitted}' AND stage = '{secondary}'
                 AND item_id IN (SELECT id FROM {item} WHERE status = '{in_second}')),
         refused AS (
-            SELECT i.qa_type, count(*) AS n FROM {item} i, ub WHERE i.id IN (SELECT item_id FROM named) AND {waiting}
-              AND (EXISTS (SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s)
+            SELECT i.qa_type, i.batch_id, count(*) AS n FROM {item} i, ub
+            WHERE i.id IN (SELECT item_id FROM named) AND {waiting}
+              AND (NOT ({review_free_sql(item="i.id", person="%(reviewer)s")})
                    OR EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id)
                    OR (i.status = '{in_review}' AND EXISTS (
                        SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{primary}'
@@ -52,15 +60,38 @@ def _waiting_sql() -> str:
                    OR (i.status = '{in_second}' AND EXISTS (
                        SELECT 1 FROM {assignment} l WHERE l.item_id = i.id AND l.stage = '{secondary}'
                        AND ((l.status = '{active}' AND l.expires_at > %(now)s) OR l.status = '{submitted}'))))
-            GROUP BY i.qa_type)
-        SELECT w.qa_type, w.n - coalesce(r.n, 0) FROM waiting w LEFT JOIN refused r ON r.qa_type = w.qa_type"""
+            GROUP BY i.qa_type, i.batch_id)
+        SELECT w.qa_type, w.batch_id, w.n - coalesce(r.n, 0)
+        FROM waiting w LEFT JOIN refused r ON r.qa_type = w.qa_type AND r.batch_id = w.batch_id"""
+
+
+def _waiting(reviewer, *, now=None) -> list[tuple[str, int, int]]:
+    """``(QA type, batch id, count)`` of the items the queue could hand ``reviewer`` now (gold items aside)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_waiting_sql(), {"reviewer": reviewer.pk, "now": now or timezone.now()})
+        return [(qa_type, batch_id, n) for qa_type, batch_id, n in cursor.fetchall() if n]
 
 
 def waiting_by_type(reviewer, *, now=None) -> dict[str, int]:
     """Items the queue could hand ``reviewer`` now, per QA type (gold items aside: they are mixed in on top)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_waiting_sql(), {"reviewer": reviewer.pk, "now": now or timezone.now()})
-        return {qa_type: n for qa_type, n in cursor.fetchall() if n}
+    by_type: Counter[str] = Counter()
+    for qa_type, _, n in _waiting(reviewer, now=now):
+        by_type[qa_type] += n
+    return dict(by_type)
+
+
+def gold_offerable(reviewer) -> QuerySet[GoldItem]:
+    """The gold items the queue may still mix into ``reviewer``'s items (``annotation.services.queue`` takes them from
+    here): the active ones the blinding rule lets them review, as for every other item (never twice, never one whose
+    other judgements they read: ``annotation.selectors.blinding.review_barred_q``)."""
+    return GoldItem.objects.filter(active=True).exclude(review_barred_q(reviewer, "item__"))
+
+
+def gold_left_for(reviewer) -> int:
+    """How many gold items ``reviewer`` may still be given: none while the gold rate is 0 (none is handed out)."""
+    if VettingConfig.load().gold_rate <= 0:
+        return 0
+    return gold_offerable(reviewer).count()
 
 
 def batch_done_share(batch_id: int) -> dict:
@@ -80,13 +111,46 @@ def batch_done_share(batch_id: int) -> dict:
     return {"name": batch["name"], "percent": percent, "final": final, "total": total}
 
 
-def queue_outlook(reviewer, *, item: QAItem | None = None) -> dict:
-    """The review page's line: items left for this person (the open one included) and the current batch's share."""
-    waiting = waiting_by_type(reviewer)
-    outlook = {"left": sum(waiting.values()) + (1 if item is not None else 0)}
-    if item is not None:
-        outlook["batch"] = batch_done_share(item.batch_id)
+def queue_outlook(reviewer, *, lease: Assignment | None = None) -> dict:
+    """The review page's line: items left for this person (the open one included) and the current batch's share.
+
+    A gold item must look like any other (security report, finding 3). Counting only the real items, the number
+    would stand still on a gold lease (a gold item is not in the real queue) or, had a gold lease been counted as a
+    real one, on the lease after it. So the gold items this person may still be given count as items left: every
+    lease, gold or real, takes exactly one off. And the batch named is the one the person's real items come from,
+    not the gold item's own (often an old, finished batch)."""
+    waiting = _waiting(reviewer)
+    left = sum(n for _, _, n in waiting) + gold_left_for(reviewer)
+    outlook: dict = {"left": left + (1 if lease is not None else 0)}
+    if lease is not None:
+        batch_id = lease.item.batch_id if lease.stage != Stage.GOLD else _queue_batch_of(reviewer, lease, waiting)
+        if batch_id is not None:
+            outlook["batch"] = batch_done_share(batch_id)
     return outlook
+
+
+def _queue_batch_of(reviewer, lease: Assignment, waiting: list[tuple[str, int, int]]) -> int | None:
+    """The batch to name on a gold lease: one the person's queue hands real items from now.
+
+    The queue takes real items from its highest-priority unpaused batches that have any for the person, mixed by its
+    random order, so a batch comes up about as often as its share of the waiting items: drawn so, once per lease
+    (the same batch on every reload of the page, as a real lease keeps its item's batch). With nothing waiting, the
+    batch of the person's latest real lease (their last real item may well have been the batch's last)."""
+    per_batch: Counter[int] = Counter()
+    for _, batch_id, n in waiting:
+        per_batch[batch_id] += n
+    if per_batch:
+        priority = dict(ImportBatch.objects.filter(pk__in=list(per_batch)).values_list("pk", "priority"))
+        top = max(priority.values())
+        batches = sorted(pk for pk in per_batch if priority[pk] == top)
+        point = random.Random(lease.pk).random() * sum(per_batch[pk] for pk in batches)
+        for pk in batches:
+            point -= per_batch[pk]
+            if point < 0:
+                return pk
+        return batches[-1]
+    latest = Assignment.objects.filter(reviewer=reviewer).exclude(stage=Stage.GOLD).order_by("-created_at", "-id")
+    return latest.values_list("item__batch_id", flat=True).first()
 
 
 def filter_exhausted_message(reviewer, qa_type: str) -> str:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotation.models import Adjudication, QAItem, Review
+from annotation.models import Adjudication, Dispute, QAItem, Review
 from annotation.serializers.disputes import DisputeSerializer, FeedbackSerializer
 from annotation.serializers.review import ReviewItemSerializer
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
+
+DISPUTE_OUTCOMES = [Dispute.Status.UPHELD.value, Dispute.Status.REJECTED.value]
 
 
 class FullReviewSerializer(serializers.ModelSerializer):
@@ -52,7 +54,29 @@ class AdjudicationRequestSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Verdict.choices)
     relevance = serializers.IntegerField(min_value=RELEVANCE_MIN, max_value=RELEVANCE_MAX)
     reason = serializers.CharField()
-    dispute_outcome = serializers.ChoiceField(choices=["upheld", "rejected"], default="upheld")
+    dispute_outcomes = serializers.DictField(
+        child=serializers.ChoiceField(choices=DISPUTE_OUTCOMES),
+        required=False,
+        help_text='The outcome of an open dispute by its id ({"12": "rejected"}), needed only where the verdict '
+        "does not settle it (each dispute's outcome_by_verdict says which verdict gives which outcome; null: you "
+        "choose). A choice that contradicts the verdict is refused (400).",
+    )
+    dispute_outcome = serializers.ChoiceField(
+        choices=DISPUTE_OUTCOMES,
+        required=False,
+        help_text="One outcome for every open dispute, checked like dispute_outcomes. Leave both out to let the "
+        "verdict decide.",
+    )
+
+    def validate_dispute_outcomes(self, value: dict) -> dict[int, str]:
+        """Keys are dispute ids (JSON object keys are strings): whole numbers only."""
+        outcomes = {}
+        for key, outcome in value.items():
+            text = str(key)
+            if not (text.isascii() and text.isdigit() and len(text) <= 18):  # a primary key fits in 18 digits
+                raise serializers.ValidationError(f"“{text[:40]}” is not a dispute id (a whole number)")
+            outcomes[int(text)] = outcome
+        return outcomes
 
 
 class AdjudicationQueueItemSerializer(serializers.ModelSerializer):

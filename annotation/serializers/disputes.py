@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import Dispute, DisputeComment, FeedbackNote
+from annotation.services.disputes import dispute_outcomes_by_verdict
 from portal.numbers import WholeNumberSerializerField
 
 
@@ -36,6 +38,10 @@ class DisputeSerializer(serializers.ModelSerializer):
     comments = DisputeCommentSerializer(many=True, read_only=True)
     status = serializers.CharField(read_only=True, help_text="open, upheld or rejected")
     category = serializers.CharField(read_only=True, help_text="one of the dispute categories")
+    outcome_by_verdict = serializers.SerializerMethodField(
+        help_text="What deciding the item with each final verdict does to this dispute: upheld, rejected, or null "
+        "where the adjudicator chooses (dispute_outcomes of the adjudication request)."
+    )
 
     class Meta:
         model = Dispute
@@ -48,12 +54,19 @@ class DisputeSerializer(serializers.ModelSerializer):
             "quote_start",
             "quote_end",
             "status",
+            "outcome_by_verdict",
             "resolution_note",
             "created_at",
             "resolved_at",
             "comments",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(
+        serializers.DictField(child=serializers.ChoiceField(choices=["upheld", "rejected"], allow_null=True))
+    )
+    def get_outcome_by_verdict(self, dispute: Dispute) -> dict[str, str | None]:
+        return dispute_outcomes_by_verdict(dispute.category)
 
 
 class FeedbackSerializer(serializers.ModelSerializer):

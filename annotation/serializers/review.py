@@ -128,6 +128,16 @@ class OwnReviewSerializer(serializers.Serializer):
         }
 
 
+class ReviewAlreadySentSerializer(serializers.Serializer):
+    """409: a different review sent on a lease that already has one. Nothing was changed."""
+
+    detail = serializers.CharField(help_text="What is stored, and that the review sent now was not saved.")
+    code = serializers.CharField(help_text='"already_reviewed"')
+    stored = OwnReviewSerializer(help_text="The review stored on the lease.")
+    editable = serializers.BooleanField(help_text="Whether its author may still change the stored review.")
+    change_url = serializers.CharField(allow_null=True, help_text="The page to change it on; null when not allowed.")
+
+
 class ReviewAndNextSerializer(serializers.Serializer):
     """The stored review, and the next lease (``null`` when nothing is waiting)."""
 

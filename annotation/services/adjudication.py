@@ -3,16 +3,17 @@ organizers' way forward for an item no adjudicator may decide (they decide it, o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Dispute, QAItem, Review
+from annotation.models import Adjudication, Assignment, QAItem, Review
 from annotation.selectors.adjudication import item_adjudication_blocked
 from annotation.selectors.disputes import open_issues
 from annotation.selectors.review import conflict_of_interest_refuse
-from annotation.services.disputes import dispute_close, feedback_close
+from annotation.services.disputes import dispute_close, dispute_outcomes_settle, feedback_close
 from annotation.services.review import review_validate
 from annotation.services.transitions import item_transition
 from annotation.workflow import ADJUDICABLE_STATES, Action, ItemStatus, Route, Stage, adjudication_action
@@ -60,12 +61,16 @@ def item_adjudicate(
     verdict: str,
     relevance: Any,
     reason: str,
-    dispute_outcome: str = Dispute.Status.UPHELD,
+    dispute_outcomes: Mapping[int, str] | None = None,
+    dispute_outcome: str | None = None,
 ) -> Adjudication:
-    """Record the final verdict and relevance; resolves open disputes (``dispute_outcome``) and closes open
+    """Record the final verdict and relevance; resolves the open disputes as the verdict implies and closes open
     feedback notes with the reason, then moves the item to verified (correct) or rejected (anything else).
 
     ``adjudicator``: whoever :func:`decider_check` lets decide (an adjudicator, or an organizer on a blocked item).
+    ``dispute_outcomes`` (by dispute id) / ``dispute_outcome`` (for every open dispute): the adjudicator's choice,
+    needed only where the verdict does not settle a dispute and refused where it contradicts the verdict
+    (:func:`annotation.services.disputes.dispute_outcomes_settle`, the one rule); the refusal changes nothing.
     """
     if not (can_adjudicate(adjudicator) or can_organize(adjudicator)):
         raise NotAllowed("Only adjudicators record final judgements.")
@@ -80,6 +85,13 @@ def item_adjudicate(
                 code="not_adjudicable",
             )
         decider_check(adjudicator, locked)
+        open_disputes, open_notes = open_issues(locked)
+        # The disputes locked after the item (the order annotation.services.disputes._lock_item_first explains) and
+        # settled before anything is written: a refused outcome leaves the item and its disputes as they were.
+        disputes = list(open_disputes.select_for_update().order_by("pk"))
+        outcomes = dispute_outcomes_settle(
+            disputes=disputes, verdict=verdict, chosen=dispute_outcomes, chosen_for_all=dispute_outcome
+        )
         adjudication = Adjudication.objects.create(
             item=locked, adjudicator=adjudicator, verdict=verdict, relevance=relevance, reason=reason.strip()
         )
@@ -89,9 +101,8 @@ def item_adjudicate(
             action="adjudication_created",
             after={"item": locked.uid, "verdict": verdict, "relevance": relevance, "reason": adjudication.reason},
         )
-        open_disputes, open_notes = open_issues(locked)
-        for dispute in open_disputes:
-            dispute_close(dispute=dispute, resolver=adjudicator, outcome=dispute_outcome, note=reason)
+        for dispute in disputes:
+            dispute_close(dispute=dispute, resolver=adjudicator, outcome=outcomes[dispute.pk], note=reason)
         for note in open_notes:
             feedback_close(note=note, actor=adjudicator, response=reason, release=False)
         route = Route(adjudication_action(verdict), verdict, float(relevance), "adjudication")

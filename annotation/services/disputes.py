@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from uuid import UUID
 
 from django.db import transaction
@@ -14,7 +15,7 @@ from annotation.selectors.disputes import item_has_open_issue, open_issues
 from annotation.selectors.review import conflict_of_interest_refuse
 from annotation.services.review import assignment_lock_own
 from annotation.services.transitions import item_transition
-from annotation.workflow import Action, ItemStatus
+from annotation.workflow import Action, ItemStatus, Verdict
 from portal.audit import audit_record
 from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
@@ -190,11 +191,99 @@ def dispute_close(*, dispute: Dispute, resolver: User, outcome: str, note: str =
     return locked
 
 
+# What a final verdict says about each kind of dispute (usability F1). Every dispute objects to the item as it stands
+# ("wrong or ambiguous", the review page's words); the guidelines define the verdicts on the item as it stands: Correct
+# = a careful examiner accepts it unchanged, Incorrect = it does not stand (a factual error, two defensible answers, a
+# wrong format or options: "every other field on the page" counts), Cannot tell = the excerpt neither supports nor
+# contradicts it. So Correct rejects every dispute; Incorrect upholds each dispute that names a way the item is wrong,
+# and Cannot tell the one that says exactly that (not supported by the source). None: the verdict does not settle it
+# (an "other" dispute says nothing the verdict can answer; Cannot tell neither confirms nor refutes a factual error,
+# an ambiguity or a format), so the adjudicator says which. One table; the pages and the API only present it.
+_UPHELD, _REJECTED = Dispute.Status.UPHELD.value, Dispute.Status.REJECTED.value
+_C = Dispute.Category
+DISPUTE_OUTCOME_BY_VERDICT: dict[str, dict[str, str | None]] = {
+    Verdict.CORRECT: dict.fromkeys(_C.values, _REJECTED),
+    Verdict.INCORRECT: {
+        _C.FACTUAL_ERROR: _UPHELD,
+        _C.NOT_IN_SOURCE: _UPHELD,
+        _C.AMBIGUOUS: _UPHELD,
+        _C.WRONG_FORMAT: _UPHELD,
+        _C.OTHER: None,
+    },
+    Verdict.CANNOT_TELL: {**dict.fromkeys(_C.values, None), _C.NOT_IN_SOURCE: _UPHELD},
+}
+# Why, in the words of the refusal and of the pages.
+_WHY = {
+    Verdict.CORRECT: "Correct accepts the item unchanged",
+    Verdict.INCORRECT: "Incorrect says the item does not stand as it is",
+    Verdict.CANNOT_TELL: "Cannot tell says the source does not support the answer",
+}
+
+
+def dispute_outcome_implied(*, category: str, verdict: str) -> str | None:
+    """The outcome (``upheld`` / ``rejected``) that the final ``verdict`` gives a dispute of ``category``, or None
+    where the verdict does not settle it and the adjudicator chooses (:data:`DISPUTE_OUTCOME_BY_VERDICT`)."""
+    return DISPUTE_OUTCOME_BY_VERDICT.get(verdict, {}).get(category)
+
+
+def dispute_outcomes_by_verdict(category: str) -> dict[str, str | None]:
+    """For one dispute's page: each verdict (its value) and the outcome it gives this dispute (None: chosen)."""
+    return {verdict: dispute_outcome_implied(category=category, verdict=verdict) for verdict in Verdict.values}
+
+
+def dispute_outcomes_settle(
+    *,
+    disputes: Iterable[Dispute],
+    verdict: str,
+    chosen: Mapping[int, str] | None = None,
+    chosen_for_all: str | None = None,
+) -> dict[int, str]:
+    """The outcome of each open dispute of an item decided with ``verdict``: the one the verdict implies, or the
+    adjudicator's choice where it implies none. ``chosen``: outcomes by dispute id; ``chosen_for_all``: one outcome
+    for every dispute (the API's shorthand). Refused (:class:`DomainError`, nothing is changed by the caller):
+    a choice that contradicts the verdict, a missing choice where the verdict settles nothing, an unknown outcome,
+    and a choice for a dispute that is not among ``disputes`` (resolved meanwhile, or another item's)."""
+    disputes = list(disputes)
+    chosen = dict(chosen or {})
+    open_ids = {d.pk for d in disputes}
+    stray = sorted(pk for pk in chosen if pk not in open_ids)
+    if stray:
+        raise DomainError(
+            f"dispute {stray[0]} is not open on this item (resolved meanwhile, or not this item's): look at the "
+            "item again",
+            code="dispute_not_open",
+        )
+    verdict_name = Verdict(verdict).label if verdict in Verdict.values else verdict
+    outcomes: dict[int, str] = {}
+    for dispute in disputes:
+        choice = chosen.get(dispute.pk) or chosen_for_all or None
+        if choice is not None and choice not in (_UPHELD, _REJECTED):
+            raise DomainError("a dispute's outcome is 'upheld' or 'rejected'", code="invalid_outcome")
+        implied = dispute_outcome_implied(category=dispute.category, verdict=verdict)
+        named = f"Dispute {dispute.pk} ({dispute.get_category_display()})"
+        if implied is not None and choice is not None and choice != implied:
+            raise DomainError(
+                f"{named} cannot be {choice} with the final verdict {verdict_name}: {_WHY[Verdict(verdict)]}, "
+                f"which {'upholds' if implied == _UPHELD else 'rejects'} the dispute. Leave its outcome to the "
+                "verdict, or choose another verdict.",
+                code="dispute_outcome_contradicts",
+            )
+        outcome = implied or choice
+        if outcome is None:
+            raise DomainError(
+                f"Say whether {named[0].lower()}{named[1:]} is upheld or rejected: the final verdict {verdict_name} "
+                "does not settle it.",
+                code="dispute_outcome_missing",
+            )
+        outcomes[dispute.pk] = outcome
+    return outcomes
+
+
 def dispute_reject(*, dispute: Dispute, resolver: User, note: str = "") -> Dispute:
     """Reject a dispute without judging the item: the item goes back where it was once nothing else is open.
 
-    Upholding a dispute means the item needs a final judgement, so that is done by adjudicating the item
-    (``annotation.services.adjudication.item_adjudicate``), which resolves its open disputes at the same time.
+    Upholding a dispute takes a final judgement of the item (``annotation.services.adjudication.item_adjudicate``),
+    which resolves its open disputes as the verdict implies (:func:`dispute_outcomes_settle`).
     """
     with transaction.atomic():
         closed = dispute_close(dispute=dispute, resolver=resolver, outcome=Dispute.Status.REJECTED, note=note)

@@ -2,7 +2,8 @@
 
 Rules enforced here:
 - a reviewer with an unexpired lease gets that lease back;
-- an item goes to each person at most once (unique (item, reviewer) plus the ``mine`` exclusion);
+- an item goes to each person at most once (unique (item, reviewer) plus the blinding rule's exclusion), and never
+  to a person who read its other reviews (``annotation.selectors.blinding.review_barred_q``);
 - at most one live-or-done lease per item and stage (primary: every item; secondary: the drawn share);
 - paused batches are skipped, higher batch priority first, second reviews before new primary reviews
   within a priority level (so started items finish), then a seeded random order per reviewer (not import order:
@@ -21,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -33,7 +34,9 @@ from annotation.models import (
     SourcePassage,
     VettingConfig,
 )
+from annotation.selectors.blinding import review_free_sql
 from annotation.selectors.guidelines import guideline_current_sql, guideline_of_new_lease
+from annotation.selectors.queue import gold_offerable
 from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_batch, audit_record
@@ -146,6 +149,9 @@ def _sql() -> dict[str, str]:
     )
     primary, secondary = Stage.PRIMARY.value, Stage.SECONDARY.value
     guideline_columns = columns_sql(_GUIDELINE_FIELDS, "g", prefix="guideline_")
+    # The blinding rule (one home: annotation.selectors.blinding): never an item the reviewer was given before, nor
+    # one whose other reviews they read (on the adjudication page, an item page, a dispute).
+    review_free = review_free_sql(item="i.id", person="%(reviewer)s")
     live = f"l.status = '{active}' AND l.expires_at > %(now)s"
     # Each branch is written so that PostgreSQL walks a partial queue index in (queue_key, id) order and stops at
     # the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first
@@ -165,9 +171,7 @@ def _sql() -> dict[str, str]:
             WHERE {{status}} AND i.batch_id = ANY(%(batches)s) AND (%(qa_type)s = '' OR i.qa_type = %(qa_type)s)
               AND i.id <> ALL(%(tried)s)
               AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.item_id = i.id OFFSET 0)
-              AND NOT EXISTS (
-                SELECT 1 FROM {assignment} m WHERE m.item_id = i.id AND m.reviewer_id = %(reviewer)s OFFSET 0)
-              AND {{free}} AND {{part}}
+              AND {review_free} AND {{free}} AND {{part}}
             ORDER BY i.queue_key, i.id
             LIMIT 1
             FOR UPDATE OF i SKIP LOCKED
@@ -325,8 +329,7 @@ def _slot_claim(*, item: QAItem, stage: str, now: datetime) -> bool:
 
 
 def _take_gold(*, reviewer: User, qa_type: str, now: datetime) -> Assignment | None:
-    mine = Assignment.objects.filter(item=OuterRef("item_id"), reviewer=reviewer)
-    golds = GoldItem.objects.filter(active=True).exclude(Exists(mine))
+    golds = gold_offerable(reviewer)
     if qa_type:
         golds = golds.filter(item__qa_type=qa_type)
     gold = golds.select_related("item").order_by("?").first()

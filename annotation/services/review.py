@@ -13,7 +13,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, VettingConfig
+from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, ReviewRevision, VettingConfig
 from annotation.services.transitions import (
     Move,
     item_from_lock_row,
@@ -133,6 +133,34 @@ def _submit_reads(
     return assignment, (item_from_lock_row(item) if item else None), review_id, VettingConfig.from_load_row(config)
 
 
+class ReviewAlreadySent(Conflict):
+    """A different review sent on a lease that already has one (from a second tab, or a form changed and sent
+    again): nothing was changed. Carries what is stored (a review or a gold answer, which read the same), so that
+    the page and the API can show it next to what was sent."""
+
+    code = "already_reviewed"
+
+    def __init__(self, stored: Review | GoldAnswer):
+        self.stored = stored
+        comment = f"comment “{stored.comment}”" if stored.comment else "no comment"
+        super().__init__(
+            f"You had already sent a review of this item: {Verdict(stored.verdict).label}, GP relevance "
+            f"{stored.relevance}, {comment}. The different review you sent now was not saved."
+        )
+
+
+def _same_review(stored: Review | GoldAnswer, *, verdict: str, relevance: int, comment: str) -> bool:
+    """Whether a review sent again on an answered lease is the one stored: a retry or a double click, not a change.
+    A review its author has changed since also matches what they first sent (a retry of the first request)."""
+    sent = (verdict, relevance, comment.strip())
+    if (stored.verdict, stored.relevance, stored.comment) == sent:
+        return True
+    if isinstance(stored, GoldAnswer) or stored.edited_at is None:
+        return False
+    first = ReviewRevision.objects.filter(review=stored, version=1).values_list("verdict", "relevance", "comment")
+    return first.first() == sent
+
+
 def review_submit(
     *,
     assignment_id: int,
@@ -144,7 +172,8 @@ def review_submit(
     active_seconds: float | None = None,
     now: datetime | None = None,
 ) -> Review | GoldAnswer:
-    """Store the reviewer's verdict for their lease, once: a repeated POST returns the stored review unchanged.
+    """Store the reviewer's verdict for their lease, once: the same review sent again returns the stored one
+    unchanged (a double click, a retry); a different one raises :class:`ReviewAlreadySent` and changes nothing.
 
     Primary review: the item is drawn (or not) for second review from the organizer's seed; if not drawn, the
     primary review is final. Secondary review: agreement finalises, disagreement goes to adjudication.
@@ -162,7 +191,10 @@ def review_submit(
         )
         if assignment.status == Assignment.Status.SUBMITTED:
             existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
-            return existing.objects.get(assignment=assignment)  # a retried or double POST: stored once
+            stored = existing.objects.get(assignment=assignment)
+            if not _same_review(stored, verdict=verdict, relevance=relevance, comment=comment):
+                raise ReviewAlreadySent(stored)  # a second tab, or a form sent again after a change: not a retry
+            return stored  # a retried or double POST: stored once
         late = now > assignment.expires_at
         if assignment.status != Assignment.Status.ACTIVE and not (late and _ran_out(assignment)):
             raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")

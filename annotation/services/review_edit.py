@@ -1,4 +1,5 @@
-"""A reviewer changing their own recent review ("undo"), and the list of their recent reviews.
+"""A reviewer changing their own recent review ("undo"), and the list of their recent reviews (gold answers among
+them, read-only, shown as any review is).
 
 The rule saying whether a review may still be changed is ``annotation.workflow.review_edit_refusal``; this module
 only gathers its facts from the database (for one review under a row lock, or for a page of reviews at once).
@@ -6,6 +7,7 @@ only gathers its facts from the database (for one review under a row lock, or fo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -17,6 +19,7 @@ from annotation.models import (
     Assignment,
     Dispute,
     FeedbackNote,
+    GoldAnswer,
     GoldItem,
     QAItem,
     ReleaseItem,
@@ -26,7 +29,15 @@ from annotation.models import (
 )
 from annotation.services.review import review_validate
 from annotation.services.transitions import LOCK_FIELDS, item_transition
-from annotation.workflow import Action, Stage, edit_refusal_message, review_edit_refusal, route_after_primary
+from annotation.workflow import (
+    Action,
+    EditRefusal,
+    Stage,
+    Verdict,
+    edit_refusal_message,
+    review_edit_refusal,
+    route_after_primary,
+)
 from portal.audit import audit_record
 from portal.errors import Conflict, NotFound
 from portal.models import User
@@ -44,14 +55,6 @@ class EditFacts(TypedDict):
     issue_filed: bool
     is_gold: bool
     in_release: bool
-
-
-class RecentReviewFacts(EditFacts):
-    """A review in the reviewer's recent list: its edit facts, and what the list page shows."""
-
-    earlier: bool
-    editable: bool
-    refusal: str
 
 
 def _with_edit_facts(reviews: QuerySet[Review]) -> QuerySet[WithAnnotations[Review, EditFacts]]:
@@ -83,23 +86,133 @@ def review_edit_refusal_for(review: WithAnnotations[Review, EditFacts]) -> str:
     )
 
 
-def reviews_recent_of(reviewer: User, *, limit: int = RECENT_LIMIT) -> list[WithAnnotations[Review, RecentReviewFacts]]:
-    """The reviewer's own latest reviews (never anyone else's: blinding), newest first, each with ``editable``,
-    ``refusal`` (the sentence to show) and ``version`` (1 + the number of earlier versions)."""
-    # ``editable`` and ``refusal`` are set below, on each instance: the type says they are there once returned.
-    reviews = cast(
-        "list[WithAnnotations[Review, RecentReviewFacts]]",
-        list(
-            _with_edit_facts(Review.objects.filter(reviewer=reviewer))
-            .annotate(earlier=Exists(ReviewRevision.objects.filter(review=OuterRef("pk"))))
-            .order_by("-created_at", "-id")[:limit]
-        ),
+@dataclass(frozen=True)
+class OwnAnswer:
+    """One of the reviewer's own answers as their pages show it: a review, or an answer on a gold item. The two must
+    read the same (a reviewer never learns which items are gold: security report, finding 3), so both pages take
+    this one shape. An answer is numbered by its lease: reviews and gold answers are numbered apart, leases
+    together."""
+
+    assignment_id: int
+    item: QAItem
+    verdict: str
+    relevance: int
+    comment: str
+    created_at: datetime
+    edited_at: datetime | None
+    refusal_code: str  # "" while it may be changed, else an ``EditRefusal`` code
+    earlier: bool = False  # changed at least once: earlier versions are kept
+    review_id: int | None = None  # None: a gold answer (never shown)
+
+    @property
+    def editable(self) -> bool:
+        return not self.refusal_code
+
+    @property
+    def refusal(self) -> str:
+        """The sentence to show when it may no longer be changed."""
+        return edit_refusal_message(self.refusal_code) if self.refusal_code else ""
+
+    @property
+    def verdict_label(self) -> str:
+        return str(Verdict(self.verdict).label)
+
+
+# A gold answer is never changed (the accuracy figures are built on it). It reads as a second review does, which
+# its author cannot change either from the moment it is sent: the generic "the item has moved on" words, shown at
+# once after the answer, when a fresh first review can still be changed, would point at the gold item.
+_GOLD_REFUSAL = EditRefusal.SECOND_STAGE
+
+
+def _from_review(review: WithAnnotations[Review, EditFacts]) -> OwnAnswer:
+    return OwnAnswer(
+        assignment_id=review.assignment_id,
+        item=review.item,
+        verdict=review.verdict,
+        relevance=review.relevance,
+        comment=review.comment,
+        created_at=review.created_at,
+        edited_at=review.edited_at,
+        refusal_code=review_edit_refusal_for(review),
+        earlier=getattr(review, "earlier", False),
+        review_id=review.pk,
     )
-    for review in reviews:
-        code = review_edit_refusal_for(review)
-        review.editable = code == ""
-        review.refusal = edit_refusal_message(code) if code else ""
-    return reviews
+
+
+def _from_gold(answer: GoldAnswer) -> OwnAnswer:
+    return OwnAnswer(
+        assignment_id=answer.assignment_id,
+        item=answer.gold.item,
+        verdict=answer.verdict,
+        relevance=answer.relevance,
+        comment=answer.comment,
+        created_at=answer.created_at,
+        edited_at=None,
+        refusal_code=_GOLD_REFUSAL,
+    )
+
+
+def _reviews_of(reviewer: User) -> QuerySet[WithAnnotations[Review, EditFacts]]:
+    reviews = _with_edit_facts(Review.objects.filter(reviewer=reviewer))
+    # ``earlier`` rides along for the list (``_from_review`` reads it when there); the edit facts stay the type.
+    return cast(
+        "QuerySet[WithAnnotations[Review, EditFacts]]",
+        reviews.annotate(earlier=Exists(ReviewRevision.objects.filter(review=OuterRef("pk")))),
+    )
+
+
+def _gold_answers_of(reviewer: User) -> QuerySet[GoldAnswer]:
+    return GoldAnswer.objects.filter(reviewer=reviewer).select_related("gold__item")
+
+
+def reviews_recent_of(reviewer: User, *, limit: int = RECENT_LIMIT) -> list[OwnAnswer]:
+    """The reviewer's own latest reviews, gold answers among them (never anyone else's: blinding), newest first, each
+    with ``editable`` and ``refusal`` (the sentence to show)."""
+    newest = ("-created_at", "-id")
+    answers = [_from_review(r) for r in _reviews_of(reviewer).order_by(*newest)[:limit]]
+    answers += [_from_gold(a) for a in _gold_answers_of(reviewer).order_by(*newest)[:limit]]
+    answers.sort(key=lambda a: (a.created_at, a.assignment_id), reverse=True)
+    return answers[:limit]
+
+
+def review_last_of(reviewer: User) -> OwnAnswer | None:
+    """The reviewer's most recent review or gold answer (what the ``z`` key reopens)."""
+    recent = reviews_recent_of(reviewer, limit=1)
+    return recent[0] if recent else None
+
+
+def answer_own(*, reviewer: User, assignment_id: int) -> OwnAnswer:
+    """The reviewer's own review (or gold answer) of one of their leases; 404 for anyone else's and for a lease
+    without one (blinding: not even a 403). Both tables are always asked, so a gold answer takes no other path."""
+    review = _reviews_of(reviewer).filter(assignment_id=assignment_id).first()
+    gold = _gold_answers_of(reviewer).filter(assignment_id=assignment_id).first()
+    if review is not None:
+        return _from_review(review)
+    if gold is not None:
+        return _from_gold(gold)
+    raise NotFound("You have no review with that number.")
+
+
+def answer_revisions(answer: OwnAnswer) -> list[ReviewRevision]:
+    """The earlier versions of an answer, newest first (a gold answer has none: it is never changed)."""
+    if answer.review_id is None:
+        return []
+    return list(ReviewRevision.objects.filter(review_id=answer.review_id).order_by("-version"))
+
+
+def answer_edit(
+    *, reviewer: User, assignment_id: int, verdict: str, relevance: Any, comment: str = "", now: datetime | None = None
+) -> OwnAnswer:
+    """Change the reviewer's own answer of one of their leases (see :func:`review_edit`); a gold answer is refused
+    as a locked review is, after the same checks of the input."""
+    answer = answer_own(reviewer=reviewer, assignment_id=assignment_id)
+    if answer.review_id is None:
+        review_validate(verdict=verdict, relevance=relevance)
+        raise Conflict(answer.refusal, code="review_locked")
+    review_edit(
+        reviewer=reviewer, review_id=answer.review_id, verdict=verdict, relevance=relevance, comment=comment, now=now
+    )
+    return answer_own(reviewer=reviewer, assignment_id=assignment_id)
 
 
 def review_own(*, reviewer: User, review_id: int) -> WithAnnotations[Review, EditFacts]:
@@ -108,11 +221,6 @@ def review_own(*, reviewer: User, review_id: int) -> WithAnnotations[Review, Edi
     if review is None:
         raise NotFound("You have no review with that number.")
     return review
-
-
-def review_last_of(reviewer: User) -> Review | None:
-    """The reviewer's most recent review (what the ``z`` key reopens)."""
-    return Review.objects.filter(reviewer=reviewer).order_by("-created_at", "-id").first()
 
 
 def review_edit(

@@ -16,8 +16,10 @@ from annotation.selectors.adjudication import (
     item_story,
     review_comparison,
 )
-from annotation.selectors.review import item_unblinded_for, reviews_visible_to
+from annotation.selectors.disputes import open_issue_counts
+from annotation.selectors.review import reviews_visible_to
 from annotation.services.adjudication import item_adjudicate, may_decide
+from annotation.services.blinding import adjudication_item_open
 from annotation.services.disputes import item_issues_reject, may_resolve_issues, quote_marked
 from annotation.views.review import RefusalPageMixin
 from annotation.workflow import RELEVANCE_SCALE, ItemStatus
@@ -75,7 +77,8 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
                 "marked_excerpt": marked_excerpt,
                 "marked_dispute": quoted.pk if marked_excerpt else None,
                 "feedback": item.feedback_notes.select_related("author"),
-                "form": form or AdjudicationForm(),
+                "form": form or AdjudicationForm(item=item),
+                "open_issue_counts": open_issue_counts(item),
                 "relevance_scale": RELEVANCE_SCALE,
                 "may_decide": may_decide(request.user, item),
                 "may_resolve": may_resolve_issues(request.user, item),
@@ -89,16 +92,16 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
         )
 
     def get(self, request, uid):
-        return self._render(request, item_unblinded_for(request.user, uid))
+        return self._render(request, adjudication_item_open(user=request.user, uid=uid, where="adjudication page"))
 
     def post(self, request, uid):
-        item = item_unblinded_for(request.user, uid)
+        item = adjudication_item_open(user=request.user, uid=uid, where="adjudication page")
         _, next_uid = _queue_neighbours(request.user, item.uid)
         try:
             if request.POST.get("action") == "reject_issues":
                 item_issues_reject(item=item, resolver=request.user, note=request.POST.get("note", ""))
                 return _after_decision(request, item, next_uid, done="Open issues closed on {uid}; it went back.")
-            form = AdjudicationForm(request.POST)
+            form = AdjudicationForm(request.POST, item=item)
             if not form.is_valid():
                 return self._render(request, item, form, status=400)
             data = form.cleaned_data
@@ -108,11 +111,11 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
                 verdict=data["verdict"],
                 relevance=data["relevance"],
                 reason=data["reason"],
-                dispute_outcome=data["dispute_outcome"] or "upheld",
+                dispute_outcomes=form.dispute_outcomes(),
             )
         except DomainError as exc:
             messages.error(request, str(exc))
-            return self._render(request, item, AdjudicationForm(request.POST), status=exc.http_status)
+            return self._render(request, item, AdjudicationForm(request.POST, item=item), status=exc.http_status)
         return _after_decision(request, item, next_uid)
 
 

@@ -1,5 +1,6 @@
-"""Dispute pages: the list of disputes one may see, and one dispute with its item, its thread and, for those who
-may resolve it, rejecting it here or upholding it by deciding the item.
+"""Dispute pages: one's own disputes ("My disputes"), every dispute for adjudicators and organizers ("All
+disputes"), and one dispute with its item, its thread and, for those who may resolve it, rejecting it here or
+deciding the item (whose final verdict upholds or rejects it: ``annotation.services.disputes``).
 
 Views validate input with a form and call one service; the rules live in ``annotation/services``."""
 
@@ -11,22 +12,34 @@ from django.views import View
 
 from annotation.forms.disputes import CommentForm
 from annotation.models import Dispute, QAItem
-from annotation.selectors.disputes import dispute_for, disputes_visible_to
+from annotation.selectors.disputes import dispute_for, disputes_of, disputes_visible_to
 from annotation.services.adjudication import may_decide
-from annotation.services.disputes import dispute_comment_add, dispute_reject, may_resolve_issues, quote_marked
+from annotation.services.blinding import dispute_shown_record
+from annotation.services.disputes import (
+    dispute_comment_add,
+    dispute_outcomes_by_verdict,
+    dispute_reject,
+    may_resolve_issues,
+    quote_marked,
+)
 from annotation.views.review import RefusalPageMixin
+from annotation.workflow import Verdict
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
 
 class DisputeListView(RoleRequiredMixin, View):
-    """Reviewers: their own disputes and outcomes. Adjudicators and organizers: all disputes."""
+    """ "My disputes": the disputes the person filed and their outcomes, whatever their other roles."""
 
     required_roles = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)
+    scope = "mine"
+
+    def disputes(self, request):
+        return disputes_of(request.user)
 
     def get(self, request):
-        disputes = disputes_visible_to(request.user)
+        disputes = self.disputes(request)
         status = request.GET.get("status", "")
         if status in Dispute.Status.values:
             disputes = disputes.filter(status=status)
@@ -36,13 +49,25 @@ class DisputeListView(RoleRequiredMixin, View):
         return render(
             request,
             "annotation/dispute_list.html",
-            {"disputes": disputes[:500], "status": status, "filters": filters},
+            {"disputes": disputes[:500], "status": status, "filters": filters, "scope": self.scope},
         )
+
+
+class DisputeAllView(DisputeListView):
+    """ "All disputes": adjudicators' and organizers' list of every dispute (less those by others on items they are
+    conflicted on); the open ones wait for them."""
+
+    required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
+    scope = "all"
+
+    def disputes(self, request):
+        return disputes_visible_to(request.user)
 
 
 class DisputeDetailView(RefusalPageMixin, RoleRequiredMixin, View):
     """One dispute with its item in full (question, shown answer, options, the excerpt with the quoted span marked),
-    its thread, and for those who may resolve it: reject it here, or uphold it by deciding the item."""
+    its thread, and for those who may resolve it: reject it here, or decide the item (the page says what each
+    verdict does to the dispute)."""
 
     required_roles = (Role.REVIEWER, Role.ADJUDICATOR, Role.ORGANIZER)
 
@@ -61,6 +86,10 @@ class DisputeDetailView(RefusalPageMixin, RoleRequiredMixin, View):
                 "form": form or CommentForm(),
                 "may_resolve": dispute.status == Dispute.Status.OPEN and may_resolve_issues(request.user, item),
                 "may_decide": dispute.status == Dispute.Status.OPEN and may_decide(request.user, item),
+                # What deciding the item with each verdict does to this dispute (the rule's one home is the service).
+                "outcome_by_verdict": [
+                    (label, dispute_outcomes_by_verdict(dispute.category)[value]) for value, label in Verdict.choices
+                ],
             },
             status=status,
         )
@@ -68,6 +97,7 @@ class DisputeDetailView(RefusalPageMixin, RoleRequiredMixin, View):
     def _dispute(self, request, pk) -> Dispute:
         dispute = dispute_for(request.user, pk)
         dispute.item = QAItem.objects.select_related("passage", "batch").get(pk=dispute.item_id)
+        dispute_shown_record(user=request.user, dispute=dispute, with_answer=True, where="dispute page")
         return dispute
 
     def get(self, request, pk):

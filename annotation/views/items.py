@@ -11,7 +11,7 @@ from annotation.forms.items import ItemFilterForm, ItemImportForm
 from annotation.selectors.adjudication import item_story
 from annotation.selectors.items import batch_list, item_list
 from annotation.selectors.nuggets import item_nugget_versions
-from annotation.selectors.review import item_unblinded_for
+from annotation.services.blinding import item_page_open
 from annotation.services.imports import import_request
 from annotation.views.review import RefusalPageMixin
 from portal.importing import ImportProblem
@@ -50,12 +50,13 @@ class ItemListView(RoleRequiredMixin, View):
 
 
 class ItemDetailView(RefusalPageMixin, RoleRequiredMixin, View):
-    """Organizers' item page with its history; refused (403) to an organizer conflicted on the item."""
+    """Organizers' item page with its history; refused (403) to an organizer conflicted on the item. Whoever opens it
+    read the item's reviews and answer, so is not given the item to review afterwards, nor its question to rank."""
 
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request, uid):
-        item = item_unblinded_for(request.user, uid)
+        item = item_page_open(user=request.user, uid=uid, where="item page")
         story = item_story(request.user, item, with_gold=True)
         return render(
             request,

@@ -10,6 +10,7 @@ from django.views import View
 from annotation.forms.nuggets import NuggetAdjudicateForm, NuggetExportForm, NuggetImportForm, nugget_rows
 from annotation.models import NuggetSet, QAItem
 from annotation.nugget_workflow import MAX_TEXT
+from annotation.selectors.blinding import REFERENCE
 from annotation.selectors.nuggets import (
     disputed_items,
     items_needing_nuggets,
@@ -18,6 +19,7 @@ from annotation.selectors.nuggets import (
     nuggets_compared,
     open_versions,
 )
+from annotation.services.blinding import exposure_record
 from annotation.services.nugget_files import NuggetImportRefused, nuggets_export, nuggets_import
 from annotation.services.nugget_versions import NuggetListInvalid
 from annotation.services.nuggets import nugget_adjudicate, nugget_adjudicate_check, nugget_adjudication_blocked
@@ -87,6 +89,8 @@ class NuggetAdjudicationView(RefusalPageMixin, RoleRequiredMixin, View):
         if item is None or not any(v.status == NuggetSet.Status.DISPUTED for v in versions):
             raise Http404("No nugget disagreement waits on this item.")
         nugget_adjudicate_check(request.user, item, versions)  # 403 with the reason (conflict of interest)
+        # The page shows the item's answer (the reference of every study) to whoever opens it, settling or not.
+        exposure_record(person=request.user, item=item, kinds=(REFERENCE,), where="nugget adjudication page")
         return item, versions
 
     def _render(self, request, item, versions, form, rows, *, problems=(), status=200):

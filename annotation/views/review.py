@@ -20,8 +20,9 @@ from annotation.selectors.queue import filter_bypassed_message, filter_exhausted
 from annotation.selectors.review import reviewer_progress
 from annotation.services.disputes import dispute_file, feedback_file
 from annotation.services.queue import assignment_current, assignment_next
-from annotation.services.review import review_submit
+from annotation.services.review import ReviewAlreadySent, review_submit
 from annotation.services.review_drafts import review_draft_clear, review_draft_get
+from annotation.services.review_edit import answer_own
 from annotation.views.guidelines import guideline_gate, guideline_panel_context, guideline_start_context
 from annotation.workflow import RELEVANCE_SCALE
 from portal.errors import DomainError, NotAllowed, NotFound
@@ -100,7 +101,9 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
         )
         return assignment
 
-    def _render(self, request, assignment, *, form=None, dispute_form=None, feedback_form=None, status=200):
+    def _render(
+        self, request, assignment, *, form=None, dispute_form=None, feedback_form=None, already_sent=None, status=200
+    ):
         qa_type = request.GET.get("qa_type") or request.POST.get("qa_type", "")
         initial = {"idempotency_key": assignment.idempotency_key, "qa_type": qa_type}
         return render(
@@ -115,8 +118,9 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
                 "feedback_form": feedback_form or FeedbackForm(initial=initial),
                 "progress": reviewer_progress(request.user),
                 **guideline_panel_context(request.user, assignment),
-                "outlook": queue_outlook(request.user, item=assignment.item),
+                "outlook": queue_outlook(request.user, lease=assignment),
                 "server_draft": _draft_json(request.user, assignment),
+                "already_sent": already_sent,
             },
             status=status,
         )
@@ -152,6 +156,11 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
             return self._render(request, self._assignment(request, pk), status=400, **{self.form_context: form})
         try:
             self.act(request, pk, form.cleaned_data)
+        except ReviewAlreadySent:
+            # Another review was stored on this lease first (a second tab): say so, show it beside what was sent now
+            # (kept in the form, to copy), and offer to make it a change where the stored one may still be changed.
+            stored = answer_own(reviewer=request.user, assignment_id=pk)
+            return self._render(request, self._assignment(request, pk), form=form, already_sent=stored, status=409)
         except DomainError as exc:
             assignment = self._assignment(request, pk)
             messages.error(request, str(exc))

@@ -14,13 +14,13 @@ from annotation.forms.review import ReviewEditForm
 from annotation.models import Assignment
 from annotation.services.review_drafts import review_draft_get, review_draft_save
 from annotation.services.review_edit import (
-    review_edit,
-    review_edit_refusal_for,
+    answer_edit,
+    answer_own,
+    answer_revisions,
     review_last_of,
-    review_own,
     reviews_recent_of,
 )
-from annotation.workflow import RELEVANCE_SCALE, edit_refusal_message
+from annotation.workflow import RELEVANCE_SCALE
 from portal.errors import DomainError
 from portal.importing import ImportProblem
 from portal.parsers import json_body
@@ -52,16 +52,16 @@ class ReviewLastView(RoleRequiredMixin, View):
         if last is None:
             messages.info(request, "You have not sent a review yet.")
             return redirect("review_mine")
-        return redirect("review_edit", pk=last.pk)
+        return redirect("review_edit", pk=last.assignment_id)
 
 
 class ReviewEditView(RoleRequiredMixin, View):
-    """One of the reviewer's own reviews: the item again, the review as stored, and a form to change it."""
+    """One of the reviewer's own reviews (numbered by its lease): the item again, the review as stored, and a form to
+    change it while that is allowed. A gold answer is shown as any review that can no longer be changed."""
 
     required_roles = (Role.REVIEWER,)
 
     def _render(self, request, review, *, form=None, status=200):
-        code = review_edit_refusal_for(review)
         initial = {"verdict": review.verdict, "relevance": review.relevance, "comment": review.comment}
         return render(
             request,
@@ -71,14 +71,14 @@ class ReviewEditView(RoleRequiredMixin, View):
                 "item": review.item,
                 "form": form or ReviewEditForm(initial=initial),
                 "relevance_scale": RELEVANCE_SCALE,
-                "refusal": edit_refusal_message(code) if code else "",
-                "revisions": review.revisions.order_by("-version"),
+                "refusal": review.refusal,
+                "revisions": answer_revisions(review),
             },
             status=status,
         )
 
     def _review(self, request, pk):
-        review = review_own(reviewer=request.user, review_id=pk)
+        review = answer_own(reviewer=request.user, assignment_id=pk)
         review.item.passage  # noqa: B018 - load the excerpt for the page
         return review
 
@@ -95,9 +95,9 @@ class ReviewEditView(RoleRequiredMixin, View):
             if not form.is_valid():
                 return self._render(request, self._review(request, pk), form=form, status=400)
             data = form.cleaned_data
-            review = review_edit(
+            review = answer_edit(
                 reviewer=request.user,
-                review_id=pk,
+                assignment_id=pk,
                 verdict=data["verdict"],
                 relevance=data["relevance"],
                 comment=data["comment"],

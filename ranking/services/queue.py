@@ -1,8 +1,10 @@
 """The "next question" queue of a study.
 
 Guarantees (docs/design.md §6): a question goes to at most ``study.overlap`` rankers, never twice to the same ranker,
-and concurrent "next" requests never over-assign. A ranker's claim is a :class:`RankingTask` with a lease; a
-question's *active* tasks are the submitted ones plus the leased ones whose lease has not run out.
+never to a ranker who has seen the item's answer elsewhere in the portal when the reference is among the answers
+(:func:`questions_withheld_q`), and concurrent "next" requests never over-assign. A ranker's claim is a
+:class:`RankingTask` with a lease; a question's *active* tasks are the submitted ones plus the leased ones whose lease
+has not run out.
 
 Locking order everywhere: the :class:`StudyQuestion` row, then the task row. Candidate questions are locked with
 ``SELECT … FOR UPDATE SKIP LOCKED`` so concurrent rankers walk past each other instead of queueing; once a row is
@@ -21,6 +23,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.selectors.blinding import reference_seen_q
 from portal.errors import Conflict, NotAllowed
 from portal.models import User
 from portal.roles import can_rank
@@ -32,6 +35,29 @@ _CANDIDATES = 8  # rows locked per round; small, so concurrent rankers leave eac
 
 def _active_q(now: datetime) -> Q:
     return Q(status=RankingTask.Status.SUBMITTED) | Q(status=RankingTask.Status.LEASED, lease_expires_at__gt=now)
+
+
+def questions_withheld_q(*, study: Study, ranker: User | OuterRef) -> Q:
+    """``Q`` over a study's questions: those never handed to ``ranker``, because some page of the portal showed them
+    the item's answer (vetting, nuggets, adjudication, an item page: ``annotation.selectors.blinding``), which is the
+    reference answer among the study's answers; they would recognise it. Nothing is withheld in a study without the
+    reference. ``ranker`` may be an ``OuterRef`` to a person (a query over several people)."""
+    if not study.include_reference:
+        return Q(pk__in=[])
+    return reference_seen_q(ranker, prefix="item__")
+
+
+WITHHELD = (
+    "You have seen the answer to this question elsewhere in the portal (vetting the item, or working on its nuggets), "
+    "so you would recognise the reference among the answers: your judgement of it is not stored, and the question "
+    "goes to another physician."
+)
+
+
+def question_withheld(*, study: Study, ranker: User, question_id: int) -> bool:
+    """Whether the question is withheld from ``ranker`` (:func:`questions_withheld_q`)."""
+    withheld = StudyQuestion.objects.filter(pk=question_id).filter(questions_withheld_q(study=study, ranker=ranker))
+    return withheld.exists()
 
 
 def question_active_count(question_id: int, now: datetime, *, exclude_task: RankingTask | None = None) -> int:
@@ -56,6 +82,7 @@ def task_next(
     now = now or timezone.now()
     lease = timedelta(seconds=study.lease_seconds)
     with transaction.atomic():
+        _withdraw_seen(study=study, ranker=ranker)
         current = _resume(study=study, ranker=ranker, now=now, lease=lease)
         if current is not None:
             return current
@@ -63,6 +90,17 @@ def task_next(
         if task is not None:
             return task
         return _skipped_again(study=study, ranker=ranker, now=now, lease=lease, not_again=not_again)
+
+
+def _withdraw_seen(*, study: Study, ranker: User) -> None:
+    """The ranker's leased or skipped tasks on questions withheld from them since (they saw the item's answer after
+    taking the question) end as released: their slots go to other rankers, and they are not handed back."""
+    open_statuses = [RankingTask.Status.LEASED, RankingTask.Status.SKIPPED]
+    withheld = StudyQuestion.objects.filter(study=study).filter(questions_withheld_q(study=study, ranker=ranker))
+    tasks = RankingTask.objects.filter(study=study, ranker=ranker, status__in=open_statuses, question__in=withheld)
+    for task_id, question_id in tasks.values_list("pk", "question_id"):  # read without locks; usually none
+        StudyQuestion.objects.select_for_update().get(pk=question_id)  # question, then task: see the module doc
+        RankingTask.objects.filter(pk=task_id, status__in=open_statuses).update(status=RankingTask.Status.RELEASED)
 
 
 def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -> RankingTask | None:
@@ -78,6 +116,7 @@ def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -
         open_questions = (
             StudyQuestion.objects.filter(study=study)
             .filter(~Exists(taken_by_me))
+            .exclude(questions_withheld_q(study=study, ranker=ranker))
             .alias(active_n=Coalesce(Subquery(active), 0))
             .filter(active_n__lt=study.overlap)
             .order_by("position")

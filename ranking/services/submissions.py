@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Nugget
 from portal.audit import audit_record
-from portal.errors import Conflict, DomainError
+from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 from ranking.models import (
     AnswerJudgement,
@@ -25,7 +25,7 @@ from ranking.models import (
 )
 from ranking.nugget_rules import Assessment, assessment_check
 from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check, unblinding_problems
-from ranking.services.queue import question_active_count
+from ranking.services.queue import WITHHELD, question_active_count, question_withheld
 from ranking.shuffle import slot_letter
 from ranking.span_rules import MarkedSpan, derived_label, spans_check
 
@@ -117,6 +117,8 @@ def task_submit(
             raise Conflict("This question was handed back; take the next one.", code="released")
         if not task.study.is_open:
             raise Conflict("This study is closed.", code="study_closed")
+        if question_withheld(study=task.study, ranker=ranker, question_id=task.question_id):
+            raise NotAllowed(WITHHELD, code="reference_seen")  # seen since it was handed out; next withdraws it
         slots = task_slots(task)
         if task.study.ask_ranking:
             parsed, problems = ranking_check(

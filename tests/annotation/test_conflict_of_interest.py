@@ -185,3 +185,18 @@ def test_the_admin_lists_leave_out_what_a_staff_member_was_given_to_review(clien
     staff.save()
     client.force_login(staff)
     assert "1 review" in client.get("/admin/annotation/review/").content.decode()
+
+
+def test_a_staff_member_who_reviews_reads_in_the_admin_only_judgements_of_final_items(client, second_lease, make_user):
+    """The admin's lists record nothing (the blinding rule's exposures come from the portal's pages), so a staff
+    member who also reviews must not read there the first review of an item still waiting for its second review:
+    the queue could hand it to them next."""
+    _, _, second = second_lease
+    eve = make_user("organizer", "reviewer")
+    eve.is_staff = eve.is_superuser = True
+    eve.save()
+    client.force_login(eve)
+    assert QAItem.objects.get(pk=second.item_id).status == "in_second_review"
+    assert "0 reviews" in client.get("/admin/annotation/review/").content.decode()
+    QAItem.objects.filter(pk=second.item_id).update(status="verified")  # final: never goes back to review
+    assert "1 review" in client.get("/admin/annotation/review/").content.decode()

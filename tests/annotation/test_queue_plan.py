@@ -14,7 +14,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import Assignment, ImportBatch
+from annotation.models import Assignment, ImportBatch, ItemExposure
 from annotation.services.queue import _sql, assignment_next, queue_start
 from portal.models import User
 
@@ -65,6 +65,8 @@ def test_the_cached_candidate_plan_looks_leases_up_by_index_after_the_lease_tabl
     )
     plan = _cached_candidate_plan(reviewers[12])
     assert "Seq Scan on annotation_assignment" not in plan, plan
+    # The blinding rule's other look-up (items whose reviews the reviewer read) is by the item's id too.
+    assert f"Index Only Scan using item_exposure_once_per_kind on {ItemExposure._meta.db_table}" in plan, plan
     # Each check is a look-up by the item's id, run per item (a subplan), never a join: planned while the lease table
     # was empty, an anti-join read every second-review lease (or every lease of the reviewer) for each item it
     # walked past, through an index that needs no item id, which cost as much as the scan above.

@@ -164,9 +164,10 @@ def test_recent_reviews_are_the_own_newest_first_with_editability(sample_items, 
     done = [review(assignment_next(reviewer=reviewer), "correct", 4) for _ in range(3)]
     assignment_next(reviewer=make_user("reviewer"))  # a second reviewer takes one of them
     recent = reviews_recent_of(reviewer)
-    assert [r.pk for r in recent] == [r.pk for r in reversed(done)]
+    assert [r.review_id for r in recent] == [r.pk for r in reversed(done)]
+    assert [r.assignment_id for r in recent] == [r.assignment_id for r in reversed(done)]
     taken = Assignment.objects.get(stage=Stage.SECONDARY).item_id
-    assert {r.item_id: r.editable for r in recent} == {r.item_id: r.item_id != taken for r in done}
+    assert {r.item.pk: r.editable for r in recent} == {r.item_id: r.item_id != taken for r in done}
 
 
 # --- pages --------------------------------------------------------------------------------------------------
@@ -176,17 +177,19 @@ def test_the_edit_page_changes_the_review_and_lists_the_earlier_version(client, 
     first = _primary(config, reviewer, review, second=1.0)
     client.force_login(reviewer)
     page = client.get(reverse("review_mine")).content.decode()
-    assert first.item.uid in page and reverse("review_edit", args=[first.pk]) in page
-    response = client.post(reverse("review_edit", args=[first.pk]), {"verdict": "incorrect", "relevance": "2"})
+    assert first.item.uid in page and reverse("review_edit", args=[first.assignment_id]) in page
+    response = client.post(
+        reverse("review_edit", args=[first.assignment_id]), {"verdict": "incorrect", "relevance": "2"}
+    )
     assert response.status_code == 302
-    page = client.get(reverse("review_edit", args=[first.pk])).content.decode()
+    page = client.get(reverse("review_edit", args=[first.assignment_id])).content.decode()
     assert "Earlier versions" in page and "first thought" in page
 
 
 def test_the_edit_page_names_the_field_and_changes_nothing_on_bad_input(client, sample_items, config, reviewer, review):
     first = _primary(config, reviewer, review, second=1.0)
     client.force_login(reviewer)
-    response = client.post(reverse("review_edit", args=[first.pk]), {"verdict": "maybe", "relevance": "9"})
+    response = client.post(reverse("review_edit", args=[first.assignment_id]), {"verdict": "maybe", "relevance": "9"})
     assert response.status_code == 400
     assert Review.objects.get(pk=first.pk).verdict == "correct"
 
@@ -196,15 +199,17 @@ def test_the_last_review_link_opens_the_newest_review(client, sample_items, conf
     review(assignment_next(reviewer=reviewer))
     newest = review(assignment_next(reviewer=reviewer))
     client.force_login(reviewer)
-    assert client.get(reverse("review_last"))["Location"] == reverse("review_edit", args=[newest.pk])
+    assert client.get(reverse("review_last"))["Location"] == reverse("review_edit", args=[newest.assignment_id])
 
 
 def test_someone_elses_review_page_is_not_found(client, sample_items, config, make_user, reviewer, review):
     first = _primary(config, reviewer, review, second=1.0)
     client.force_login(make_user("reviewer"))
-    response = client.get(reverse("review_edit", args=[first.pk]), follow=True)
+    response = client.get(reverse("review_edit", args=[first.assignment_id]), follow=True)
     assert first.item.question[:30] not in response.content.decode()
-    response = client.post(reverse("review_edit", args=[first.pk]), {"verdict": "incorrect", "relevance": "2"})
+    response = client.post(
+        reverse("review_edit", args=[first.assignment_id]), {"verdict": "incorrect", "relevance": "2"}
+    )
     assert Review.objects.get(pk=first.pk).verdict == "correct"
 
 

@@ -24,7 +24,7 @@ def test_items_left_and_batch_share_done_known_answer(sample_items, config, make
     others = [i.pk for i in sample_items if i.pk != assignment.item_id]
     QAItem.objects.filter(pk__in=others[:7]).update(status=ItemStatus.VERIFIED, final_source="primary")
     assignment_next(reviewer=make_user("reviewer"))  # someone else's live lease: not left for this reviewer
-    outlook = queue_outlook(reviewer, item=assignment.item)
+    outlook = queue_outlook(reviewer, lease=assignment)
     assert outlook["left"] == 35 - 7 - 1  # 26 waiting + the open one
     assert outlook["batch"]["percent"] == 20 and outlook["batch"]["total"] == 35  # 7 of 35 final
 

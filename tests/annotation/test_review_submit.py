@@ -20,8 +20,10 @@ def test_submit_is_idempotent_for_a_double_post(sample_items, config, reviewer, 
     config.save()
     assignment = assignment_next(reviewer=reviewer)
     first = review(assignment, "correct", 5, comment="fine")
-    again = review(assignment, "incorrect", 1, comment="changed my mind")
+    again = review(assignment, "correct", 5, comment="fine")
     assert again.pk == first.pk and again.verdict == "correct"
+    with pytest.raises(Conflict):  # a different review is not a double POST (tests/annotation/test_review_resend.py)
+        review(assignment, "incorrect", 1, comment="changed my mind")
     assert Review.objects.count() == 1
 
 

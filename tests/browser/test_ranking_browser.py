@@ -97,3 +97,36 @@ def test_rank_one_question_by_drag_and_drop_and_one_by_keyboard(page, login, mak
     assert second.status == "submitted"
     assert _ranks(second) == {"B": (1, "good"), "A": (2, "good"), "C": (3, "bad")}
     assert second.comment == "Keyboard only."
+
+
+@pytest.mark.parametrize("width", [1300, 390])
+def test_the_study_page_says_how_many_questions_each_ranker_is_excluded_from(page, login, make_user, study, width):
+    """Whoever saw an item's answer before (here: vetted it) is never handed its question; the organizer staffing
+    the study reads how many questions each ranker is excluded from, and the ranker how many, never which."""
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+    from tests.browser.layout import assert_page_fits
+
+    vetted = study.questions.order_by("position").first().item
+    physician = make_user("reviewer", "ranker", email="dr.vetted-the-first-item@test.portal")
+    Assignment.objects.create(item=vetted, reviewer=physician, stage="primary", expires_at=timezone.now())
+    make_user("ranker", email="dr.fresh@test.portal")
+    page.set_viewport_size({"width": width, "height": 900})
+
+    login(make_user("organizer"))
+    page.goto(f"/organize/studies/{study.pk}/")
+    rows = {
+        row.locator("td").nth(0).inner_text(): [row.locator("td").nth(n).inner_text() for n in (1, 2)]
+        for row in page.locator("#ranker-exclusions tbody tr").all()
+    }
+    assert rows == {"dr.fresh@test.portal": ["2 of 2", "0"], "dr.vetted-the-first-item@test.portal": ["1 of 2", "1"]}
+    assert page.locator("#short-of-rankers").count() == 0  # overlap 1: the other physician can take it
+    assert_page_fits(page, width, "study-ranker-exclusions")
+
+    page.context.clear_cookies()
+    login(physician)
+    page.goto(f"/rank/studies/{study.pk}/next/")
+    assert "1 of the 2 questions is not offered to you" in page.inner_text("#withheld")
+    assert vetted.uid not in page.content()
+    assert_page_fits(page, width, "ranking-start-withheld")

@@ -48,7 +48,7 @@ def test_z_reopens_the_last_review_and_the_change_is_saved(page, login, make_use
     assert "left for you" in page.locator("#queue-outlook").inner_text()
 
     _press_and_wait(page, "z")
-    assert page.url.endswith(f"/review/mine/{first.pk}/")
+    assert page.url.endswith(f"/review/mine/{first.assignment_id}/")
     assert page.locator("#verdict-correct").is_checked()
     page.keyboard.press("i")
     page.keyboard.press("2")

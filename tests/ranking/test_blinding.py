@@ -166,7 +166,8 @@ def test_rankers_cannot_see_each_others_tasks(client, blinded_setup, make_user):
     assert client.get(f"/api/studies/{study.pk}/export/").status_code == 403
 
 
-def test_nugget_study_page_and_api_are_blind_even_for_an_organizer_who_ranks(client, blinded_setup, make_user):
+def test_nugget_study_page_and_api_are_blind_even_for_a_ranker_with_every_other_role(client, blinded_setup, make_user):
+    """Every role a ranker may hold with it (an organizer may not: test_organizer_ranker.py)."""
     from annotation.models import QAItem
 
     from .nuggets import validated_nuggets
@@ -177,7 +178,7 @@ def test_nugget_study_page_and_api_are_blind_even_for_an_organizer_who_ranks(cli
     study = study_create(
         name="Blind nugget study", systems=SYSTEM_NAMES, ask_nuggets=True, ask_ranking=False, user=organizer
     ).study
-    person = make_user("ranker", "organizer")
+    person = make_user("ranker", "reviewer", "adjudicator")
     client.force_login(person)
     location = client.post(reverse("ranking_next", args=[study.pk]))["Location"]
     task = RankingTask.objects.select_related("question__item").get(ranker=person)

@@ -44,6 +44,61 @@
   function go(url) { if (url) window.location.assign(url); }
   const verdictKeys = { c: "correct", i: "incorrect", u: "cannot_tell" };
 
+  // --- open disputes: the verdict settles each one's outcome (the rule is the server's, written on each row as
+  // data-when-<verdict>); where it settles nothing the adjudicator says which (p / r), and nothing is preselected.
+  const outcomeRows = form ? Array.from(form.querySelectorAll(".dispute-outcome")) : [];
+  const outcomeWords = { upheld: "Upheld", rejected: "Rejected" };
+  function verdictNow() {
+    const el = form && form.querySelector("input[name=verdict]:checked");
+    return el ? el.value : "";
+  }
+  function outcomeRadios(row) { return Array.from(row.querySelectorAll("input[type=radio]")); }
+  function settleOutcomes() {
+    const verdict = verdictNow();
+    for (const row of outcomeRows) {
+      const implied = verdict ? row.getAttribute("data-when-" + verdict) || "" : "";
+      const now = row.querySelector(".outcome-now");
+      row.dataset.open = verdict && !implied ? "yes" : "";
+      for (const radio of outcomeRadios(row)) {
+        if (implied) {
+          radio.checked = radio.value === implied;
+          radio.disabled = radio.value !== implied;  // the other outcome would contradict the verdict
+          radio.dataset.auto = "yes";
+        } else {
+          radio.disabled = false;
+          if (radio.dataset.auto) { radio.checked = false; delete radio.dataset.auto; }  // no leftover from a verdict
+        }
+        radio.required = Boolean(verdict && !implied);
+      }
+      if (now) {
+        now.textContent = !verdict ? ""
+          : implied ? outcomeWords[implied] + ": the verdict settles it."
+          : "The verdict does not settle it: choose upheld (p) or rejected (r).";
+      }
+    }
+  }
+  function chooseOutcome(outcome) {
+    const open = outcomeRows.filter((row) => row.dataset.open === "yes");
+    for (const row of outcomeRows) {
+      const now = row.querySelector(".outcome-now");
+      if (!open.includes(row)) {
+        if (now && !verdictNow()) now.textContent = "Choose the verdict first: it settles most outcomes.";
+        continue;
+      }
+      for (const radio of outcomeRadios(row)) {
+        radio.checked = radio.value === outcome;
+        delete radio.dataset.auto;
+      }
+      if (now) now.textContent = outcomeWords[outcome] + ": your choice.";
+    }
+    if (open.length) form.dispatchEvent(new Event("change", { bubbles: true }));  // the draft keeps it
+  }
+  if (form && outcomeRows.length) {
+    form.addEventListener("change", (e) => { if (e.target && e.target.name === "verdict") settleOutcomes(); });
+    form.addEventListener("outcomes:refresh", settleOutcomes);
+    settleOutcomes();
+  }
+
   document.addEventListener("keydown", (e) => {
     const t = e.target;
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
@@ -57,6 +112,10 @@
     if (form && verdictKeys[key]) { e.preventDefault(); setRadio("verdict", verdictKeys[key]); }
     else if (form && /^[1-5]$/.test(key)) { e.preventDefault(); setRadio("relevance", key); }
     else if (form && key === "e" && reason) { e.preventDefault(); reason.focus(); }
+    else if (form && outcomeRows.length && (key === "p" || key === "r")) {
+      e.preventDefault();
+      chooseOutcome(key === "p" ? "upheld" : "rejected");
+    }
     else if (e.key === "Enter") {
       // A focused link or button does its own thing; anywhere else Enter records the judgement.
       if (t && (t.tagName === "A" || t.tagName === "BUTTON")) return;
@@ -79,17 +138,23 @@
     const el = form.querySelector("input[name=" + name + "]:checked");
     return el ? el.value : "";
   }
+  function radioNames() {
+    return Array.from(new Set(Array.from(form.querySelectorAll("input[type=radio]")).map((el) => el.name)));
+  }
   function save() {
-    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), reason: reason ? reason.value : "" };
+    const draft = { reason: reason ? reason.value : "" };
+    for (const name of radioNames()) draft[name] = checked(name);
     try { localStorage.setItem(key, JSON.stringify(draft)); } catch (e) { /* storage full or off */ }
   }
   let draft = null;
   try { draft = JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { draft = null; }
   if (draft) {
-    for (const name of ["verdict", "relevance"]) {
+    // The verdict first: it settles the disputes' outcomes, and a restored choice must not be undone by it.
+    for (const name of radioNames().sort((a, b) => (b === "verdict") - (a === "verdict"))) {
       const value = /^[a-z0-9_]+$/.test(String(draft[name] || "")) ? draft[name] : "";
       const el = value && form.querySelector("input[name=" + name + "][value='" + value + "']");
-      if (el && !checked(name)) el.checked = true;
+      if (el && !el.disabled && !checked(name)) el.checked = true;
+      if (name === "verdict") form.dispatchEvent(new Event("outcomes:refresh"));
     }
     if (reason && draft.reason && !reason.value) reason.value = draft.reason;
   }
