@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from analytics.judge_scores import study_judge_scores
@@ -40,6 +41,9 @@ def study_judges(
     if not judges:
         return None
     imported = sorted(judges)
+    left_out = {name: why for name in imported if (why := _non_finite_score(judges[name])) is not None}
+    for name in left_out:
+        del judges[name]
     for metric in SCORE_METRICS:
         metric_scores = scores[["item", "system", metric]].rename(columns={metric: "score"}).dropna()
         if len(metric_scores):
@@ -54,10 +58,25 @@ def study_judges(
             seed=seed,
         )
     except ValueError as exc:  # e.g. no model answers ranked yet: said on the page, never a failed report
-        return {"imported": imported, "undefined_reason": str(exc)}
+        return {"imported": imported, "undefined_reason": str(exc), "left_out": left_out}
     section["imported"] = imported
     section["n_permutations"] = n_permutations
+    section["left_out"] = left_out
     return section
+
+
+def _non_finite_score(scores: pd.DataFrame) -> str | None:
+    """Why a judge's stored scores cannot be compared (one that is not a finite number: the import refuses them
+    now, but a score stored before it did stays in the database), naming the answer; None when all are finite.
+    Such a judge is left out of the section and the others are compared, rather than one bad score undoing all."""
+    bad = ~np.isfinite(scores["score"].to_numpy(dtype=float))
+    if not bad.any():
+        return None
+    row = scores.iloc[int(bad.argmax())]
+    return (
+        f"its score of system {row['system']!r} on item {row['item']!r} is {row['score']}, not a finite number; "
+        "import this judge's file again"
+    )
 
 
 def study_styles(study: Study) -> pd.DataFrame:

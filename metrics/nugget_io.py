@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from records.json_values import MAX_INT_DIGITS
 from records.jsonl import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
-    MAX_INT_DIGITS,
     MAX_LINE_BYTES,
     InputFileError,
     Source,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from records.json_values import json_loads, place, refused_value
 from records.text import NotUtf8, utf8_text
 
 QA_FILES = {
@@ -148,7 +149,7 @@ def load_submission_dir(
             submission.notes.append(f"{filename} not found – skipping {qa_type}")
             continue
         try:
-            blob = json.loads(utf8_text(file.read_bytes(), byte_order_mark=False))
+            blob = json_loads(utf8_text(file.read_bytes(), byte_order_mark=False))
         except NotUtf8 as exc:
             problems.append(Problem(filename, "(file)", f"line {exc.line}: {exc}"))
             continue
@@ -157,6 +158,10 @@ def load_submission_dir(
             continue
         except OSError as exc:
             problems.append(Problem(filename, "(file)", f"unreadable: {exc.strerror or exc}"))
+            continue
+        refused = refused_value(blob)  # NaN, 1e400, a huge integer or a key given twice, wherever it sits
+        if refused is not None:
+            problems.append(Problem(filename, place(refused[0]) or "(top level)", refused[1]))
             continue
         file_problems = check_blob(qa_type, blob, filename, allow_length_mismatch=allow_length_mismatch)
         if file_problems:

@@ -8,13 +8,13 @@ import csv
 import hashlib
 import io
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from portal.errors import DomainError
 from portal.parsers import refused_character
+from records.json_values import Refused, json_loads, place
 from records.text import NotUtf8, utf8_text
 
 
@@ -66,13 +66,11 @@ def read_text(path: Path, limits: Limits, display: str) -> str:
 
 # --- JSON and text values ------------------------------------------------------------------------------------
 #
-# One loader for every JSON document the portal reads from people (import files, JSONL lines, API bodies). The
-# hazards it refuses would otherwise surface later as a crash (RecursionError, ValueError from int()) or a
-# database error (PostgreSQL text cannot hold NUL, UTF-8 cannot encode a lone surrogate, jsonb has no NaN).
+# One loader for every JSON document the portal reads from people (import files, JSONL lines, API bodies), built on
+# the one parser (records.json_values: non-finite and huge numbers, repeated keys). The hazards it refuses would
+# otherwise surface later as a crash (RecursionError, ValueError from int()), a database error (PostgreSQL text
+# cannot hold NUL, UTF-8 cannot encode a lone surrogate, jsonb has no NaN) or a silently wrong value.
 
-#: Longest integer accepted: 15 digits is beyond any count, page or id in the formats, and every such integer is
-#: exact as a JavaScript number and as a PostgreSQL bigint.
-MAX_INT_DIGITS = 15
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _NUL_OR_ESCAPE = re.compile(r"\x00|\\u0000")
@@ -81,52 +79,16 @@ _MAY_BE_REFUSED = re.compile("|".join(p.pattern for p in (_NUL_OR_ESCAPE, _SURRO
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
 
 
-class _Refused:
-    """A number the JSON hooks refused. Kept in place so that the walk over the parsed document can name the
-    record and field it sits in (a hook sees only the number's text)."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str):
-        self.reason = reason
-
-
-def _parse_int(text: str):
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        return _Refused(f"an integer of {digits:,} digits is not accepted (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
-def _parse_float(text: str):
-    value = float(text)
-    return value if math.isfinite(value) else _Refused(f"the number {text[:30]} is out of range")
-
-
-def _parse_constant(name: str):
-    return _Refused(f"{name} is not a number")
-
-
-def _label(path: list) -> str:
-    """A value's place for people: ``source.page``, ``options (entry 2)``."""
-    out = ""
-    for step in path:
-        if isinstance(step, int):
-            out += f" (entry {step + 1})"
-        else:
-            out += f".{step[:60]}" if out else step[:60]
-    return out.strip()
-
-
 def value_problem(value, limits: Limits, depth: int = 0) -> tuple[list, str] | None:
-    """The first bad value in a parsed document, as ``(path, reason)``: nesting deeper than allowed, a refused
-    number, text over the length bound, a NUL character or a lone surrogate (in values or keys). None if clean."""
+    """The first bad value in a parsed document, as ``(path, reason)``: nesting deeper than allowed, a value the
+    parser refused (a number that is not finite or too long, a key given twice: :mod:`records.json_values`), text
+    over the length bound, a NUL character or a lone surrogate (in values or keys). None if clean."""
     stack: list[tuple[object, list]] = [(value, [])]
     while stack:
         node, path = stack.pop()
         if depth + len(path) >= limits.max_depth:
             return path, f"nesting deeper than {limits.max_depth} levels"
-        if isinstance(node, _Refused):
+        if isinstance(node, Refused):
             return path, node.reason
         if isinstance(node, str):
             reason = text_problem(node, limits)
@@ -167,7 +129,7 @@ def _clean(value, limits: Limits, *, scan_chars: bool, depth: int = 0) -> bool:
                 strings.append(child)
             elif isinstance(child, dict | list):
                 stack.append((child, depth + 1))
-            elif isinstance(child, _Refused):
+            elif isinstance(child, Refused):
                 return False
     if strings and max(map(len, strings)) > limits.max_text_chars:
         return False
@@ -213,13 +175,13 @@ def check_values(
             record = path[position] + 1
             # responses (entry 3) → record 3, field 'responses'; inputs (entry 3).question → field 'question'
             path = path[position + 1 :] or path[:position]
-    raise ImportProblem(display, reason, record=record, field=_label(path) or None)
+    raise ImportProblem(display, reason, record=record, field=place(path) or None)
 
 
 def parse_json(text: str, limits: Limits, display: str, *, record: int | None = None, records: bool = True):
     """Parse one JSON document and check every value (:func:`check_values`); any problem is an ImportProblem."""
     try:
-        data = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        data = json_loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}" if record is None else f"column {exc.colno}"
         raise ImportProblem(display, f"malformed JSON at {where}: {exc.msg}", record=record) from exc
@@ -233,11 +195,6 @@ def parse_json(text: str, limits: Limits, display: str, *, record: int | None = 
         ) from exc
     check_values(data, limits, display, record=record, records=records, scan_chars=may_hold_refused_characters(text))
     return data
-
-
-def json_decoder() -> json.JSONDecoder:
-    """The parser of every JSON text people send: refused numbers are kept in place to be named by the checks."""
-    return json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
 
 
 def may_hold_refused_characters(text: str) -> bool:
@@ -335,7 +292,9 @@ def keyed_records(records: list, display: str, *, required: tuple[str, ...], mod
             raise ImportProblem(display, "must be an object", record=number)
         for name in required:
             value = record.get(name)
-            if not isinstance(value, str) or not value.strip():
+            if value is not None and not isinstance(value, str):
+                raise ImportProblem(display, f"must be a string, not {json_type(value)}", record=number, field=name)
+            if value is None or not value.strip():
                 raise ImportProblem(display, "missing or empty", record=number, field=name)
         key = record[key_field].strip()
         for name, column in columns.items():

@@ -20,13 +20,13 @@ from portal.importing import (
     ImportProblem,
     Limits,
     check_values,
-    json_decoder,
     json_type,
     load_json,
     may_hold_refused_characters,
     parse_json,
     require_size,
 )
+from records.json_values import json_decoder
 from records.text import NotUtf8, utf8_text
 
 _BLOCK = 1 << 20  # characters read at a time; a record longer than this makes the buffer grow

@@ -4,8 +4,8 @@
 unpaired UTF-16 surrogates. ``portal.middleware.RefuseUnstorableTextMiddleware`` applies it to URLs, query strings
 and form fields; the importers' loader applies it to every text value of an uploaded file and of an API JSON body,
 which the JSON parser below reads through that loader, so the same values are refused as in uploaded files (also
-NaN / Infinity, integers of thousands of digits, deep nesting, text over the length bound), with a 400 naming the
-field.
+NaN / Infinity, numbers too large for a float such as ``1e400``, integers of thousands of digits, a key given twice
+in one object, deep nesting, text over the length bound), with a 400 naming the field.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def printable(text: str) -> str:
 
 
 def json_body(raw: bytes, encoding: str = "utf-8", display: str = "request body"):
-    """A request's JSON body read by the importers' loader with the API's limits: NaN / Infinity, huge integers, deep
-    nesting, overlong text, NUL characters and lone surrogates are refused (``ImportProblem``, naming the field), so
+    """A request's JSON body read by the importers' loader with the API's limits: NaN / Infinity, ``1e400``, huge
+    integers, repeated keys, deep nesting, overlong text, NUL characters and lone surrogates are refused (``ImportProblem``, naming the field), so
     nothing a client sends can reach the database as a value it cannot store. ``UnicodeDecodeError`` for a body that
     is not ``encoding`` text."""
     # Imported here: portal.importing imports this module (refused_character), and DRF imports this module while

@@ -37,17 +37,27 @@ def save_uploads(files: Iterable[UploadedFile]) -> tuple[list[Path], dict[str, s
     """Store uploaded files under PORTAL_UPLOADS_DIR/<uuid>/ keeping their names (for error messages and the
     ClinIQLink file-name → type rule). Returns the paths and a path → original-name map. The folder is deleted
     PORTAL_UPLOAD_RETENTION_DAYS after its job ends (:func:`uploads_prune`)."""
+    files = list(files)
     if not files:
         raise ImportProblem("(upload)", "no file was uploaded")
-    folder = Path(settings.PORTAL_UPLOADS_DIR) / uuid.uuid4().hex
-    folder.mkdir(parents=True, exist_ok=True)
-    paths, displays = [], {}
+    names: dict[str, str] = {}
     for upload in files:
         original, size = upload.name or "upload", upload.size or 0  # Django types both optional; a form's are set
         too_large = upload_too_large("file", size)
         if too_large:
             raise ImportProblem(original, too_large)
-        name = _SAFE.sub("_", Path(original).name) or "upload"
+        name = _stored_name(original)
+        if name in names:
+            # Both would be saved as one file: the first one's content lost, and the import then reading the
+            # second twice (refused as a duplicate uid, pointing at the wrong cause). Refused before anything is
+            # stored; the name also carries the ClinIQLink file-name rule (MC.json holds multiple_choice items).
+            raise ImportProblem("(upload)", f"two files named {name}; upload files of the same name one at a time")
+        names[name] = original
+    folder = Path(settings.PORTAL_UPLOADS_DIR) / uuid.uuid4().hex
+    folder.mkdir(parents=True, exist_ok=True)
+    paths, displays = [], {}
+    for upload, name in zip(files, names, strict=True):
+        original = names[name]
         path = folder / name
         with path.open("wb") as out:
             for chunk in upload.chunks():
@@ -55,6 +65,12 @@ def save_uploads(files: Iterable[UploadedFile]) -> tuple[list[Path], dict[str, s
         paths.append(path)
         displays[str(path)] = original
     return paths, displays
+
+
+def _stored_name(original: str) -> str:
+    """The name an upload is saved under: its base name, characters other than letters, digits and ``._-``
+    replaced (a browser may send a folder path; nothing may lead out of the upload's folder)."""
+    return _SAFE.sub("_", Path(original).name) or "upload"
 
 
 def upload_limits() -> Limits:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import re
 
 from django import forms
@@ -13,6 +12,8 @@ from portal.numbers import WholeNumberField
 from ranking.models import DEFAULT_TAG_SCALE, OVERLAP_MAX, OVERLAP_MIN, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
+from ranking.services.submissions import IncompleteRanking
+from records.json_values import json_loads, place, refused_value
 
 # The nugget assessment's page fields: nug_<slot>_<nugget position> and mark_<slot>_<sentence index>.
 NUGGET_FIELD = re.compile(r"^nug_([A-Z]{1,2})_(\d{1,4})$")
@@ -129,15 +130,30 @@ def answers_from_post(post, slots: list[str]) -> dict:
 
 
 def spans_from_post(post) -> object:
-    """The page's ``spans`` field (JSON written by spans.js) as the service's ``spans``; text that is not JSON is
-    passed on as is, so the service names the problem."""
+    """The page's ``spans`` field (JSON written by spans.js) as the service's ``spans``, read by the one parser of
+    people's JSON: a key given twice, NaN or a number such as 1e400 is refused as the ranking's problem (the page
+    keeps what was written); text that is not JSON is passed on as is, so the service names the problem."""
     raw = post.get("spans", "")
     if not raw:
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
+        spans = json_loads(raw)
+    except (ValueError, RecursionError):
         return raw
+    refused = refused_value(spans)
+    if refused is not None:
+        path, reason = refused
+        raise IncompleteRanking([f"{_span_place(path)}: {reason}"])
+    return spans
+
+
+def _span_place(path: list) -> str:
+    """Where in the spans a refused value sits, in the words of the span rules' own messages ("answer A, mark 1,
+    end"), so one problem reads the same whichever check caught it."""
+    if len(path) >= 2 and isinstance(path[0], str) and isinstance(path[1], int):
+        rest = place(path[2:])
+        return f"answer {path[0][:4]}, mark {path[1] + 1}" + (f", {rest}" if rest else "")
+    return f"spans, {place(path) or 'the whole list'}"
 
 
 def assessment_from_post(post, nuggets: list[dict]) -> tuple[dict, dict]:

@@ -3,9 +3,10 @@
 One object per line; blank lines are skipped but counted. Refused before anything is used: a file over
 :data:`MAX_FILE_BYTES`, a line over :data:`MAX_LINE_BYTES`, text that is not UTF-8, not JSON, not an object,
 nesting deeper than :data:`MAX_DEPTH` (checked before parsing, so thousands of brackets cannot exhaust the stack),
-``NaN`` / ``Infinity``, integers of more than :data:`MAX_INT_DIGITS` digits, and in text fields NUL characters, lone
-surrogates and overlong values. Used by every reader of a user's JSONL file (nuggets, judge labels, hallucination
-spans), so the rules are the same everywhere.
+anywhere in a line what the one JSON parser refuses (:mod:`records.json_values`: ``NaN`` / ``Infinity``, a number
+too large for a float such as ``1e400``, integers of more than 15 digits, a key given twice), and in text fields
+NUL characters, lone surrogates and overlong values. Used by every reader of a user's JSONL file (nuggets, judge
+labels and scores, hallucination spans), so the rules are the same everywhere.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from records.json_values import json_loads, place, refused_value
 from records.text import NotUtf8, refused_character, utf8_text
 
 MAX_LINE_BYTES = 1_000_000
 MAX_DEPTH = 20
 MAX_FILE_BYTES = 200 * 1024 * 1024
-#: Longest integer literal accepted (keeps ``int()`` cheap on hostile input).
-MAX_INT_DIGITS = 15
 
 Source = str | os.PathLike | Iterable[str] | Iterable[bytes]
 
@@ -106,38 +106,30 @@ def _too_deep(text: str) -> bool:
     return False
 
 
-class _Refused(str):
-    """A number literal refused while parsing (kept as text so the field can be named)."""
-
-
-def _parse_int(text: str):
-    return _Refused(f"an integer of {len(text)} digits") if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
-
-
-def _parse_constant(name: str):
-    return _Refused(f"{name} is not a number")
-
-
 def parse_line(text: str, display: str, number: int) -> dict:
     if _too_deep(text):
         raise InputFileError(display, f"nesting deeper than {MAX_DEPTH} levels", line=number)
     try:
-        record = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
+        record = json_loads(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(display, f"not valid JSON (column {exc.colno}: {exc.msg})", line=number) from exc
     except RecursionError as exc:  # pragma: no cover - _too_deep catches it first
         raise InputFileError(display, f"nesting deeper than {MAX_DEPTH} levels", line=number) from exc
     if not isinstance(record, dict):
         raise InputFileError(display, f"must be a JSON object, not {json_type(record)}", line=number)
+    # Anywhere in the line, read by the reader or not: a repeated key or an infinite number is never what was meant.
+    found = refused_value(record)
+    if found is not None:
+        path, reason = found
+        raise InputFileError(display, reason, line=number, field=place(path))
     return record
 
 
 def json_type(value) -> str:
+    """The JSON name of a parsed value's type (people wrote JSON, not Python)."""
     for kind, name in ((bool, "true/false"), (str, "a string"), (int | float, "a number"), (list, "a list")):
-        if isinstance(value, kind) and not isinstance(value, _Refused):
+        if isinstance(value, kind):
             return name
-    if isinstance(value, _Refused):
-        return "a number"
     return "an object" if isinstance(value, dict) else "null"
 
 
@@ -158,7 +150,7 @@ def text_field(
     if key not in record:
         raise InputFileError(display, "is missing", line=number, field=field)
     value = record[key]
-    if not isinstance(value, str) or isinstance(value, _Refused):
+    if not isinstance(value, str):
         raise InputFileError(display, f"must be a string, not {json_type(value)}", line=number, field=field)
     if why := refused_character(value):
         raise InputFileError(display, why, line=number, field=field)
@@ -190,13 +182,12 @@ def records(source: Source, display: str) -> Iterator[tuple[int, dict]]:
 
 
 def number_field(record: dict, key: str, display: str, number: int, *, field: str | None = None) -> float:
-    """A required finite number (a JSON number; ``true``/``false``, strings, NaN and huge integers refused)."""
+    """A required number (a JSON number; ``true``/``false`` and strings refused). It is finite: a line holding NaN,
+    an infinite or a huge number is refused by :func:`parse_line` before any field is read."""
     field = field or key
     if key not in record:
         raise InputFileError(display, "is missing", line=number, field=field)
     value = record[key]
-    if isinstance(value, _Refused):
-        raise InputFileError(display, str(value), line=number, field=field)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputFileError(display, f"must be a number, not {json_type(value)}", line=number, field=field)
     return float(value)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from portal.importing import MAX_INT_DIGITS, ImportProblem, shown
+from portal.importing import ImportProblem, shown
+from records.json_values import MAX_INT_DIGITS
 
 
 @dataclass

@@ -66,7 +66,8 @@ def parse_record(record, display: str, index: int, expected_type: QAType | None 
 
 def _normalised(record: dict, display: str, index: int) -> dict:
     """A copy of ``record`` with one representation per value: ids as text, ``source.isbn`` as text,
-    ``source.page`` as a whole number (as in the public files), a true/false answer as ``"True"``/``"False"``."""
+    ``source.page`` as a whole number (as in the public files), a true/false answer as ``"True"``/``"False"`` (given
+    as text: ``"true"`` is the same answer, JSON ``true`` is refused)."""
     raw = dict(record)
     for key in ("uid", "id"):
         if raw.get(key) not in (None, ""):
@@ -80,12 +81,14 @@ def _normalised(record: dict, display: str, index: int) -> dict:
         if source.get("isbn", "") != "":
             isbn = identifier(source["isbn"], display, index, field="source.isbn")
             source["isbn"] = require_fits(isbn, QAItem, "isbn", display, index, field="source.isbn")
-    if raw.get("type") == QAType.TRUE_FALSE and isinstance(raw.get("answer"), str | bool):
-        answer = raw["answer"] if isinstance(raw["answer"], bool) else raw["answer"].strip().lower()
-        if answer not in (True, False, "true", "false"):
+    if raw.get("type") == QAType.TRUE_FALSE and "answer" in raw:
+        # The format writes the answer as text; JSON true/false is another type (refused, as every wrong type is),
+        # not a second spelling to coerce. Text in another letter case or with spaces is the same answer.
+        answer = require_str(raw, "answer", display, index).strip().lower()
+        if answer not in ("true", "false"):
             raise ImportProblem(display, f"must be 'True' or 'False', not {raw['answer']!r}", record=index,
                                 field="answer")  # fmt: skip
-        raw["answer"] = "True" if answer in (True, "true") else "False"
+        raw["answer"] = "True" if answer == "true" else "False"
     return raw
 
 

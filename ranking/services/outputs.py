@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from django.db import connection, transaction
 
@@ -24,7 +25,16 @@ from annotation.models import QAItem
 from annotation.qa_types import HARNESS_OUTPUT_FILES
 from metrics.normalise import to_text
 from portal.audit import audit_record
-from portal.importing import ImportProblem, Limits, content_uid, identifier, load_json, require_fits, shown
+from portal.importing import (
+    ImportProblem,
+    Limits,
+    content_uid,
+    identifier,
+    json_type,
+    load_json,
+    require_fits,
+    shown,
+)
 from portal.jobs import Progress, job_start
 from portal.json_stream import iter_jsonl
 from portal.models import Job, User
@@ -34,6 +44,7 @@ from ranking.models import System, SystemOutput
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
 _CHUNK = 2000
 _NOT_DATASET_FIELDS = ("response", "prompt")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -117,12 +128,17 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
             raise ImportProblem(display, f"must be a JSON object, not {type(record).__name__}", record=number)
         dataset = {k: v for k, v in record.items() if k not in _NOT_DATASET_FIELDS}
         id_key = next((key for key in ("uid", "id") if dataset.get(key) not in (None, "")), None)
-        qa_type = file_type.value if file_type else str(dataset.get("type", ""))
+        # The fields an input is matched by are text, as in the dataset files: another type is refused, not
+        # turned into Python's spelling of it ("True", "5"), which would match nothing or the wrong item.
+        source = _optional(dataset, "source", dict, "an object", display, number) or {}
+        paragraph_id = _optional(source, "paragraph_id", str, "a string", display, number, field="source.paragraph_id")
+        question = _optional(dataset, "question", str, "a string", display, number)
+        record_type = _optional(dataset, "type", str, "a string", display, number)
+        qa_type = file_type.value if file_type else record_type
         if not qa_type:
             raise ImportProblem(
                 display, "missing (and the file name does not say the type)", record=number, field="type"
             )
-        source = dataset["source"] if isinstance(dataset.get("source"), dict) else {}
         prompt = prompts[number - 1] if prompts is not None else record.get("prompt")
         parsed.append(
             ParsedOutput(
@@ -134,8 +150,8 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
                 if id_key
                 else content_uid("cl", dataset),
                 qa_type=qa_type,
-                question=str(dataset.get("question", "")),
-                paragraph_id=str(source.get("paragraph_id", "")),
+                question=question or "",
+                paragraph_id=paragraph_id or "",
             )
         )
     return parsed
@@ -161,6 +177,16 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
             )
         )
     return parsed
+
+
+def _optional(
+    record: dict, key: str, kind: type[_T], kind_name: str, display: str, number: int, *, field: str = ""
+) -> _T | None:
+    """``record[key]`` when it is of ``kind``; None when it is missing or null; anything else is refused."""
+    value = record.get(key)
+    if value is None or (isinstance(value, kind) and not isinstance(value, bool)):
+        return value
+    raise ImportProblem(display, f"must be {kind_name}, not {json_type(value)}", record=number, field=field or key)
 
 
 def _response(value: object, display: str, record: int, *, field: str) -> str | dict | list:

@@ -70,6 +70,27 @@ def test_each_bad_line_refuses_the_whole_file(made, bad, field, words):
     assert not JudgeNuggetLabel.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("bad", "field", "words"),
+    [
+        (line()[:-1] + b', "confidence": 1e400}', "confidence", "the number 1e400 is out of range"),
+        (line()[:-1] + b', "confidence": [-1e400]}', "confidence (entry 1)", "the number -1e400 is out of range"),
+        (line()[:-1] + b', "label": "not_support"}', "label", "is given twice in one object"),
+        (line()[:-1] + b', "judge": "other"}', "judge", "is given twice in one object"),
+        (line(label=True), "label", "must be a string, not true/false"),
+        (line(nugget_id=1), "nugget_id", "must be a string, not a number"),
+    ],
+)
+def test_non_finite_repeated_and_mistyped_values_refuse_the_file_and_store_nothing(made, bad, field, words):
+    judge_labels_import(study=made.study, source=[line(judge="kept")], name="first.jsonl", user=None)
+    with pytest.raises(NuggetInputError) as refused:
+        judge_labels_import(study=made.study, source=[line(system="SYS-B"), b"", bad], name="bad.jsonl", user=None)
+    error = refused.value
+    assert (error.file, error.line, error.field) == ("bad.jsonl", 3, field)
+    assert words in error.detail
+    assert list(JudgeNuggetLabel.objects.values_list("labeller", flat=True)) == ["kept"]
+
+
 def test_a_physicians_own_pseudonym_is_refused(made):
     name = made.physicians[0].pseudonym
     with pytest.raises(NuggetInputError, match="pseudonym"):

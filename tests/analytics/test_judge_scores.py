@@ -97,6 +97,38 @@ def test_non_finite_scores_are_refused(made, text):
     assert not JudgeScore.objects.exists()
 
 
+SECOND_LINE = b'{"item_uid": "q1", "system": "SYS-B", "score": 1, "judge": "j", "EXTRA": 1}'
+
+
+@pytest.mark.parametrize(
+    ("name", "second", "field", "words"),
+    [
+        # A number too large for a float was read as infinity and stored (the December security review, finding 4).
+        ("s.jsonl", SECOND_LINE.replace(b'"score": 1', b'"score": 1e400'), "score", "the number 1e400 is out of range"),
+        ("s.jsonl", SECOND_LINE.replace(b'"score": 1', b'"score": -1e400'), "score", "-1e400 is out of range"),
+        ("s.jsonl", SECOND_LINE.replace(b'"EXTRA": 1', b'"confidence": 1e400'), "confidence", "out of range"),
+        ("s.jsonl", SECOND_LINE.replace(b'"EXTRA": 1', b'"score": 2'), "score", "is given twice in one object"),
+        ("s.jsonl", SECOND_LINE.replace(b'"EXTRA": 1', b'"judge": "k"'), "judge", "is given twice in one object"),
+        ("s.jsonl", SECOND_LINE.replace(b'"score": 1', b'"score": true'), "score", "must be a number, not true/false"),
+        ("s.jsonl", SECOND_LINE.replace(b'"score": 1', b'"score": "1"'), "score", "must be a number, not a string"),
+        ("s.csv", b"q1,SYS-B,1e400,j", "score", "'1e400' is not a finite number"),
+        ("s.csv", b"q1,SYS-B,-1e400,j", "score", "'-1e400' is not a finite number"),
+        ("s.csv", b"q1,SYS-B,-inf,j", "score", "'-inf' is not a finite number"),
+        ("s.csv", b"q1,SYS-B,nan,j", "score", "'nan' is not a finite number"),
+    ],
+)
+def test_non_finite_repeated_and_mistyped_values_refuse_the_file_and_store_nothing(made, name, second, field, words):
+    judge_scores_import(study=made.study, source=jsonl([good(judge="kept")]), name="first.jsonl", user=None)
+    first = b"item_uid,system,score,judge\nq1,SYS-A,1,j\n" if name.endswith(".csv") else jsonl([good(judge="j")])
+    with pytest.raises(InputFileError) as caught:
+        judge_scores_import(study=made.study, source=first + b"\n" + second, name=name, user=None)
+    error = caught.value
+    line = 3 if name.endswith(".csv") else 2
+    assert (error.file, error.line, error.field) == (name, line, field)
+    assert words in error.detail
+    assert list(JudgeScore.objects.values_list("judge", "score")) == [("kept", 0.9)]
+
+
 def test_a_physicians_own_pseudonym_is_refused(made):
     pseudonym = made.physicians[0].pseudonym
     with pytest.raises(InputFileError, match="pseudonym"):

@@ -1,7 +1,8 @@
 """Hostile values in every import format are refused as input errors naming file, record (from 1) and field,
-and nothing is written: deep nesting, NUL characters, lone surrogates, NaN / Infinity, integers of thousands of
-digits, CSV cells over the csv module's limit, values longer than their column, text over the length bound,
-and values with a second representation (boolean ids, list answers outside the options)."""
+and nothing is written: deep nesting, NUL characters, lone surrogates, NaN / Infinity and numbers that overflow to
+infinity (1e400), integers of thousands of digits, a key given twice in one object, CSV cells over the csv module's
+limit, values longer than their column, text over the length bound, values of the wrong JSON type (true where the
+format has "True") and values with a second representation (boolean ids, list answers outside the options)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ HUGE_INT = "9" * 5000
 
 def _tf(**changes) -> dict:
     return {**GOOD_TF, **changes}
+
+
+def _raw_tf(extra: str) -> str:
+    """A good true/false record's JSON with ``extra`` (raw JSON text, e.g. a repeated key) as its last member."""
+    return json.dumps(GOOD_TF)[:-1] + ", " + extra + "}"
 
 
 def _array_with_second(record_text: str) -> str:
@@ -57,6 +63,15 @@ ITEM_CASES = [
         "limit is 200",
     ),  # fmt: skip
     (_array_with_second(json.dumps(_tf(answer="maybe"))), "answer", "must be 'True' or 'False'"),
+    # A number too large for a float is infinity to Python: refused like Infinity, wherever it sits.
+    (_array_with_second(_raw_tf('"extra": 1e400')), "extra", "the number 1e400 is out of range"),
+    (_array_with_second(_raw_tf('"extra": [1, -1e400]')), "extra (entry 2)", "the number -1e400 is out of range"),
+    # A key given twice: Python keeps the last, other readers the first.
+    (_array_with_second(_raw_tf('"question": "dup2"')), "question", "is given twice in one object"),
+    (_array_with_second(json.dumps(GOOD_TF).replace('"page": 0', '"page": 0, "page": 2')), "source.page", "twice"),
+    # JSON true/false where the format has text ("True" / "False") is another type, not a spelling.
+    (_array_with_second(json.dumps(_tf(answer=True))), "answer", "must be a string, not true/false"),
+    (_array_with_second(json.dumps(_tf(question=12))), "question", "must be a string, not a number"),
 ]
 
 
@@ -97,6 +112,10 @@ def test_a_list_answer_outside_its_options_is_refused(tmp_path):
         ('{"input": "问", "target": "答", "sample_id": ' + HUGE_INT + "}", "sample_id", "5,000 digits"),
         ('{"input": "问", "target": "答", "sample_id": true}', "sample_id", "not true/false"),
         ('{"input": "问", "target": NaN, "sample_id": "2"}', "target", "NaN"),
+        ('{"input": "问", "target": "答", "sample_id": "2", "score": 1e400}', "score", "1e400 is out of range"),
+        ('{"input": "问", "target": "答", "sample_id": "2", "input": "另"}', "input", "given twice in one object"),
+        ('{"input": "问", "target": true, "sample_id": "2"}', "target", "must be a string, not true/false"),
+        ('{"input": "问", "target": "答", "sample_id": "2", "task_type": 3}', "task_type", "must be a string"),
         (DEEP, None, "nesting deeper than 8 levels"),
     ],
 )
@@ -139,6 +158,25 @@ def test_jsonl_records_may_hold_unicode_line_separators(tmp_path):
             "Infinity",
         ),  # fmt: skip
         ("p.json", '[{"paragraph_id": "p1", "text": "ok"}, ' + DEEP + "]", None, "nesting deeper"),
+        ("p.csv", "paragraph_id,page,text\np1,1,ok\np2,1e400,b\n", "page", "page number"),
+        (
+            "p.json",
+            '[{"paragraph_id": "p1", "text": "ok"}, {"paragraph_id": "p2", "text": "b", "page": -1e400}]',
+            "page",
+            "the number -1e400 is out of range",
+        ),
+        (
+            "p.json",
+            '[{"paragraph_id": "p1", "text": "ok"}, {"paragraph_id": "p2", "text": "b", "text": "c"}]',
+            "text",
+            "is given twice in one object",
+        ),
+        (
+            "p.json",
+            '[{"paragraph_id": "p1", "text": "ok"}, {"paragraph_id": 2, "text": "b"}]',
+            "paragraph_id",
+            "must be a string, not a number",
+        ),
     ],
 )
 def test_source_passage_hazards_name_record_2(tmp_path, name, text, field, words):
@@ -198,6 +236,27 @@ def test_source_pages_are_stored_as_one_representation(tmp_path):
             "uid",
             "limit is 100",
         ),  # fmt: skip
+        (
+            "gold.json",
+            '[{{"uid": "{uid}", "expected_verdict": "correct"}}, {{"uid": "{uid2}", "expected_verdict": '
+            '"correct", "planted_error": 1e400}}]',
+            "planted_error",
+            "the number 1e400 is out of range",
+        ),
+        (
+            "gold.json",
+            '[{{"uid": "{uid}", "expected_verdict": "correct"}}, {{"uid": "{uid2}", "expected_verdict": '
+            '"correct", "expected_verdict": "incorrect"}}]',
+            "expected_verdict",
+            "is given twice in one object",
+        ),
+        (
+            "gold.json",
+            '[{{"uid": "{uid}", "expected_verdict": "correct"}}, {{"uid": "{uid2}", "expected_verdict": '
+            '"correct", "note": 5}}]',
+            "note",
+            "must be text",
+        ),
     ],
 )
 def test_gold_file_hazards_name_record_2(sample_items, organizer, tmp_path, name, text, field, words):

@@ -74,7 +74,14 @@ def test_api_answers_400_naming_the_field(frozen_ready, organizer_client, rule, 
 
 @pytest.mark.parametrize(
     ("rule", "field"),
-    [('{"exclude_open_issues": "no"}', "exclude_open_issues"), ('{"qa_types": 5}', "qa_types"), ("5", "rule")],
+    [
+        ('{"exclude_open_issues": "no"}', "exclude_open_issues"),
+        ('{"qa_types": 5}', "qa_types"),
+        ("5", "rule"),
+        # read by the one loader of people's JSON: an infinite number or a key given twice is refused
+        ('{"min_relevance": 1e400}', "min_relevance"),
+        ('{"min_relevance": 4, "min_relevance": 5}', "min_relevance"),
+    ],
 )
 def test_command_refuses_naming_the_field(frozen_ready, rule, field):
     with pytest.raises(CommandError, match=f"field '{field}'"):

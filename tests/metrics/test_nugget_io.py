@@ -50,7 +50,7 @@ def test_error_carries_file_line_and_field_apart():
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"item_uid": NaN, "nuggets": []}', "field 'item_uid': must be a string, not a number"),
+        ('{"item_uid": NaN, "nuggets": []}', "field 'item_uid': NaN is not a number"),
         ('{"item_uid": "q\\u0000", "nuggets": []}', "field 'item_uid': contains a NUL character"),
         ('{"item_uid": "q\\ud800", "nuggets": []}', "field 'item_uid': contains a lone surrogate"),
         ('{"item_uid": "q", "nuggets": [' + "[" * 25 + "]" * 25 + "]}", "line 1: nesting deeper than 20 levels"),

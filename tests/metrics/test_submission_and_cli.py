@@ -64,6 +64,11 @@ def test_reads_a_harness_folder_and_notes_missing_files(tmp_path):
                             "responses": ["True"]}},
             "true_false.json: inputs[0].source.paragraph_id: must be a string",
         ),
+        # read by the one JSON parser of people's files: infinite numbers and repeated keys are refused
+        ({"true_false": json.dumps(GOOD_TF).replace('["True"]', "[1e400]", 1)},
+         "true_false.json: responses (entry 1): the number 1e400 is out of range"),
+        ({"true_false": json.dumps(GOOD_TF).replace('"answer": "True"', '"answer": "True", "answer": "False"')},
+         "true_false.json: inputs (entry 1).answer: is given twice in one object"),
     ],
 )  # fmt: skip
 def test_bad_input_names_file_and_field(tmp_path, files, message):

@@ -1,5 +1,6 @@
-"""System outputs: hostile values and responses that are not text are refused naming file, record (from 1)
-and field; the reference answer's name is refused in any letter case, on the page and in the service."""
+"""System outputs: hostile values (NaN, 1e400, a key given twice, ...), values of the wrong JSON type and responses
+that are not text are refused naming file, record (from 1) and field, and nothing is stored; the reference
+answer's name is refused in any letter case, on the page and in the service."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def _jsonl(tmp_path, items, second_line: str):
         ('{"item_uid": true, "response": "x"}', "item_uid", "not true/false"),
         ('{"item_uid": "UID", "response": 1' + "0" * 4999 + "}", "response", "5,000 digits"),
         ("[" * 100_000 + "]" * 100_000, None, "nesting deeper than 8 levels"),
+        ('{"item_uid": "UID", "response": "x", "score": 1e400}', "score", "the number 1e400 is out of range"),
+        ('{"item_uid": "UID", "response": "x", "score": [-1e400]}', "score (entry 1)", "-1e400 is out of range"),
+        ('{"item_uid": "UID", "response": "x", "response": "y"}', "response", "is given twice in one object"),
+        ('{"item_uid": "UID", "response": "x", "system": true}', "system", "must be a string"),
     ],
 )
 def test_bad_jsonl_values_are_refused_naming_record_2(sample_items, tmp_path, line, field, words):
@@ -62,6 +67,32 @@ def test_harness_file_values_are_named_by_their_record(sample_items, tmp_path):
         outputs_import(system_name="S1", paths=[path])
     assert (caught.value.record, caught.value.field) == (2, "responses")
     assert "Infinity is not a number" in caught.value.detail
+
+
+@pytest.mark.parametrize(
+    ("second", "field", "words"),
+    [
+        # The fields an input is matched by are text, as in the dataset: not turned into "True" or "5".
+        ({"type": True}, "type", "must be a string, not true/false"),
+        ({"question": 5}, "question", "must be a string, not a number"),
+        ({"source": "p1"}, "source", "must be an object, not a string"),
+        ({"source": {"paragraph_id": 7}}, "source.paragraph_id", "must be a string, not a number"),
+        ({"extra": "INF"}, "extra", "the number 1e400 is out of range"),
+        ({"extra": "DUP"}, "question", "is given twice in one object"),
+    ],
+)
+def test_harness_inputs_of_the_wrong_type_or_with_hazards_are_refused(sample_items, tmp_path, second, field, words):
+    records = json.loads((SAMPLE / "TF.json").read_text())[:2]
+    records[1] = {**records[1], **second}
+    text = json.dumps({"inputs": records, "responses": ["True", "False"]})
+    text = text.replace('"extra": "INF"', '"extra": 1e400').replace('"extra": "DUP"', '"question": "again"')
+    path = tmp_path / "true_false.json"
+    path.write_text(text)
+    with pytest.raises(ImportProblem) as caught:
+        outputs_import(system_name="S1", paths=[path])
+    assert (caught.value.file, caught.value.record, caught.value.field) == ("true_false.json", 2, field)
+    assert words in caught.value.detail
+    assert not SystemOutput.objects.exists() and not System.objects.exists()
 
 
 @pytest.mark.parametrize("name", ["Reference", "REFERENCE", " reference "])

@@ -150,6 +150,25 @@ def test_the_page_posts_spans_as_json_and_the_api_takes_them(span_task, client, 
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("spans", "words"),
+    [
+        ('{"A": [], "A": [{"start": 3, "end": 9}], "B": [], "C": []}', "spans, A: is given twice in one object"),
+        ('{"A": [{"start": 3, "end": 1e400}], "B": [], "C": []}', "answer A, mark 1, end: the number 1e400 is out"),
+        ('{"A": [{"start": 3, "end": NaN}], "B": [], "C": []}', "answer A, mark 1, end: NaN is not a number"),
+    ],
+)
+def test_the_pages_spans_are_read_by_the_one_json_parser(span_task, client, spans, words):
+    """The page's spans field is JSON a person can send by hand: a key given twice (Python kept the last) or a
+    number that is not finite is the ranking's problem, shown on the page, and nothing is stored."""
+    _, ranker, task = span_task(ask_ranking=False)
+    client.force_login(ranker)
+    response = client.post(reverse("ranking_task", args=[task.pk]), {"spans": spans, "idempotency_key": "k"})
+    assert response.status_code == 400 and words in response.content.decode()
+    assert not HallucinationSpan.objects.exists()
+
+
+@pytest.mark.django_db
 def test_api_submit_accepts_spans_and_reports_problems(make_study, make_user, client):
     study = make_study(sample_size=1, ask_ranking=False, ask_spans=True)
     ranker = make_user("ranker")

@@ -1,9 +1,8 @@
-import json
-
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.releases import release_freeze
 from portal.errors import DomainError
+from portal.importing import ImportProblem, Limits, parse_json
 
 
 class Command(BaseCommand):
@@ -21,10 +20,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        try:
-            rule = json.loads(options["rule"])
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--rule is not valid JSON: {exc}") from exc
+        try:  # the one loader of people's JSON: NaN, 1e400 or a key given twice is refused, naming the field
+            rule = parse_json(options["rule"], Limits(), "--rule", records=False)
+        except ImportProblem as exc:
+            raise CommandError(str(exc)) from exc
         try:
             release = release_freeze(
                 name=options["name"], rule=rule, note=options["note"], with_nuggets=options["with_nuggets"]
