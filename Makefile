@@ -8,9 +8,11 @@ HOST   ?= 127.0.0.1
 .PHONY: run test install install-dev nltk-data token-table migrate demo lint bench stack backup restore clean
 
 # DEBUG off unless asked for (DEBUG=1 make run): a visitor trying the demo gets the portal's own error pages, not
-# Django's technical ones, which list every URL and setting.
+# Django's technical ones, which list every URL and setting. --nostatic: WhiteNoise serves the static files, as in
+# production, with DEBUG on too (runserver's own static handler answered a traversal such as
+# /static/..%2fconfig/settings.py with a 500 instead of a 404).
 run: install nltk-data token-table migrate demo  ## serve the portal with demo data on http://127.0.0.1:8000
-	DEBUG=$${DEBUG:-0} $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DEBUG=$${DEBUG:-0} $(BIN)/python manage.py runserver --nostatic $(HOST):$(PORT)
 
 # pytest-xdist: whole files (--dist loadfile) to 3 workers, each with its own PostgreSQL cluster and folders; files go
 # out in the order tests/conftest.py gives them (long ones first), which --no-loadscope-reorder keeps. 3 workers on

@@ -7,10 +7,17 @@ measure (4 processes × 4 threads on 2 cores; docs/benchmarks.md).
 """
 
 import os
+import sys
 
-workers = int(os.environ.get("WEB_WORKERS", "4"))
+# The settings' typed readers (portal.env): a malformed WEB_WORKERS stops the start naming the variable. Every
+# worker process shares the login throttling's counts only through REDIS_URL, which the production profile requires
+# (config/settings.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from portal.env import env_int  # noqa: E402
+
+workers = env_int("WEB_WORKERS", 4, minimum=1)
 worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS", "4"))
+threads = env_int("WEB_THREADS", 4, minimum=1)
 # Seconds an idle connection is kept: longer than a reviewer's usual pause between items (about 20 s), so their next
 # request reuses it, and as long as nginx's default. A client whose pause runs past it finds the connection closed
 # and opens another; one that sends at the very moment it closes gets no answer and must send again (browsers do;
@@ -25,4 +32,4 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 # connection per request costs throughput and some latency at every load, so it is not the default (measured in
 # docs/benchmarks.md, "The tail at saturation, measured"). Behind nginx's default proxying, which opens a connection
 # per request, the portal sees the same.
-keepalive = int(os.environ.get("WEB_KEEPALIVE", "75"))
+keepalive = env_int("WEB_KEEPALIVE", 75, minimum=0)

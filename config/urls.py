@@ -48,6 +48,8 @@ urlpatterns = [
     path("", include("analytics.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="api_docs"),
+    # Under accounts/, with the other sign-in pages: an organizer who has yet to enrol TOTP may use it too.
+    path("accounts/sign-out-everywhere/", views.SignOutEverywhereView.as_view(), name="account_sign_out_everywhere"),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -14,17 +14,16 @@ import ipaddress
 from functools import lru_cache
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+
+from portal.env import parse_networks
 
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @lru_cache(maxsize=8)
 def _networks(entries: tuple[str, ...]) -> tuple[_Network, ...]:
-    try:
-        return tuple(ipaddress.ip_network(entry, strict=False) for entry in entries)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"PORTAL_TRUSTED_PROXIES: {exc}") from exc
+    # The setting was checked when the settings loaded (portal.env.env_networks): a bad entry stops the start.
+    return parse_networks(entries)
 
 
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

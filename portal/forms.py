@@ -1,12 +1,19 @@
 from django import forms
 from django.db.models import Q
 
-from portal.models import Institution
+from portal.models import Institution, User
 from portal.roles import Role
 
 
+def person_email_field(**kwargs) -> forms.EmailField:
+    """A person's e-mail address, no longer than the column that keeps it (254 characters, RFC 5321's limit):
+    a longer one is a form error naming the field, not a refusal by the database (a server error). Every form that
+    takes a person's address uses it (the people page, allauth's forms through ``PortalAccountAdapter``)."""
+    return forms.EmailField(max_length=User._meta.get_field("email").max_length, **kwargs)
+
+
 class PersonForm(forms.Form):
-    email = forms.EmailField()
+    email = person_email_field()
     name = forms.CharField(required=False, max_length=150)
     institution = forms.ModelChoiceField(
         queryset=Institution.objects.filter(admitted=True), required=False, empty_label="No institution"

@@ -25,6 +25,30 @@ class OrganizerMfaMiddleware:
         return self.get_response(request)
 
 
+class SessionIdleTimeoutMiddleware:
+    """Signs out a session idle for ``PORTAL_SESSION_IDLE_MINUTES`` (``portal.sessions``) and tells the person why
+    on the next page (the login page, since the page they asked for now wants a signed-in person). A page that was
+    polling by itself (htmx) is sent to the login page as a whole rather than having it swapped into a corner.
+
+    After the message middleware (the message needs it), before anything that reads the body."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.contrib import messages
+
+        from portal.sessions import session_idle_message, session_idle_timed_out
+
+        if request.user.is_authenticated and session_idle_timed_out(request):
+            messages.info(request, session_idle_message())
+            if request.headers.get("HX-Request") == "true":
+                from django_htmx.http import HttpResponseClientRedirect
+
+                return HttpResponseClientRedirect(reverse("account_login"))
+        return self.get_response(request)
+
+
 class DatabaseUnavailableMiddleware:
     """A lost database connection answers 503 with a clear message instead of a 500 traceback.
 
@@ -87,6 +111,52 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+class AnonymousBodyLimitMiddleware:
+    """A request whose declared body (Content-Length) is larger than ``PORTAL_ANONYMOUS_BODY_MAX_BYTES`` gets a 413
+    unless its sender is signed in (a session, or an API token that authenticates), before anything reads the body.
+
+    Without it any anonymous client could make a worker read and keep up to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (100 MB)
+    per request: the middleware below reads the form of every request, and CSRF's check reads it too. What an
+    anonymous client may send (the sign-in, password-reset and set-password forms) is a few hundred bytes; imports
+    and API bodies come from signed-in people, whose limits stay those of the upload settings. A proxy in front
+    should refuse large bodies even earlier (nginx's ``client_max_body_size``: README, Deployment).
+
+    After the authentication and idle-timeout middleware (it asks who is signed in), before the body's first reader.
+    The person is looked up only for a body over the limit."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0  # Django reads such a body as empty
+        if length > settings.PORTAL_ANONYMOUS_BODY_MAX_BYTES and not _signed_in(request):
+            limit = settings.PORTAL_ANONYMOUS_BODY_MAX_BYTES
+            message = (
+                f"The request is too large: {length:,} bytes, where {limit:,} is the most accepted before you sign "
+                "in. Nothing was read or changed; sign in (or send your API token) to upload files."
+            )
+            return _refusal(request, message, status=413, code="request_too_large")
+        return self.get_response(request)
+
+
+def _signed_in(request) -> bool:
+    if request.user.is_authenticated:
+        return True
+    if not request.META.get("HTTP_AUTHORIZATION"):
+        return False
+    from rest_framework.exceptions import AuthenticationFailed
+
+    from portal.authentication import TokenAuthentication
+
+    try:
+        return TokenAuthentication().authenticate(request) is not None
+    except AuthenticationFailed:
+        return False
+
+
 class RefuseUnstorableTextMiddleware:
     """A request whose URL path, query string or form fields hold text the portal cannot store (NUL, unpaired
     surrogates: ``portal.parsers.refused_character``) gets a 400 naming the field, before any view reads it.
@@ -114,10 +184,15 @@ class RefuseUnstorableTextMiddleware:
 
 
 def _bad_request(request, message: str):
-    from django.http import HttpResponseBadRequest, JsonResponse
+    return _refusal(request, message, status=400, code="invalid_input")
+
+
+def _refusal(request, message: str, *, status: int, code: str):
+    """A refused request: JSON for the API, else the portal's "Request refused" page."""
+    from django.http import HttpResponse, JsonResponse
     from django.template.loader import render_to_string
 
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message, "code": "invalid_input"}, status=400)
-    # Rendered without the request: this runs before the session and the person are loaded.
-    return HttpResponseBadRequest(render_to_string("400.html", {"message": message}))
+        return JsonResponse({"detail": message, "code": code}, status=status)
+    # Rendered without the request: the page must not depend on the person, who may be anonymous or not loaded.
+    return HttpResponse(render_to_string("400.html", {"message": message}), status=status)

@@ -64,6 +64,9 @@ class User(AbstractUser):
     institution = models.ForeignKey(
         Institution, null=True, blank=True, on_delete=models.PROTECT, related_name="members"
     )
+    # Raised by "Sign out everywhere" (portal.sessions.sessions_end_everywhere): every session signed in before it
+    # stops working, on every device (see get_session_auth_hash).
+    session_epoch = models.PositiveIntegerField(default=0, editable=False)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []
@@ -74,6 +77,22 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.get_full_name() or self.email
+
+    # Django stores this hash in every session at sign-in and ends a session whose hash no longer matches (as after a
+    # password change): mixing in the session epoch ends them all when it is raised. At epoch 0 the hash is Django's
+    # own, so the sessions open before the epoch existed stay valid.
+    def get_session_auth_hash(self) -> str:
+        return self._hash_with_session_epoch(super().get_session_auth_hash())
+
+    def get_session_auth_fallback_hash(self):
+        for fallback in super().get_session_auth_fallback_hash():
+            yield self._hash_with_session_epoch(fallback)
+
+    def _hash_with_session_epoch(self, session_hash: str) -> str:
+        if not self.session_epoch:
+            return session_hash
+        # session_hash is already an HMAC keyed with the secret key: a plain digest of it keeps it unforgeable.
+        return hashlib.sha256(f"{session_hash}:{self.session_epoch}".encode()).hexdigest()
 
     @property
     def pseudonym(self) -> str:

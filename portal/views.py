@@ -6,6 +6,7 @@ from __future__ import annotations
 from celery import current_app
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection, transaction
@@ -32,6 +33,7 @@ from portal.services import (
     person_set_active,
     person_update,
 )
+from portal.sessions import sessions_end_everywhere
 
 
 class PeopleView(RoleRequiredMixin, View):
@@ -195,6 +197,23 @@ class ApiTokensView(RoleRequiredMixin, View):
             },
             status=status,
         )
+
+
+class SignOutEverywhereView(RoleRequiredMixin, View):
+    """The person's own "Sign out everywhere" (the Security page): ends every session of theirs, this one too."""
+
+    required_roles = AUTHENTICATED
+
+    def post(self, request):
+        sessions_end_everywhere(user=request.user)
+        logout(request)
+        messages.success(
+            request,
+            "You were signed out on every device, this one included. Your API tokens, authenticator app and "
+            "password are unchanged: revoke a token on its page, or change your password, if someone else may have "
+            "used them.",
+        )
+        return redirect("account_login")
 
 
 def _followed_job(request, job_id) -> Job:

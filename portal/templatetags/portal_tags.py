@@ -65,3 +65,11 @@ def readable(value) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(readable(v) for v in value) or "—"
     return str(value)
+
+
+@register.simple_tag
+def session_idle_limit() -> str:
+    """How long a session may stay idle before it is signed out, in words ("8 hours")."""
+    from portal.sessions import session_idle_limit_words
+
+    return session_idle_limit_words()

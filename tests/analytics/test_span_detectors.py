@@ -75,6 +75,20 @@ def test_scores_are_the_hand_computed_means(made, organizer):
     assert by_system["SPAN-B"]["iou"].value == pytest.approx(1.0)
 
 
+def test_a_file_with_hard_labels_only_is_imported_with_each_span_at_probability_one(made, organizer):
+    """The official Mu-SHROOM scorer accepts a prediction file without soft_labels and infers them, each hard span
+    at probability 1 (Helsinki-NLP/mu-shroom, participant_kit/scorer.py: infer_soft_labels); it was refused here."""
+    hit = {"id": _key(made, "s1", "SPAN-A"), "hard_labels": [[14, 20]]}
+    rest = [{"id": _key(made, uid, s), "hard_labels": []} for uid, s in made.answers if (uid, s) != ("s1", "SPAN-A")]
+    span_detector_import(study=made.study, detector="Hard", source=_lines([hit, *rest]), name="h.jsonl", user=organizer)
+    stored = SpanPrediction.objects.get(answer=made.answers["s1", "SPAN-A"])
+    assert stored.hard_labels == [[14, 20]] and stored.soft_labels == [{"start": 14, "end": 20, "prob": 1.0}]
+    row = detector_leaderboard(made.study, n_resamples=50)["detectors"][0]
+    # IoU as in test_scores_are_the_hand_computed_means: the physicians' hard labels of s1/SPAN-A are [14, 20)
+    # (one of two marked 8-14), matched exactly; s2/SPAN-A and s3/SPAN-A missed; the SPAN-B answers both empty
+    assert row["iou"].value == pytest.approx(4 / 6)
+
+
 @pytest.mark.parametrize(
     ("records", "line", "field", "detail"),
     [
@@ -185,6 +199,7 @@ def test_item_view_reads_only_its_question(made, client, organizer, make_user):
 
     client.force_login(organizer)
     url = reverse("span_item", args=[made.study.pk, made.questions["s3"].pk])
+    client.get(url)  # a session's first request also stamps its activity (the idle timeout): not the page's work
     with CaptureQueriesContext(connection) as before:
         html = client.get(url).content.decode()
     assert "Physician 1" in html and "Physician 2" not in html

@@ -42,6 +42,7 @@ def test_production_profile_sends_the_policy():
         "PORTAL_PROFILE": "production",
         "SECRET_KEY": "x" * 60 + "-not-a-real-secret",
         "ALLOWED_HOSTS": "portal.example.org",
+        "REDIS_URL": "redis://127.0.0.1:6390/1",  # required by the profile; this 404 never reaches the cache
     }
     result = subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],

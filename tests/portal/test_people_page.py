@@ -121,3 +121,30 @@ def test_only_organizers_manage_people(client, make_user, role):
     assert client.post(reverse("people"), {"person_action": "deactivate", "person": person.pk}).status_code == 403
     person.refresh_from_db()
     assert person.is_active and set(person.groups.values_list("name", flat=True)) == {"reviewer"}
+
+
+# A well-formed address longer than the 254 characters the e-mail column (and RFC 5321) holds: 64 + 1 + 195.
+_LONG_EMAIL = "a" * 64 + "@" + ".".join(["b" * 63] * 3) + ".org"
+
+
+def test_an_email_longer_than_the_column_is_a_form_error_not_a_server_error(organizer_client, mailoutbox):
+    assert len(_LONG_EMAIL) > 254
+    response = organizer_client.post(reverse("people"), {"email": _LONG_EMAIL, "roles": ["reviewer"], "invite": "on"})
+    assert response.status_code == 400
+    assert "Ensure this value has at most 254 characters" in response.content.decode()
+    assert not User.objects.filter(email__startswith="a" * 64).exists() and mailoutbox == []
+
+
+@pytest.mark.parametrize(
+    "url,data",
+    [
+        ("account_login", {"login": _LONG_EMAIL, "password": "whatever-123"}),
+        ("account_reset_password", {"email": _LONG_EMAIL}),
+        ("account_email", {"action_add": "", "email": _LONG_EMAIL}),
+    ],
+)
+def test_the_account_forms_answer_a_long_email_without_a_server_error(client, make_user, url, data):
+    client.force_login(make_user("reviewer")) if url == "account_email" else None
+    client.raise_request_exception = True
+    response = client.post(reverse(url), data)
+    assert response.status_code < 500
