@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from django.db.models import Model
@@ -106,7 +107,7 @@ class NuggetReportApi(APIView):
                 **board.summary,
                 "reference_systems": board.reference_systems,
                 "judges": board.judges,
-                "ranking_correlation": _rounded(board.ranking_correlation),
+                "ranking_correlation": _json_figures(board.ranking_correlation),
             }
         )
 
@@ -122,9 +123,10 @@ class NuggetMatcherRunApi(APIView):
         return Response({"job": str(job.pk), "params": job.params}, status=status.HTTP_202_ACCEPTED)
 
 
-def _rounded(value):
+def _json_figures(value):
+    """Figures for the API in full precision (programs read them; pages round for people), NaN as null."""
     if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
+        return {k: _json_figures(v) for k, v in value.items()}
     if isinstance(value, float):
-        return round(value, 4) if value == value else None
+        return value if math.isfinite(value) else None
     return value

@@ -48,7 +48,6 @@ from stats.nuggets import (
 
 MATCHER = "matcher"
 CONSENSUS = "consensus"
-DIGITS = 4
 #: The scores compared at system level between each automatic labeller and the humans.
 CORRELATED_SCORES = ("all", "vital", "all_strict", "vital_strict", "completeness")
 
@@ -207,7 +206,8 @@ def nugget_summary(
     ``agreement`` and ``labellers``), from :func:`nugget_scores`' output. ``correlated_systems``: the systems
     the system-level rank correlations are over (default all; the portal leaves the reference answer out)."""
     table = system_scores(per_answer, n_resamples=n_resamples, seed=seed)
-    systems = _systems(table)
+    answers = per_answer.groupby(["system", "labeller"]).size() if not per_answer.empty else {}
+    systems = _systems(table, answers)
     kept = systems if correlated_systems is None else {s: systems[s] for s in correlated_systems if s in systems}
     agreement = _agreement(frame, kept, list(humans), list(automatic), n_resamples=n_resamples, seed=seed)
     return {
@@ -306,39 +306,43 @@ def _importances(item, items, nugget, nugget_ids, nuggets) -> tuple[np.ndarray, 
     return lookup[where], per_importance
 
 
-def _round(value) -> float | None:
+def _finite(value) -> float | None:
+    """A figure for the JSON: the float itself, in full (programs read it; the text and the pages round for
+    people), or None where it is undefined (never NaN)."""
     if value is None:
         return None
     value = float(value)
-    return round(value, DIGITS) if math.isfinite(value) else None
+    return value if math.isfinite(value) else None
 
 
-def _systems(table: pd.DataFrame) -> dict:
+def _systems(table: pd.DataFrame, answers) -> dict:
+    """Per system and labeller: each score's mean and interval, and ``n_answers``, the number of the labeller's
+    answers of the system (``answers``, by (system, labeller)): not the most any one score rests on, which
+    undercounted answers whose every share is undefined."""
     systems: dict[str, dict[str, dict]] = {}
     for (system, labeller), group in table.groupby(["system", "labeller"], sort=True):
         entry: dict = {}
         intervals: dict = {}
-        n_answers = 0
         for row in group.itertuples(index=False):
-            n_answers = max(n_answers, int(row.n_answers))
             if row.score == "precision" and row.n_answers == 0:
                 continue  # no sentence marks in these files: precision is not reported rather than null
-            entry[row.score] = _round(row.mean)
+            entry[row.score] = _finite(row.mean)
             if row.ci_low is not None and row.ci_high is not None:
-                intervals[row.score] = [_round(row.ci_low), _round(row.ci_high)]
-        entry["n_answers"] = n_answers
+                intervals[row.score] = [_finite(row.ci_low), _finite(row.ci_high)]
+        entry["n_answers"] = int(answers[system, labeller])
         entry["ci"] = intervals
         systems.setdefault(str(system), {})[str(labeller)] = entry
     return systems
 
 
-def _rounded_figures(figures: dict) -> dict:
+def _finite_figures(figures: dict) -> dict:
+    """Every float of a nested dict as :func:`_finite` gives it (numpy floats become plain ones)."""
     out = {}
     for key, value in figures.items():
         if isinstance(value, dict):
-            out[key] = _rounded_figures(value)
+            out[key] = _finite_figures(value)
         elif isinstance(value, float | np.floating):
-            out[key] = _round(value)
+            out[key] = _finite(value)
         else:
             out[key] = value
     return out
@@ -349,9 +353,9 @@ def _agreement(frame, systems, humans, automatic, *, n_resamples, seed) -> dict:
     if len(humans) >= 2:
         alpha = label_agreement(frame, labellers=humans, n_resamples=n_resamples, seed=seed)
         human_alpha = {
-            "value": _round(alpha.value),
-            "ci_low": _round(alpha.ci_low),
-            "ci_high": _round(alpha.ci_high),
+            "value": _finite(alpha.value),
+            "ci_low": _finite(alpha.ci_low),
+            "ci_high": _finite(alpha.ci_high),
             "n_units": alpha.n_items,
             "n_labellers": alpha.n_raters,
             "note": alpha.undefined_reason,
@@ -362,7 +366,7 @@ def _agreement(frame, systems, humans, automatic, *, n_resamples, seed) -> dict:
     versus = {}
     if humans and automatic:
         versus = judge_agreement(frame, automatic, humans, n_resamples=n_resamples, seed=seed)
-        versus = _rounded_figures(versus)
+        versus = _finite_figures(versus)
     elif automatic:
         notes.append("no human labels: the automatic labellers cannot be compared with physicians")
     reference = reference_labeller(humans)
@@ -375,7 +379,7 @@ def _agreement(frame, systems, humans, automatic, *, n_resamples, seed) -> dict:
                 human = {s: by[reference].get(score) for s, by in systems.items() if reference in by}
                 auto = {s: v for s, v in auto.items() if v is not None}
                 human = {s: v for s, v in human.items() if v is not None}
-                correlation[judge][score] = _rounded_figures(system_rank_correlation(auto, human))
+                correlation[judge][score] = _finite_figures(system_rank_correlation(auto, human))
     return {
         "human_alpha": human_alpha,
         "judges": versus.get("judges", {}),

@@ -269,7 +269,8 @@ def _automatic_leaderboard(scores: pd.DataFrame, runs: Iterable[ScoringRun]) -> 
         row = {"system": system}
         for metric in SCORE_METRICS:
             values = group[metric].dropna()
-            row[metric] = round(float(values.mean()), 6) if len(values) else None
+            # full precision: the result is the JSON download's too (the page rounds for reading)
+            row[metric] = float(values.mean()) if len(values) else None
             if row[metric] is None:
                 undefined.setdefault(metric, _no_score_reason(metric, runs))
         rows.append(row)

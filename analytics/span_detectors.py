@@ -95,7 +95,7 @@ def span_detector_import(
     if problem:
         raise InputFileError(name, problem.replace("judge name", "detector name"), field="detector name")
     answers = study_span_answer_texts(study)
-    records = read_spans_jsonl(source, name=name, require_text=False)
+    records = read_spans_jsonl(source, name=name, require_text=False, prediction=True)
     rows = []
     for uid, record in records.items():
         answer = answers.get(uid)

@@ -14,7 +14,7 @@ import numpy as np
 
 from metrics.span_io import read_spans_jsonl
 from metrics.spans import score_cor, score_iou
-from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, interval_containing
 
 
 def span_score_report(
@@ -27,7 +27,7 @@ def span_score_report(
     """
     refs = read_spans_jsonl(reference, require_text=True)
     lengths = {uid: len(rec.text or "") for uid, rec in refs.items()}
-    preds = read_spans_jsonl(prediction, require_text=False, text_lengths=lengths)
+    preds = read_spans_jsonl(prediction, require_text=False, text_lengths=lengths, prediction=True)
     rows = []
     for uid in sorted(refs):
         ref, pred = refs[uid], preds[uid]
@@ -43,8 +43,9 @@ def span_score_report(
     if n_resamples > 0 and len(rows) > 1:
         n = len(rows)
         outcome = bootstrap_sums(values, lambda sums: sums / n, n_resamples=n_resamples, seed=seed)
-        summary["iou_ci"] = [float(outcome.ci_low[0]), float(outcome.ci_high[0])]
-        summary["cor_ci"] = [float(outcome.ci_low[1]), float(outcome.ci_high[1])]
+        low, high = interval_containing(np.array([summary["iou"], summary["cor"]]), outcome.ci_low, outcome.ci_high)
+        summary["iou_ci"] = [float(low[0]), float(high[0])]
+        summary["cor_ci"] = [float(low[1]), float(high[1])]
     else:
         summary["iou_ci"] = summary["cor_ci"] = None
     return summary, rows

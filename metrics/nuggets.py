@@ -133,11 +133,12 @@ def answer_scores(
     * ``completeness``: share of the vital and okay nuggets labelled support or partial;
     * ``avoid_hits``: how many avoid nuggets are labelled **support** (a partly supported avoid nugget is not a
       hit: "partial" is kept for a restated or narrowed fact, and counting it would charge an answer for naming
-      the topic of a dangerous claim, e.g. while warning against it); None when the item has no avoid nugget;
+      the topic of a dangerous claim, e.g. while warning against it); a count, so 0 when the item has no avoid
+      nugget (none was hit), and a system's mean is over all its answers;
     * ``precision``: share of the answer's sentences *not* marked wrong or unsupported (``sentence_marks[i]``
       True = sentence i marked); None without marks or for an answer with no sentences.
 
-    A score whose denominator is 0 (no vital nugget, no nugget at all) is None, never 0 or NaN. Raises
+    A share whose denominator is 0 (no vital nugget, no nugget at all) is None, never 0 or NaN. Raises
     ValueError for an unknown importance or label, or a label for a nugget not in ``nuggets``. The arithmetic is
     :func:`scores_from_counts`, which scores many answers at once.
     """
@@ -206,7 +207,9 @@ def scores_from_counts(
         "all_strict": share(every[:, support], n_every),
         "vital_strict": share(counts[:, vital, support], n_vital),
         "completeness": share(every[:, support] + every[:, partial], n_every),
-        "avoid_hits": np.where(counts[:, avoid].sum(axis=1) > 0, counts[:, avoid, support], np.nan),
+        # a count, not a share: an item without avoid nuggets gives 0 hits (it was NaN, and a system's mean then
+        # left those answers out, so two hits in three answers read as one per answer)
+        "avoid_hits": counts[:, avoid, support].copy(),
         "precision": share(sentences - marked, sentences),
     }
 

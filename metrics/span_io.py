@@ -4,6 +4,15 @@ One answer per line: ``id``, ``model_output_text``, ``soft_labels`` (``[{"start"
 ``hard_labels`` (``[[start, end]]``; derived from the soft labels when absent, as the official scorer does), ``lang``
 and ``model_input``. A reference must carry the text; a prediction may leave it out (its spans are checked against
 the reference's text). Every refusal names the file, the line and the field (:mod:`records.jsonl`).
+
+Missing labels are read as the official Mu-SHROOM scorer (SemEval 2025 Task 3; ``load_jsonl_file_to_records`` of
+Helsinki-NLP/mu-shroom's ``participant_kit/scorer.py``) reads them. A prediction needs one of the two: without
+``hard_labels`` they are recomputed from the soft labels (runs above 0.5, touching runs merged); without
+``soft_labels`` each hard span becomes a soft run at probability 1 (its ``infer_soft_labels``); with neither it is
+refused. A reference's soft labels are the annotators' shares and are never inferred: a reference without them is
+refused (missing hard labels are derived from them, as SHROOM's scorers did). The official scorer decides per file
+(a column of the file is there or not); here each line is read on its own, which gives the same on every file that
+scorer reads (a file mixing lines with and without a label breaks it).
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from dataclasses import dataclass
 
 from records.jsonl import InputFileError, Source, display_name, json_type, records, text_field
 
-from .spans import hard_labels
+from .spans import hard_labels, inferred_soft_labels
 
 MAX_ID = 200
 MAX_TEXT = 100_000
@@ -81,15 +90,35 @@ def _hard(record: dict, soft: list[dict], length: int | None, display: str, line
     return out
 
 
+def _labels(
+    record: dict, length: int | None, display: str, line: int, *, prediction: bool
+) -> tuple[list[dict], list[list[int]]]:
+    """The answer's soft and hard labels, a missing one inferred as the module docstring says."""
+    if prediction and "soft_labels" not in record:
+        if "hard_labels" not in record:
+            raise InputFileError(
+                display,
+                "is missing, and so is hard_labels: a prediction needs one of the two",
+                line=line,
+                field="soft_labels",
+            )
+        hard = _hard(record, [], length, display, line)
+        return inferred_soft_labels(hard), hard
+    soft = _soft(record, length, display, line)
+    return soft, _hard(record, soft, length, display, line)
+
+
 def read_spans_jsonl(
     source: Source,
     *,
     name: str | None = None,
     require_text: bool = True,
     text_lengths: dict[str, int] | None = None,
+    prediction: bool = False,
 ) -> dict[str, SpanRecord]:
     """id -> record. ``text_lengths`` (a prediction file's reference lengths): every id must be one of them and
-    spans must fit that text; ids are then also required to cover all of them."""
+    spans must fit that text; ids are then also required to cover all of them. ``prediction``: a detector's file,
+    which may give hard labels only (soft labels are then inferred, as the official scorer does)."""
     display = display_name(source, name)
     found: dict[str, SpanRecord] = {}
     for line, record in records(source, display):
@@ -113,8 +142,7 @@ def read_spans_jsonl(
                     display, "is not the reference's text (the lengths differ)", line=line, field="model_output_text"
                 )
             length = text_lengths[uid]
-        soft = _soft(record, length, display, line)
-        found[uid] = SpanRecord(uid, line, text, soft, _hard(record, soft, length, display, line))
+        found[uid] = SpanRecord(uid, line, text, *_labels(record, length, display, line, prediction=prediction))
     if not found:
         raise InputFileError(display, "has no answers")
     if text_lengths is not None:

@@ -88,6 +88,12 @@ def hard_labels(soft: Iterable[dict]) -> list[list[int]]:
     return hard
 
 
+def inferred_soft_labels(hard: Iterable[Sequence[int]]) -> list[dict]:
+    """Soft labels of a prediction that gives hard labels only: each hard span at probability 1, as given (the
+    official scorer's ``infer_soft_labels``)."""
+    return [{"start": start, "end": end, "prob": 1.0} for start, end in hard]
+
+
 def score_iou(reference_hard: Iterable[Sequence[int]], predicted_hard: Iterable[Sequence[int]]) -> float:
     """Character IoU of two hard-label lists; 1.0 when neither marks any character."""
     ref = {i for start, end in reference_hard for i in range(start, end)}

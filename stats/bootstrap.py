@@ -23,11 +23,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from .results import StatResult, finite_or_none
+from .results import StatResult, finite_or_none, same_value
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20250607
 CI_LEVEL = 0.95
+#: The fewest units (a study's ranked questions, items reviewed twice) from which a report's headline reads
+#: anything: names a preferred system, the metric or judge that follows the physicians best, or a strength of
+#: agreement. Every such figure is a mean over units with a percentile bootstrap over them, and on a handful of
+#: units both are noise: one changed ranking moves the figure by tenths, and the resamples are too few to show it
+#: (two units have three distinct resamples of a mean; every resample of two identical questions is the same
+#: question, an interval of no width that looks like certainty). Ten units is where the interval starts to mean
+#: something, the bound of the vetting report's reviewer pairs (:data:`stats.pairs.MIN_PAIR_ITEMS`) for the same
+#: reason. It counts units, not raters: a question ranked by one physician is a whole unit of the preference and
+#: correlation figures; agreement between physicians needs two on a question, and says so where it is undefined.
+MIN_UNITS_TO_READ = 10
 #: Resamples drawn at once when the count matrix is built (memory: this many rows of draws, not all of them).
 DRAW_BLOCK = 32
 
@@ -150,6 +160,19 @@ def percentile_interval(samples: np.ndarray, level: float = CI_LEVEL) -> tuple[n
     return lo, hi
 
 
+def interval_containing(estimate, low, high):
+    """The interval ``[low, high]`` widened, where needed, to contain ``estimate`` (scalars or arrays alike; a NaN
+    anywhere gives NaN bounds: no estimate, no interval).
+
+    A percentile interval need not contain its estimate. When every resample gives the same value it has no
+    width and can still lie beside the estimate by float noise: resampled sums are added in another order (three
+    answers scoring 0.1 resample to 0.10000000000000002), and a warm-started Bradley-Terry fit stops 1e-9 away
+    from the cold-started estimate. A skewed statistic can miss it by more. Reports show each estimate with its
+    interval, and one outside its own interval reads as a contradiction (and drew a whisker of negative length:
+    the report's plot was a 500). Widening only ever makes the interval more cautious."""
+    return np.minimum(low, estimate), np.maximum(high, estimate)
+
+
 def _drop_single_unit(samples: np.ndarray, n: int, b: int, seed: int, min_distinct: int) -> np.ndarray:
     """Mark resamples with fewer than ``min_distinct`` distinct units undefined, as for the point estimate."""
     if min_distinct <= 1:
@@ -208,9 +231,13 @@ def with_interval(result: StatResult, outcome: BootstrapOutcome | None, column: 
     if outcome is None or result.value is None or result.n_items < 2:
         return result
     n_def = int(outcome.n_defined[column])
-    lo = finite_or_none(np.atleast_1d(outcome.ci_low)[column])
-    hi = finite_or_none(np.atleast_1d(outcome.ci_high)[column])
+    percentile_low = float(np.atleast_1d(outcome.ci_low)[column])
+    percentile_high = float(np.atleast_1d(outcome.ci_high)[column])
+    low, high = interval_containing(result.value, percentile_low, percentile_high)
+    lo, hi = finite_or_none(low), finite_or_none(high)
     notes = result.notes
+    if lo is not None and hi is not None and not (same_value(lo, percentile_low) and same_value(hi, percentile_high)):
+        notes = notes + ("the bootstrap's percentile interval did not reach the estimate; it was widened to it",)
     if n_def < outcome.n_resamples:
         notes = notes + (
             f"{outcome.n_resamples - n_def} of {outcome.n_resamples} bootstrap resamples were undefined; "

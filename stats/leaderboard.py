@@ -27,8 +27,16 @@ import numpy as np
 import pandas as pd
 from scipy.sparse.csgraph import connected_components
 
-from .bootstrap import CI_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_counts
+from .bootstrap import (
+    CI_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    interval_containing,
+    percentile_interval,
+    resample_counts,
+)
 from .rankings import RANK_COLUMNS, validate_rank_frame
+from .results import FLOAT_TOLERANCE
 
 DEFAULT_BT_ALPHA = 0.01
 
@@ -141,7 +149,8 @@ def bradley_terry_leaderboard(
     """Bradley-Terry leaderboard with win rates ((wins + ties / 2) / comparisons) and mean ranks.
 
     Mean rank: mean over (question, ranker) of the system's rank after exclusion (1 = best). All three
-    carry percentile intervals from resampling questions (the same resamples for all of them).
+    carry percentile intervals from resampling questions (the same resamples for all of them), each widened where
+    needed to contain its estimate (:func:`stats.bootstrap.interval_containing`).
     """
     frame = system_rank_frame(rankings, exclude, system_col)
     systems = np.array(sorted(pd.unique(frame["system"]), key=str), dtype=object)
@@ -197,6 +206,21 @@ def bradley_terry_leaderboard(
         cis["win"] = percentile_interval(_rates(w_b), CI_LEVEL)
         with np.errstate(invalid="ignore", divide="ignore"):
             cis["rank"] = percentile_interval((counts @ rank_sum) / (counts @ rank_n), CI_LEVEL)
+
+    estimates = {"strength": strength, "win": win_rate, "rank": mean_rank}
+    widened = False
+    for key, (low, high) in cis.items():
+        cis[key] = interval_containing(estimates[key], low, high)
+        moved = (
+            np.isfinite(low)
+            & np.isfinite(high)
+            & ~np.isclose(np.vstack(cis[key]), np.vstack((low, high)), rtol=FLOAT_TOLERANCE, atol=FLOAT_TOLERANCE).all(
+                axis=0
+            )
+        )
+        widened = widened or bool(moved.any())
+    if widened:
+        notes.append("a bootstrap percentile interval did not reach its estimate; it was widened to it")
 
     def val(x: float) -> float | None:
         return float(x) if np.isfinite(x) else None

@@ -25,7 +25,7 @@ from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import f1_score
 
 from .agreement import cohen_kappa, krippendorff_alpha
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, interval_containing
 from .results import StatResult, finite_or_none, undefined
 
 #: The ordinal scale, lowest first (the order Krippendorff's ordinal alpha and the tie rule use).
@@ -138,7 +138,9 @@ def system_scores(
                 outcome = bootstrap_sums(
                     values[:, None], lambda s, n=n: s[:, 0] / n, n_resamples=n_resamples, seed=seed
                 )
-                low, high = finite_or_none(outcome.ci_low[0]), finite_or_none(outcome.ci_high[0])
+                low, high = (
+                    finite_or_none(x) for x in interval_containing(mean, outcome.ci_low[0], outcome.ci_high[0])
+                )
             rows.append((system, labeller, score, mean, low, high, n))
     columns = ["system", "labeller", "score", "mean", "ci_low", "ci_high", "n_answers"]
     # Built column by column as objects: a DataFrame built from rows would turn the None of an undefined mean

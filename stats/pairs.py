@@ -8,11 +8,12 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .agreement import cohen_kappa, percent_agreement
+from .bootstrap import MIN_UNITS_TO_READ
 from .ratings import prepare_ratings
 
 #: Pairs of raters with fewer items in common than this are reported but marked: a kappa over a handful of
-#: items swings by tenths with one changed rating.
-MIN_PAIR_ITEMS = 10
+#: items swings by tenths with one changed rating (the reports' one bound, :data:`stats.bootstrap.MIN_UNITS_TO_READ`).
+MIN_PAIR_ITEMS = MIN_UNITS_TO_READ
 
 
 def rater_pairs(

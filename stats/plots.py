@@ -172,7 +172,7 @@ def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
         ax.axvspan(centre - width / 2, centre + width / 2, color="#f2c14e", alpha=0.45, lw=0)
     for yi, b in zip(y, rows, strict=True):
         color = RED if b.highlight else BLUE
-        if not _finite(b.value):
+        if b.value is None or not _finite(b.value):
             ax.text(
                 0,
                 yi,
@@ -188,16 +188,10 @@ def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
             ax.barh(yi, b.value, height=0.6, color=color, alpha=0.85)
         else:
             ax.plot(b.value, yi, "o", color=color)
-        if b.ci is not None:
-            ax.errorbar(
-                b.value,
-                yi,
-                xerr=[[b.value - b.ci[0]], [b.ci[1] - b.value]],
-                color="0.15",
-                capsize=3,
-                lw=1,
-            )
-        right = max(b.value, b.ci[1] if b.ci else b.value)
+        whisker = _whisker(b.value, b.ci)
+        if whisker is not None:
+            ax.errorbar(b.value, yi, xerr=[[whisker[0]], [whisker[1]]], color="0.15", capsize=3, lw=1)
+        right = b.value + (whisker[1] if whisker else 0.0)
         ax.text(right + pad / 3, yi, chart.value_format.format(b.value), va="center", fontsize=10, color="0.15")
     ax.set_yticks(y, [_with_n(b.label, b.n, chart.n_unit) for b in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
@@ -210,6 +204,17 @@ def _draw_bars(chart: BarChart, fmt: Fmt) -> bytes:
     ax.grid(axis="x", color="0.9")
     ax.set_axisbelow(True)
     return _finish(fig, ax, chart.title, chart.caption, fmt)
+
+
+def _whisker(value: float, ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The lengths of an interval's whisker below and above ``value``, or None without a finite interval.
+
+    Clipped at 0: the statistics give intervals that contain their estimate (:func:`stats.bootstrap.
+    interval_containing`), but a stored one may miss it (reports computed before that rule, or by float noise),
+    and matplotlib refuses a whisker of negative length; a plot never fails for it."""
+    if ci is None or not all(_finite(c) for c in ci):
+        return None
+    return max(value - ci[0], 0.0), max(ci[1] - value, 0.0)
 
 
 def _draw_scatter(chart: ScatterChart, fmt: Fmt) -> bytes:

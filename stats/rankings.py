@@ -126,8 +126,16 @@ def _pooled(name: str, table: pd.DataFrame, raters: int, notes, n_resamples: int
     ok = table["value"].notna()
     vals = table.loc[ok, "value"].to_numpy(dtype=float)
     if len(vals) == 0:
+        # said once, as a reason ("Kendall's W undefined: only one ranker on every question"): the old wording
+        # began "undefined for every question", and every page put "undefined" in front of it again
         reasons = sorted(set(table["undefined_reason"].dropna()))
-        return undefined(name, "undefined for every question: " + "; ".join(reasons or ["no questions"]))
+        if not reasons:
+            why = "no questions"
+        elif len(reasons) == 1:
+            why = f"{reasons[0]} on every question"
+        else:
+            why = "no question has a value (" + "; ".join(reasons) + ")"
+        return undefined(name, why)
     n_undef = int((~ok).sum())
     if n_undef:
         notes = tuple(notes) + (f"{n_undef} question(s) undefined and left out of the mean",)

@@ -92,6 +92,51 @@ def undefined(
     )
 
 
+#: Two figures that agree to within one part in a million are one figure. Float arithmetic leaves noise in the last
+#: bits (a mean summed in another order; a Bradley-Terry fit that stops within choix's step tolerance of 1e-8 lands
+#: ~1e-9 beside the same fit from another start), and the reports read figures at two or three decimals: a gap this
+#: small is no difference, a tie is a tie and an interval this narrow has no width.
+FLOAT_TOLERANCE = 1e-6
+
+
+def same_value(a: float, b: float) -> bool:
+    """Whether two figures are the same up to float noise (:data:`FLOAT_TOLERANCE`, relative and absolute)."""
+    return math.isclose(a, b, rel_tol=FLOAT_TOLERANCE, abs_tol=FLOAT_TOLERANCE)
+
+
+def intervals_overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Whether two intervals share a point; an interval that is missing cannot tell anything apart (True)."""
+    if a is None or b is None:
+        return True
+    return a[0] <= b[1] + FLOAT_TOLERANCE and b[0] <= a[1] + FLOAT_TOLERANCE
+
+
+def tied_with_best(figures: Mapping[Hashable, tuple[float, tuple[float, float] | None]]) -> list[Hashable]:
+    """The keys whose figure cannot be told apart from the highest one, the highest first (then in the given
+    order): ``figures`` maps a key to its value and 95 % interval. A figure ties the best when it is the same value
+    up to float noise (:func:`same_value`) or when the two intervals overlap (:func:`intervals_overlap`); a figure
+    without an interval counts as the point it is, and two without one cannot be told apart.
+
+    Overlapping intervals are a cautious test (two figures whose intervals overlap a little can still differ),
+    and that is the side a headline should err on: it names one winner only when nothing else comes close.
+    Empty for no figures."""
+    if not figures:
+        return []
+    best = max(figures, key=lambda key: figures[key][0])
+    value, ci = figures[best]
+    return [best] + [
+        key
+        for key, (other, other_ci) in figures.items()
+        if key != best and (same_value(other, value) or _overlap_or_unknown(other, other_ci, value, ci))
+    ]
+
+
+def _overlap_or_unknown(a: float, a_ci, b: float, b_ci) -> bool:
+    if a_ci is None and b_ci is None:
+        return True
+    return intervals_overlap(a_ci or (a, a), b_ci or (b, b))
+
+
 def finite_or_none(x: float) -> float | None:
     """``float(x)`` when finite, else ``None`` (never let NaN or inf leak into a result)."""
     x = float(x)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval, resample_counts
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, interval_containing, percentile_interval, resample_counts
 from .leaderboard import system_rank_frame
 
 STYLE_FEATURES = ("length", "headers", "list_items", "bold")
@@ -289,8 +289,7 @@ def leaderboard_of(
     if n_resamples > 0 and len(comps.items) > 1:
         counts = resample_counts(len(comps.items), n_resamples, seed)
         draws = np.stack([_fit_grouped(grouped, row, ridge) for row in counts])
-        lo, hi = percentile_interval(draws)
-        ci = np.column_stack([lo, hi])
+        ci = np.column_stack(interval_containing(coef, *percentile_interval(draws)))
     coefficients = np.full(len(features), np.nan)
     coefficient_ci = np.full((len(features), 2), np.nan)
     coefficients[varies] = coef[s:]

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import math
 
+from analytics.presentation.headlines import more_needed, names_in_words
 from analytics.presentation.tables import human_label, system_label
 from portal.templatetags.portal_tags import percent
+from stats.bootstrap import MIN_UNITS_TO_READ
 from stats.plots import Bar, BarChart
+from stats.results import tied_with_best
 from stats.style import STYLE_FEATURES, STYLE_LABELS
 
 ORDINALS = {1: "best", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
@@ -83,20 +86,26 @@ def _cluster_label(cluster: int | None) -> str:
     return f"{ORDINALS.get(cluster, f'{cluster}th')} cluster" if cluster > 1 else "best cluster"
 
 
-def _names(labels: list[str]) -> str:
-    if len(labels) <= 1:
-        return "".join(labels)
-    return f"{', '.join(labels[:-1])} and {labels[-1]}"
-
-
 def judge_sentence(result: dict) -> str:
     """What the organizer can conclude, e.g. "Judge X is in the best cluster and agrees with the physicians'
     consensus better than 2 of 3 physicians; Y and Z cannot be told apart." From the figures only."""
     rows = [r for r in judge_rows(result) if r["acc_eq"] is not None]
     if not rows:
         return "No judge could be compared with the physicians: no question has two ranked model answers it scored."
+    n_questions = result.get("n_questions", 0)
+    if n_questions < MIN_UNITS_TO_READ:
+        return (
+            f"Too early to compare the judges with the physicians: {n_questions:,} question"
+            f"{'s' if n_questions != 1 else ''} ranked so far; {more_needed(n_questions, 'ranked questions')}."
+        )
     top = rows[0]
     sentences = []
+    tied = tied_with_best({r["label"]: (r["acc_eq"], _pair(r.get("acc_eq_ci"))) for r in rows})
+    if top["cluster"] is None and len(tied) > 1:
+        return (
+            f"No judge agrees with the physicians clearly best: {names_in_words([str(t) for t in tied])} cannot be told apart (their "
+            "95 % intervals of agreement overlap)."
+        )
     if top["cluster"] is None:
         sentence = f"{top['label']} agrees best with the physicians (agreement {top['acc_eq']:.2f})"
     else:
@@ -113,14 +122,18 @@ def judge_sentence(result: dict) -> str:
     for number, labels in sorted(clusters.items()):
         others = labels[1:] if number == top["cluster"] else labels
         if number == top["cluster"] and others:
-            sentences.append(f"{_names(others)} cannot be told apart from it on this study.")
+            sentences.append(f"{names_in_words(others)} cannot be told apart from it on this study.")
         elif number != top["cluster"] and len(labels) > 1:
-            sentences.append(f"{_names(labels)} cannot be told apart (the {_cluster_label(number)}).")
+            sentences.append(f"{names_in_words(labels)} cannot be told apart (the {_cluster_label(number)}).")
     below = [label for number, labels in sorted(clusters.items()) if number != top["cluster"] for label in labels]
     if below:
         verb = "does" if len(below) == 1 else "do"
-        sentences.append(f"{_names(below)} {verb} significantly worse than the best cluster (p < 0.05).")
+        sentences.append(f"{names_in_words(below)} {verb} significantly worse than the best cluster (p < 0.05).")
     return " ".join(sentences)
+
+
+def _pair(ci) -> tuple[float, float] | None:
+    return (ci[0], ci[1]) if ci and ci[0] is not None and ci[1] is not None else None
 
 
 def judges_chart(result: dict) -> BarChart:
@@ -201,6 +214,12 @@ def style_sentence(result: dict) -> str:
     clear = [r for r in rows if r.get("ci") and (r["ci"][0] > 0 or r["ci"][1] < 0)]
     if not rows:
         return "No style feature differs between the ranked answers: there is no style effect to estimate."
+    n_questions = result.get("n_questions", 0)
+    if n_questions < MIN_UNITS_TO_READ:
+        return (
+            f"Too early to read a style effect: {n_questions:,} question{'s' if n_questions != 1 else ''} ranked "
+            f"so far; {more_needed(n_questions, 'ranked questions')}."
+        )
     if not clear:
         return "No style feature clearly sways the physicians: every interval includes 0."
     strongest = max(clear, key=lambda r: abs(r["value"]))

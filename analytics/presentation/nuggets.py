@@ -7,16 +7,20 @@ from dataclasses import dataclass
 
 from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES
 from analytics.nugget_reports import NuggetBoard, NuggetScores, item_labels, labeller_label
-from analytics.presentation.tables import number, system_label
+from analytics.presentation.headlines import more_needed, names_in_words
+from analytics.presentation.tables import interval_text, number, system_label
 from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
+from stats.bootstrap import MIN_UNITS_TO_READ
 from stats.plots import Bar, BarChart
+from stats.results import tied_with_best
 
 LABEL_WORDS = {"support": "Supported", "partial": "Partly supported", "not_support": "Not supported"}
 IMPORTANCE_WORDS = {"vital": "Vital", "okay": "Okay", "avoid": "Must not appear"}
 
 
 def interval(ci) -> str:
-    return f"{number(ci[0])} – {number(ci[1])}" if ci else "—"
+    """A 95 % interval in a cell: "0.80 – 1.40", "—", or "not estimable" for one of no width."""
+    return interval_text(ci)
 
 
 def labeller_choices(report: NuggetBoard) -> list[tuple[str, str]]:
@@ -170,11 +174,23 @@ def agreement_reading(report: NuggetBoard) -> str:
         return "No automatic labels yet: run the matcher or import a judge's labels to see how far they can be trusted."
     if not judges:
         return "The automatic labels and the physicians' labels share no nugget yet: there is nothing to compare."
-    if ceiling.get("min") is None:
-        best = max(judges, key=lambda n: judges[n]["kappa"])
+    if report.n_questions < MIN_UNITS_TO_READ:
         return (
-            f"{labeller_label(best)} agrees best with the physician (κ {number(judges[best]['kappa'])}); a second "
-            "physician's labels are needed to know how far physicians agree with each other."
+            f"Too early to read how far the automatic labels can be trusted: {report.n_questions:,} question"
+            f"{'s' if report.n_questions != 1 else ''} with nuggets so far; "
+            f"{more_needed(report.n_questions, 'questions with nuggets')}."
+        )
+    best = _best_labellers(judges)
+    if ceiling.get("min") is None:
+        if len(best) > 1:
+            return (
+                f"{names_in_words([labeller_label(n) for n in best])} agree with the physician equally well, as far "
+                "as their 95 % intervals tell; a second physician's labels are needed to know how far physicians "
+                "agree with each other."
+            )
+        return (
+            f"{labeller_label(best[0])} agrees best with the physician (κ {number(judges[best[0]]['kappa'])}); a "
+            "second physician's labels are needed to know how far physicians agree with each other."
         )
     if ceiling.get("max") is not None and ceiling["max"] < WEAK_HUMAN_KAPPA:
         return (
@@ -190,12 +206,30 @@ def agreement_reading(report: NuggetBoard) -> str:
             f"agree with each other (κ {number(ceiling['min'])} or more): on this study {'its' if len(within) == 1 else 'their'} "
             "labels can stand in for a physician's; keep checking a sample."
         )
-    best = max(judges, key=lambda n: judges[n]["kappa"])
     return (
         f"Every automatic labeller agrees with the physicians' consensus less than the physicians agree with each "
-        f"other (best: {labeller_label(best)}, κ {number(judges[best]['kappa'])}, against the physicians' "
-        f"{ceiling_band(report)}): use automatic labels to screen answers, not in place of physicians."
+        f"other (best: {names_in_words([labeller_label(n) for n in best])}, κ {number(judges[best[0]]['kappa'])}, "
+        f"against the physicians' {ceiling_band(report)}): use automatic labels to screen answers, not in place of "
+        "physicians."
     )
+
+
+def _best_labellers(judges: dict) -> list[str]:
+    """The automatic labellers whose κ against the physicians cannot be told apart from the highest one."""
+    return [
+        str(name)
+        for name in tied_with_best(
+            {
+                name: (
+                    f["kappa"],
+                    (f["kappa_ci_low"], f["kappa_ci_high"])
+                    if f.get("kappa_ci_low") is not None and f.get("kappa_ci_high") is not None
+                    else None,
+                )
+                for name, f in judges.items()
+            }
+        )
+    ]
 
 
 def correlation_rows(report: NuggetBoard) -> list[dict]:

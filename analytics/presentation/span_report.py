@@ -4,7 +4,7 @@ legend in words)."""
 
 from __future__ import annotations
 
-from analytics.presentation.tables import human_label, number
+from analytics.presentation.tables import human_label, interval_text, number
 from metrics.spans import KIND_LABELS, KINDS
 from stats import plots
 from stats.plots import BarChart
@@ -23,10 +23,7 @@ def _figure(data: dict | None, *, percent: bool = False) -> dict:
     if stat.value is None:
         return {"value": "undefined", "ci": "", "why": stat.undefined_reason or "no value", "n": stat.n_items}
 
-    def show(x: float) -> str:
-        return f"{number(100 * x, 0)} %" if percent else number(x)
-
-    ci = f"{show(stat.ci_low)} – {show(stat.ci_high)}" if stat.ci_low is not None and stat.ci_high is not None else ""
+    ci = interval_text(stat.ci, percent=percent) if stat.ci is not None else ""
     return {
         "value": f"{number(100 * stat.value, 1)} %" if percent else number(stat.value, 3),
         "ci": ci,

@@ -12,7 +12,7 @@ from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells
 from portal.templatetags.portal_tags import label as generic_label
 from stats.pairs import MIN_PAIR_ITEMS
-from stats.results import StatResult
+from stats.results import StatResult, same_value
 
 STAT_KEYS = {"name", "value", "ci_low", "ci_high", "undefined_reason"}
 CSV_COLUMNS = [
@@ -92,6 +92,26 @@ def number(value, digits: int = 2) -> str:
         return "—"
     text = f"{value:.{digits}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def interval_text(ci, *, n: int | None = None, unit: str = "items", percent: bool = False) -> str:
+    """A 95 % interval as people read it: "0.80 – 1.40" (or "80 % – 95 %"); "—" without one. An interval of no
+    width is no certainty: every resample of a handful of units gave the same value, so it could not be
+    estimated, and it says so ("not estimable from 2 questions", or "not estimable" without ``n``).
+    ``ci``: a pair, or a statistic (a :class:`~stats.results.StatResult`, or a stored one: a mapping with
+    ``ci_low`` / ``ci_high``)."""
+    if isinstance(ci, StatResult):
+        ci = (ci.ci_low, ci.ci_high)
+    elif isinstance(ci, dict):
+        ci = (ci.get("ci_low"), ci.get("ci_high"))
+    if not ci or ci[0] is None or ci[1] is None:
+        return "—"
+    low, high = float(ci[0]), float(ci[1])
+    if same_value(low, high):
+        return f"not estimable from {n:,} {unit.removesuffix('s') if n == 1 else unit}" if n else "not estimable"
+    if percent:
+        return f"{100 * low:.0f} % – {100 * high:.0f} %"
+    return f"{number(low)} – {number(high)}"
 
 
 def system_label(name: str, is_reference: bool) -> str:

@@ -2,7 +2,7 @@
 
 from django import template
 
-from analytics.presentation.tables import human_label, section_label
+from analytics.presentation.tables import human_label, interval_text, section_label
 from portal.templatetags.portal_tags import percent
 
 register = template.Library()
@@ -10,6 +10,13 @@ register = template.Library()
 register.filter("human", human_label)
 register.filter("section", section_label)
 register.filter("percent", percent)
+
+
+@register.filter
+def interval(ci) -> str:
+    """A 95 % interval in a table cell (:func:`analytics.presentation.tables.interval_text`): "0.80 – 1.40",
+    "—", or "not estimable" for one of no width."""
+    return interval_text(ci)
 
 
 @register.filter

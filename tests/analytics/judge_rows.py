@@ -32,7 +32,9 @@ class RankedStudy:
     physicians: list = field(default_factory=list)
 
 
-def ranked_study(make_user, *, name: str = "judged study") -> RankedStudy:
+def ranked_study(make_user, *, name: str = "judged study", questions: int = len(ITEMS)) -> RankedStudy:
+    """The study of the module docstring; ``questions`` more than six adds questions ranked A > B > C by all three
+    physicians (ten: a study large enough for the report to read its judges, stats.bootstrap.MIN_UNITS_TO_READ)."""
     study = Study.objects.create(name=name, ask_harm=True)
     made = RankedStudy(study=study)
     batch = ImportBatch.objects.create(name=f"batch {name}", fmt="cliniqlink")
@@ -44,7 +46,7 @@ def ranked_study(make_user, *, name: str = "judged study") -> RankedStudy:
         if system_name != "reference":
             study.systems.add(systems[system_name])
     made.physicians = [make_user("ranker") for _ in range(3)]
-    for position, uid in enumerate(ITEMS, start=1):
+    for position, uid in enumerate(_items(questions), start=1):
         item = QAItem.objects.create(
             uid=uid, qa_type="short_answer", question=f"Question {uid}?", answer="Aspirin.", raw={}, batch=batch
         )
@@ -82,10 +84,14 @@ def ranked_study(make_user, *, name: str = "judged study") -> RankedStudy:
     return made
 
 
-def score_lines(judge: str, scores: dict[str, float]) -> list[dict]:
+def score_lines(judge: str, scores: dict[str, float], *, questions: int = len(ITEMS)) -> list[dict]:
     """One line per question and model system: ``scores`` gives each system's score on every question."""
     return [
         {"item_uid": uid, "system": system, "score": score, "judge": judge}
-        for uid in ITEMS
+        for uid in _items(questions)
         for system, score in scores.items()
     ]
+
+
+def _items(questions: int) -> list[str]:
+    return [f"q{i}" for i in range(1, questions + 1)]

@@ -30,8 +30,18 @@ def test_report_has_the_hand_computed_figures(api, make_user, django_capture_on_
     body = api.get(url).json()
     assert body["computed_at"] and body["changed_since"] == [] and body["job"] is None
     assert body["systems"]["SYS-A"]["consensus"]["all"] == 0.75
-    assert body["agreement"]["human_alpha"]["value"] == pytest.approx(49 / 60, abs=1e-4)
+    # full precision (machine-readable output carries the figure, pages round it): 49/60 is 0.8166…, not 0.8167
+    assert body["agreement"]["human_alpha"]["value"] == pytest.approx(49 / 60, rel=1e-12)
     assert body["judges"] == [] and body["reference_systems"] == []
+
+
+def test_rank_correlations_are_given_in_full_precision():
+    from analytics.api import _json_figures
+
+    figures = {"matcher": {"all": {"spearman": 0.123456789, "kendall_tau_b": float("nan"), "n": 3, "note": None}}}
+    assert _json_figures(figures) == {
+        "matcher": {"all": {"spearman": 0.123456789, "kendall_tau_b": None, "n": 3, "note": None}}
+    }
 
 
 def test_matcher_start_answers_202_and_refuses_a_study_without_nuggets(api, make_user):

@@ -41,17 +41,20 @@ def test_json_shape_and_hand_computed_scores():
     # dr_ames on system_a. Hypertension (vital n1 S, vital n2 P, okay n3 N, avoid n4 N): all 1.5/3, vital 0.75,
     # strict 1/3 and 0.5, completeness 2/3. Anaphylaxis (vital S, okay S, avoid N): all 1. Chinese item (two okay
     # nuggets: P, N): all 0.25, no vital, strict 0, completeness 0.5, no avoid nugget.
-    assert entry["all"] == round((0.5 + 1 + 0.25) / 3, 4)
+    # Full precision (machine-readable output; pages round): the means as numpy takes them, not 4 decimals.
+    assert entry["all"] == np.mean([0.5, 1, 0.25]) == 0.5833333333333334
     assert entry["vital"] == 0.875
-    assert entry["all_strict"] == round((1 / 3 + 1 + 0) / 3, 4)
+    assert entry["all_strict"] == np.mean([1 / 3, 1, 0]) == 0.4444444444444444
     assert entry["vital_strict"] == 0.75
-    assert entry["completeness"] == round((2 / 3 + 1 + 0.5) / 3, 4)
+    assert entry["completeness"] == np.mean([2 / 3, 1, 0.5]) == 0.7222222222222222
     assert entry["avoid_hits"] == 0.0
-    assert entry["n_answers"] == 3
+    assert entry["n_answers"] == 3 and isinstance(entry["n_answers"], int)
     low, high = entry["ci"]["all"]
     assert 0.25 <= low <= entry["all"] <= high <= 1.0
-    # system_b states the avoid nugget of both English items: one hit per answer that has avoid nuggets
-    assert report["systems"]["system_b"]["consensus"]["avoid_hits"] == 1.0
+    # system_b states the avoid nugget of both English items and answers the Chinese one (no avoid nugget: 0 hits):
+    # its mean is over all three answers, 2 / 3, not 1.0 over the two that had avoid nuggets
+    assert report["systems"]["system_b"]["consensus"]["avoid_hits"] == 2 / 3
+    assert report["systems"]["system_b"]["consensus"]["n_answers"] == 3
     agreement = report["agreement"]
     assert agreement["human_alpha"]["n_labellers"] == 3 and -1 <= agreement["human_alpha"]["value"] <= 1
     assert set(agreement["judges"]) == {"llm_judge"}

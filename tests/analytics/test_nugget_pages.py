@@ -167,6 +167,12 @@ def test_reading_says_whether_a_judge_reaches_the_physicians(made):
     from analytics.presentation.nuggets import agreement_reading
 
     report = study_nugget_report(made.study, n_resamples=10).board()
+    # usability F17: a study of a few questions is too small to say how far a judge can be trusted
+    assert agreement_reading(report) == (
+        "Too early to read how far the automatic labels can be trusted: 1 question with nuggets so far; at least 10 "
+        "questions with nuggets are needed, 9 more."
+    )
+    report.n_questions = 10  # the same figures, read as if the study were large enough
     reading = agreement_reading(report)
     assert reading.startswith("Every automatic labeller agrees with the physicians' consensus less")
     assert "screen answers" in reading

@@ -133,7 +133,7 @@ def test_study_plots_and_headline_explain_undefined_values_in_words():
     assert scatter.ylabel == "Mean Semantic score" and len(scatter.points) == 2
     reading = headline("study", STUDY)["reading"]
     assert reading.startswith("Physicians preferred GOOD (Bradley-Terry strength 1.10) over 1 other system across 12")
-    assert "Kendall's W undefined: every ranking tied" in reading
+    assert "physicians' agreement (Kendall's W) cannot be measured: every ranking tied;" in reading
 
 
 def test_reviewer_quality_plots_say_why_a_value_is_missing():
@@ -208,3 +208,115 @@ def test_chinese_labels_are_drawn_with_a_cjk_font(fmt):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font(s)" for a box
         assert plots.draw(chart, fmt)
+
+
+def _tau(value, ci, n=12):
+    return {"segment_tau_b": StatResult("segment_tau_b", value, *ci, n_items=n).to_dict()}
+
+
+def _study(n_questions, *, board=None, correlation=None, w=None):
+    return {
+        "n_questions": n_questions,
+        "n_judgements": 4 * n_questions,
+        "ranking_agreement": {"kendall_w": w or undefined("kendall_w", "only one ranker on every question").to_dict()},
+        "human_leaderboard": board or STUDY["human_leaderboard"],
+        "correlation": correlation or {},
+    }
+
+
+def test_a_tiny_study_says_it_is_too_early_to_read_and_how_much_more_it_needs():
+    """Usability F17: two questions, one physician each, led with "Physicians preferred UX model C … BLEU follows
+    physicians best (per-question τ-b 0.82)" and a card "95 % interval 0.82 – 0.82 · n = 2 items"."""
+    result = _study(
+        2,
+        board=[
+            {"system": "C", "strength": 4.77, "strength_ci": [4.77, 4.77], "is_reference": False, "n_questions": 2},
+            {"system": "B", "strength": -1.37, "strength_ci": [-1.37, -1.37], "is_reference": False, "n_questions": 2},
+        ],
+        correlation={"bleu": _tau(0.8165, (0.8165, 0.8165), n=2), "rouge": _tau(0.5, (0.5, 0.5), n=2)},
+    )
+    head = headline("study", result)
+    assert head["reading"] == (
+        "Too early to read: 2 questions ranked so far. Which system physicians prefer and which metric follows "
+        "them best is read from 10 ranked questions on: 8 more to rank."
+    )
+    shown = str(head["figures"])
+    assert "preferred" not in shown and "Best metric" not in shown and "0.82 – 0.82" not in shown
+    assert head["figures"][0]["detail"] == "ranked by physicians · 8 more needed to read the study"
+    # Kendall's W: its reason once, not "undefined: undefined for every question: …"
+    assert head["figures"][2] == {
+        "label": "Kendall's W (physicians agree)",
+        "value": "undefined",
+        "detail": "only one ranker on every question",
+    }
+    one = headline("study", _study(1))
+    assert (
+        one["reading"].startswith("Too early to read: 1 question ranked so far.") and "9 more to rank" in one["reading"]
+    )
+
+
+def test_metrics_that_tie_are_called_a_tie():
+    """The demo study: all four metrics at τ-b 1.00, and the headline named "BLEU follows physicians best"."""
+    every = {m: _tau(1.0, (1.0, 1.0)) for m in ("meteor", "bleu", "semantic", "rouge")}
+    head = headline("study", _study(12, correlation=every))
+    assert "Semantic, BLEU, ROUGE and METEOR follow physicians equally well (per-question τ-b 1.00)." in head["reading"]
+    assert "best" not in head["reading"]
+    assert head["figures"][-1] == {
+        "label": "Metrics tied, τ-b",
+        "value": "1.00",
+        "detail": "Semantic, BLEU, ROUGE and METEOR",
+    }
+    # different values whose intervals overlap cannot be told apart either
+    close = {"bleu": _tau(0.62, (0.4, 0.8)), "rouge": _tau(0.55, (0.3, 0.7)), "meteor": _tau(0.1, (-0.1, 0.3))}
+    reading = headline("study", _study(12, correlation=close))["reading"]
+    assert "no metric follows physicians clearly best: BLEU (0.62) and ROUGE (0.55) cannot be told apart" in reading
+    assert "METEOR" not in reading
+    # one clear best is still named
+    apart = {"bleu": _tau(0.62, (0.5, 0.8)), "rouge": _tau(0.2, (0.1, 0.3))}
+    assert (
+        "BLEU follows physicians best (per-question τ-b 0.62)"
+        in headline("study", _study(12, correlation=apart))["reading"]
+    )
+    # equal within float noise is equal
+    noisy = {"bleu": _tau(0.7 + 1e-12, (0.6, 0.8)), "rouge": _tau(0.7, (0.69, 0.71))}
+    assert (
+        "BLEU and ROUGE follow physicians equally well" in headline("study", _study(12, correlation=noisy))["reading"]
+    )
+
+
+def test_systems_whose_intervals_overlap_have_no_winner():
+    board = [
+        {"system": "A", "strength": 0.9, "strength_ci": [0.2, 1.5], "is_reference": False, "n_questions": 12},
+        {"system": "B", "strength": 0.7, "strength_ci": [0.1, 1.2], "is_reference": False, "n_questions": 12},
+        {"system": "C", "strength": -1.6, "strength_ci": [-2.0, -1.2], "is_reference": False, "n_questions": 12},
+        {"system": "reference", "strength": 2.0, "strength_ci": [1.0, 3.0], "is_reference": True, "n_questions": 12},
+    ]
+    reading = headline("study", _study(12, board=board))["reading"]
+    assert reading.startswith(
+        "No system is clearly preferred across 12 questions: A and B cannot be told apart (their Bradley-Terry 95 % "
+        "intervals overlap);"
+    )
+    single = headline("study", _study(12, board=[board[0], board[3]]))["reading"]
+    assert single.startswith("A is the only system in the study: there is no other system to prefer;")
+
+
+def test_an_interval_of_no_width_is_not_shown_as_certainty():
+    w = StatResult("kendall_w", 0.5, 0.5, 0.5, n_items=12, n_raters=2).to_dict()
+    head = headline("study", _study(12, w=w))
+    assert head["figures"][2]["detail"] == "95 % interval not estimable from 12 questions"
+    from analytics.presentation.tables import interval_text
+
+    assert interval_text([0.82, 0.82 + 1e-10]) == "not estimable"
+    assert interval_text([0.8, 1.4]) == "0.80 – 1.40"
+    assert interval_text(None) == "—" and interval_text({"ci_low": None, "ci_high": None}) == "—"
+    assert interval_text((1.0, 1.0), n=1, unit="questions") == "not estimable from 1 question"
+
+
+def test_vetting_agreement_over_a_handful_of_items_is_not_read():
+    few = {**VETTING, "overall": _block(_stat(0.61, 4, ci=(0.2, 0.9)), 4)}
+    few["overall"]["verdict"]["percent_agreement"] = StatResult("percent_agreement", 0.75, n_items=4).to_dict()
+    reading = headline("vetting_agreement", few)["reading"]
+    assert reading == (
+        "Too early to read the reviewers' agreement: 4 items reviewed twice so far; at least 10 items reviewed twice "
+        "are needed, 6 more."
+    )

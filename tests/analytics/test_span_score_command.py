@@ -58,3 +58,18 @@ def test_bad_files_are_refused_naming_file_line_and_field(tmp_path):
         run(ref, missing)
     with pytest.raises(CommandError, match="no such file|cannot be read"):
         run(ref, str(tmp_path / "nope.jsonl"))
+
+
+def test_a_detector_file_with_hard_labels_only_is_scored_as_the_official_scorer_does(tmp_path):
+    """The official Mu-SHROOM scorer (Helsinki-NLP/mu-shroom, participant_kit/scorer.py, load_jsonl_file_to_records
+    with is_ref=False) accepts predictions without soft_labels and infers them, each hard span at probability 1
+    (infer_soft_labels). It was refused here ("field 'soft_labels': is missing")."""
+    ref = write(tmp_path, "ref.jsonl", REF)
+    pred = write(tmp_path, "pred.jsonl", [{"id": "a", "hard_labels": []}, {"id": "b", "hard_labels": [[2, 6]]}])
+    out = json.loads(run(ref, pred, "--json", "--resamples", "100"))
+    # b: soft labels inferred as [2, 6) at 1.0, the vector [0,0,1,1,1,1]: the same ranks as PRED's 0.8, rho 0.5;
+    # IoU 2 / 4. a: nothing marked on either side: 1 and 1.
+    assert out["iou"] == 0.75 and out["cor"] == pytest.approx(0.75, abs=1e-12) and out["n"] == 2
+    neither = write(tmp_path, "neither.jsonl", [{"id": "a"}, {"id": "b", "hard_labels": [[2, 6]]}])
+    with pytest.raises(CommandError, match=r"neither\.jsonl, line 1, field 'soft_labels': is missing, and so is"):
+        run(ref, neither)

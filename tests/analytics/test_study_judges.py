@@ -20,8 +20,9 @@ KW = {"n_resamples": 50, "seed": 7}
 
 def import_judges(study):
     """good tracks the physicians (A > B > C); lengthy prefers the longest answer (B > A > C)."""
-    lines = score_lines("good", {"SYS-A": 0.9, "SYS-B": 0.6, "SYS-C": 0.1})
-    lines += score_lines("lengthy", {"SYS-A": 0.2, "SYS-B": 0.9, "SYS-C": 0.1})
+    questions = study.questions.count()
+    lines = score_lines("good", {"SYS-A": 0.9, "SYS-B": 0.6, "SYS-C": 0.1}, questions=questions)
+    lines += score_lines("lengthy", {"SYS-A": 0.2, "SYS-B": 0.9, "SYS-C": 0.1}, questions=questions)
     data = "\n".join(json.dumps(line) for line in lines).encode()
     judge_scores_import(study=study, source=data, name="judges.jsonl", user=None)
 
@@ -29,6 +30,13 @@ def import_judges(study):
 @pytest.fixture
 def made(make_user):
     return ranked_study(make_user)
+
+
+@pytest.fixture
+def readable(make_user):
+    """The study with four more questions ranked A > B > C by every physician: ten, enough for the report to read
+    its judges (stats.bootstrap.MIN_UNITS_TO_READ); the figures of ``made`` are the same on it (2/3 for lengthy)."""
+    return ranked_study(make_user, questions=10)
 
 
 def test_no_judge_section_without_imported_judges(made):
@@ -80,8 +88,10 @@ def test_style_harm_and_recognised_reference_sections(made):
     assert sum(r["n_questions"] for r in board["rows"]) <= sum(r["n_questions"] for r in result["human_leaderboard"])
 
 
-def test_sentences_and_rows_say_what_the_figures_say(made):
+def test_sentences_and_rows_say_what_the_figures_say(readable):
     from analytics.presentation.judges import judge_rows, judge_sentence, style_sentence, unblinded_sentence
+
+    made = readable
 
     import_judges(made.study)
     result = report_study(study_id=made.study.pk, **KW)
@@ -96,8 +106,24 @@ def test_sentences_and_rows_say_what_the_figures_say(made):
     assert unblinded_sentence(result).endswith("the order of the systems stays the same.")
 
 
-def test_report_page_shows_the_judges_to_organizers_only(made, organizer, make_user, client):
+def test_a_study_too_small_to_read_says_so_instead_of_ranking_the_judges(made):
+    """Usability F17, for the judges: six questions are too few to name the judge that follows the physicians best,
+    or a style effect (stats.bootstrap.MIN_UNITS_TO_READ); the sentences say how many more questions are needed."""
+    from analytics.presentation.judges import judge_sentence, style_sentence
+
+    import_judges(made.study)
+    result = report_study(study_id=made.study.pk, **KW)
+    assert judge_sentence(result) == (
+        "Too early to compare the judges with the physicians: 6 questions ranked so far; at least 10 ranked "
+        "questions are needed, 4 more."
+    )
+    assert style_sentence(result).startswith("Too early to read a style effect: 6 questions ranked so far;")
+
+
+def test_report_page_shows_the_judges_to_organizers_only(readable, organizer, make_user, client):
     import re
+
+    made = readable
 
     from django.urls import reverse
 
@@ -127,6 +153,40 @@ def test_report_page_shows_the_judges_to_organizers_only(made, organizer, make_u
     assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
     download = client.get(reverse("report_download", args=[report.pk, "json"])).json()
     assert download["judges"]["judges"]["lengthy"]["acc_eq"] == 12 / 18  # full precision
+
+
+def test_a_judge_with_a_stored_infinite_score_is_left_out_by_name_and_the_others_compared(readable, organizer, client):
+    """A score stored before the import refused non-finite numbers (the December security review, finding 4): it
+    removed every judge from the report ("score np.float64(inf) at row 0 is not a finite number")."""
+    made = readable
+    from django.urls import reverse
+
+    from analytics.models import JudgeScore
+
+    import_judges(made.study)
+    JudgeScore.objects.filter(judge="lengthy", answer=made.answers["q2", "SYS-B"]).update(score=float("inf"))
+    section = report_study(study_id=made.study.pk, **KW)["judges"]
+    why = "its score of system 'SYS-B' on item 'q2' is inf, not a finite number; import this judge's file again"
+    assert section["left_out"] == {"lengthy": why}
+    assert set(section["judges"]) == {"good"} and section["judges"]["good"]["acc_eq"] == pytest.approx(1.0)
+    assert "undefined_reason" not in section and section["imported"] == ["good", "lengthy"]
+    client.force_login(organizer)
+    page = client.get(reverse("report_detail", args=[stored_report(made, organizer).pk])).content.decode()
+    assert (
+        "Left out of this comparison: lengthy: its score of system &#x27;SYS-B&#x27; on item &#x27;q2&#x27; is inf"
+        in page
+    )
+    assert "good is in the best cluster" in page
+
+    # Every imported judge unusable (and no metric scored): the section says why instead of comparing nothing.
+    JudgeScore.objects.filter(judge="good", answer=made.answers["q1", "SYS-A"]).update(score=float("-inf"))
+    section = report_study(study_id=made.study.pk, **KW)["judges"]
+    assert set(section["left_out"]) == {"good", "lengthy"} and section["undefined_reason"]
+    page = client.get(reverse("report_detail", args=[stored_report(made, organizer).pk])).content.decode()
+    assert (
+        "Not available: " in page
+        and "good: its score of system &#x27;SYS-A&#x27; on item &#x27;q1&#x27; is -inf" in page
+    )
 
 
 def test_judges_plot_draws_each_judge_against_the_physicians_band(made):

@@ -18,9 +18,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_judges_on_a_phone(page, login, make_user, tmp_path):
-    made = ranked_study(make_user)
-    lines = score_lines("good judge", {"SYS-A": 9, "SYS-B": 6, "SYS-C": 1})
-    lines += score_lines("verbose judge", {"SYS-A": 2, "SYS-B": 9, "SYS-C": 1})
+    made = ranked_study(make_user, questions=10)  # enough for the report to read its judges
+    lines = score_lines("good judge", {"SYS-A": 9, "SYS-B": 6, "SYS-C": 1}, questions=10)
+    lines += score_lines("verbose judge", {"SYS-A": 2, "SYS-B": 9, "SYS-C": 1}, questions=10)
     data = "\n".join(json.dumps(line) for line in lines).encode()
     judge_scores_import(study=made.study, source=data, name="judges.jsonl", user=None)
     organizer = make_user("organizer")

@@ -139,3 +139,28 @@ def test_task1_page_shows_one_box_per_system_and_fits_a_phone(page, login, organ
         page.goto("/analytics/task1/")
         assert page.locator("img.plot").all()
         assert_page_fits(page, width, "task1", plots_fit=False)
+
+
+@pytest.mark.parametrize("rankings", [1, 2])
+def test_a_tiny_study_report_says_it_is_too_early_and_its_plots_load(
+    page, login, organizer, make_user, tmp_path, rankings
+):
+    """Usability F16 and F17 in the browser: a study of one or two rankings (the best system first and the worst
+    last in each) led with a confident headline, and its leaderboard plot was a broken image (a 500)."""
+    from tests.tiny_studies import study_report, tiny_study
+
+    study = tiny_study(tmp_path, make_user, organizer, rankers=list(range(rankings)), questions=rankings, overlap=1)
+    report = study_report(study, organizer)
+    login(organizer)
+    for width, height in ((1280, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"/analytics/reports/{report.pk}/")
+        reading = page.locator(".headline .reading")
+        assert reading.is_visible()
+        text = reading.inner_text()
+        assert text.startswith(f"Too early to read: {rankings} question") and f"{10 - rankings} more to rank" in text
+        assert "preferred" not in text and "follows physicians best" not in text
+        assert reading.bounding_box()["y"] < page.locator("h2").first.bounding_box()["y"]
+        names = [img.get_attribute("src") for img in page.locator("img.plot").all()]
+        assert any("human_leaderboard" in src for src in names) and any("metric_correlation" in src for src in names)
+        assert_page_fits(page, width, f"tiny-study-{rankings}")  # every plot decodes: none is a 500

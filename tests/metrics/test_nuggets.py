@@ -59,9 +59,12 @@ def test_unlabelled_nugget_counts_as_not_supported():
     assert scores["vital"] == 0.5 and scores["completeness"] == 0.5
 
 
-def test_no_avoid_nugget_means_no_avoid_count_and_no_marks_no_precision():
+def test_no_avoid_nugget_means_no_avoid_hit_and_no_marks_no_precision():
+    """An answer to an item without avoid nuggets hit none of them: 0 is a count, not an undefined share (it was
+    None, and a system's mean left those answers out: two answers hitting one each and a clean third read as
+    "1.0 hits per answer")."""
     scores = answer_scores([V1], {"v1": "support"})
-    assert scores["avoid_hits"] is None
+    assert scores["avoid_hits"] == 0 and isinstance(scores["avoid_hits"], int)
     assert scores["precision"] is None
 
 
@@ -75,7 +78,7 @@ def test_only_avoid_nuggets_or_none_at_all_gives_none_not_nan():
     for name in ("all", "vital", "all_strict", "vital_strict", "completeness"):
         assert only_avoid[name] is None
     empty = answer_scores([], {})
-    assert all(v is None for v in empty.values())
+    assert empty["avoid_hits"] == 0 and all(v is None for name, v in empty.items() if name != "avoid_hits")
     assert not any(isinstance(v, float) and math.isnan(v) for v in empty.values())
 
 

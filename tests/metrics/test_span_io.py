@@ -77,3 +77,39 @@ def test_predictions_are_checked_against_the_reference_texts():
         read_spans_jsonl(
             lines({**pred, "model_output_text": "short"}), name="pred.jsonl", require_text=False, text_lengths=lengths
         )
+
+
+# The official Mu-SHROOM scorer (SemEval 2025 Task 3; Helsinki-NLP/mu-shroom, participant_kit/scorer.py and the
+# evaluation site's submission/scorer.py, function load_jsonl_file_to_records with is_ref=False) reads a
+# prediction file thus:
+#     assert ('hard_labels' in df.columns) or ('soft_labels' in df.columns), 'File … contains no predicted label!'
+#     if 'hard_labels' not in df.columns: df['hard_labels'] = df.soft_labels.apply(recompute_hard_labels)
+#     elif 'soft_labels' not in df.columns: df['soft_labels'] = df.hard_labels.apply(infer_soft_labels)
+# where infer_soft_labels turns each hard span [start, end] into {'start', 'end', 'prob': 1.0}. A reference
+# (is_ref=True) has nothing inferred: its soft labels are the annotators' shares.
+
+
+def test_a_prediction_with_hard_labels_only_gets_each_span_at_probability_one():
+    pred = {"id": "a1", "hard_labels": [[8, 14], [0, 3]]}
+    found = read_spans_jsonl(lines(pred), name="pred.jsonl", require_text=False, prediction=True)
+    assert found["a1"].hard_labels == [[8, 14], [0, 3]]  # as given, in its order (the scorer keeps them so)
+    assert found["a1"].soft_labels == [{"start": 8, "end": 14, "prob": 1.0}, {"start": 0, "end": 3, "prob": 1.0}]
+    # a prediction with soft labels only still gets its hard labels from them (recompute_hard_labels)
+    soft_only = {
+        "id": "a1",
+        "soft_labels": [{"start": 8, "end": 14, "prob": 0.7}, {"start": 14, "end": 20, "prob": 0.6}],
+    }
+    assert read_spans_jsonl(lines(soft_only), require_text=False, prediction=True)["a1"].hard_labels == [[8, 20]]
+
+
+def test_a_prediction_with_neither_label_and_a_reference_without_soft_labels_are_refused():
+    with pytest.raises(
+        InputFileError, match="pred.jsonl, line 1, field 'soft_labels': is missing, and so is hard_labels"
+    ):
+        read_spans_jsonl(lines({"id": "a1"}), name="pred.jsonl", require_text=False, prediction=True)
+    reference = {**REF}
+    del reference["soft_labels"]
+    with pytest.raises(InputFileError, match="ref.jsonl, line 1, field 'soft_labels': is missing"):
+        read_spans_jsonl(lines(reference), name="ref.jsonl")
+    with pytest.raises(InputFileError, match="field 'hard_labels \\(entry 1\\)'"):
+        read_spans_jsonl(lines({"id": "a1", "hard_labels": [[5, 2]]}), require_text=False, prediction=True)

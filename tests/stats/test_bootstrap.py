@@ -102,3 +102,38 @@ def test_units_too_many_to_keep_give_the_same_bootstrap_block_by_block(monkeypat
     if n_units == 3:
         assert kept.n_defined[0] < 101  # some resamples drew a single unit: undefined in both
     bootstrap.clear_cache()
+
+
+def test_an_interval_is_widened_to_contain_its_estimate_and_never_narrowed():
+    from stats.bootstrap import interval_containing
+
+    assert interval_containing(0.5, 0.2, 0.7) == (0.2, 0.7)  # already contains it: unchanged
+    assert interval_containing(4.771117576, 4.771117578, 4.771117578) == (4.771117576, 4.771117578)
+    assert interval_containing(-1.0, -0.8, -0.5) == (-1.0, -0.5)
+    low, high = interval_containing(np.array([1.0, 0.0, np.nan]), np.array([0.5, 0.1, 0.0]), np.array([0.9, 0.2, 1]))
+    assert low.tolist()[:2] == [0.5, 0.0] and high.tolist()[:2] == [1.0, 0.2]
+    assert np.isnan(low[2]) and np.isnan(high[2])  # no estimate: no interval
+
+
+def test_a_statistic_s_interval_contains_its_value():
+    """Three answers that all score 0.1 have the mean 0.1; every resample sums them to 0.30000000000000004, and a
+    third of that is 0.10000000000000002: the interval [that, that] lay above its estimate. The interval of a
+    result always contains its value."""
+    from stats.bootstrap import with_interval
+    from stats.results import StatResult
+
+    values = np.full((3, 1), 0.1)
+    result = StatResult("mean", 0.1, n_items=3)
+    out = with_interval(result, bootstrap_sums(values, lambda s: s[:, 0] / 3, n_resamples=50))
+    assert out.ci_low <= out.value <= out.ci_high
+
+
+def test_a_tie_is_equal_values_or_overlapping_intervals():
+    from stats.results import same_value, tied_with_best
+
+    assert same_value(0.7, 0.7 + 1e-9) and not same_value(0.7, 0.7001)
+    figures = {"a": (0.62, (0.5, 0.8)), "b": (0.55, (0.3, 0.7)), "c": (0.1, (-0.1, 0.3)), "d": (0.62, None)}
+    assert tied_with_best(figures) == ["a", "b", "d"]  # d: the same value; c: its interval ends below a's
+    assert tied_with_best({"a": (0.9, None), "b": (0.2, None)}) == ["a", "b"]  # no intervals: cannot tell apart
+    assert tied_with_best({"a": (0.9, (0.8, 1.0)), "b": (0.2, None)}) == ["a"]  # b's point lies outside a's interval
+    assert tied_with_best({}) == []

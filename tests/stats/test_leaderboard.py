@@ -109,3 +109,16 @@ def test_intervals_and_single_system():
         assert s.win_rate_ci[0] <= s.win_rate <= s.win_rate_ci[1]
     one = bradley_terry_leaderboard(duels([("q0", "r", {"A": 1})]))
     assert one.standings == () and "nothing to compare" in one.undefined_reason
+
+
+def test_every_interval_contains_its_estimate_when_a_system_wins_or_loses_everything():
+    """Usability F16: two questions, one physician each, always A > B > C. Every resample is the whole data again,
+    so the intervals have no width; the warm-started fit of each resample stopped 1e-9 beside the estimate, the
+    upper bound fell *below* it, and the report's plot (a whisker of negative length) was a 500."""
+    data = duels([(q, r, {"A": 1, "B": 2, "C": 3}) for q, r in (("q1", "x"), ("q2", "y"))])
+    board = bradley_terry_leaderboard(data, n_resamples=200)
+    for s in board.standings:
+        for estimate, ci in ((s.strength, s.strength_ci), (s.win_rate, s.win_rate_ci), (s.mean_rank, s.mean_rank_ci)):
+            assert ci[0] <= estimate <= ci[1], (s.system, estimate, ci)
+    assert [s.system for s in board.standings] == ["A", "B", "C"]
+    assert board.standings[0].win_rate_ci == (1.0, 1.0) and board.standings[-1].win_rate_ci == (0.0, 0.0)

@@ -62,3 +62,50 @@ def test_every_chart_draws_dollar_text_literally(fmt):
 def test_the_report_leaderboard_plot_draws_a_dollar_system_name():
     row = {"system": HOSTILE, "strength": 0.0, "strength_ci": [-0.5, 0.5], "is_reference": False}
     assert render_plot("study", {"human_leaderboard": [row]}, "human_leaderboard", "png")
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_a_bar_whose_interval_misses_its_value_is_still_drawn(fmt):
+    """Usability F16: a stored interval 1e-9 beside its estimate gave the whisker a negative length and matplotlib
+    raised ("'xerr' must not contain negative values"): the report's headline plot was a 500. Plots never fail:
+    the whisker is clipped at the value."""
+    from stats.plots import Bar, BarChart, draw
+
+    bars = (
+        Bar("always loses", -3.8791134288893234, (-3.879113434, -3.879113430061953), n=2),
+        Bar("always wins", 4.771117576553713, (4.771117578142132, 4.771117578142132), n=2),
+        Bar("inside", 0.0, (-0.5, 0.5), n=2),
+    )
+    for style in ("bar", "dot"):
+        out = draw(BarChart("t", "x", bars, style=style, full_scale=False), fmt)
+        assert out.startswith(PNG) if fmt == "png" else is_svg(out)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_every_kind_of_chart_draws_the_smallest_data(fmt):
+    """One value, one group, zero-width intervals, all values equal, a band of one value, nothing marked."""
+    from stats.plots import Bar, BarChart, Distribution, DistributionChart, Panel, Point, ScatterChart, draw
+    from stats.stacked_plots import StackedBar, StackedBarChart, draw_stacked
+
+    charts = [
+        BarChart("one bar", "x", (Bar("only", 0.82, (0.82, 0.82), n=1),)),
+        BarChart("equal", "x", (Bar("a", 1.0, (1.0, 1.0), n=2), Bar("b", 1.0, (1.0, 1.0), n=2)), style="dot"),
+        BarChart("band", "x", (Bar("a", 0.5, n=1),), band=(0.7, 0.7), band_label="physicians"),
+        BarChart("undefined", "x", (Bar("a", None, note="only one ranker"),), full_scale=False),
+        BarChart("negative", "x", (Bar("a", -5.3, (-5.3, -5.3), n=1),), full_scale=False),
+        ScatterChart("one point", "x", "y", (Point("a", 2.0, 0.5),), invert_x=True),
+        ScatterChart("same point", "x", "y", (Point("a", 1.0, 1.0), Point("b", 1.0, 1.0))),
+        DistributionChart("one value", "y", (Panel("p", (Distribution("a", (0.5,)),)),)),
+        DistributionChart("one empty", "y", (Panel("p", (Distribution("a", ()), Distribution("b", (1.0, 1.0)))),)),
+    ]
+    for chart in charts:
+        out = draw(chart, fmt)
+        assert out.startswith(PNG) if fmt == "png" else is_svg(out), chart.title
+    stacked = [
+        StackedBarChart("nothing marked", "share", ("x", "y"), (StackedBar("a", (0.0, 0.0), n=0),)),
+        StackedBarChart("one part", "share", ("x", "y"), (StackedBar("a", (1.0, 0.0), n=1),)),
+        StackedBarChart("no bars", "share", ("x", "y"), ()),
+    ]
+    for chart in stacked:
+        out = draw_stacked(chart, fmt)
+        assert out.startswith(PNG) if fmt == "png" else is_svg(out), chart.title
