@@ -39,7 +39,7 @@ from analytics.study_judges import (
     unblinded_leaderboard,
 )
 from annotation.models import Review
-from annotation.selectors.vetting import reviewer_quality
+from annotation.selectors.vetting import gold_flag_rule, reviewer_quality
 from metrics import PROFILES
 from portal.errors import DomainError
 from portal.jobs import Progress
@@ -348,7 +348,7 @@ def report_reviewer_quality() -> dict:
     for row in rows:
         seconds = pace.get(row["reviewer_id"], {}).get("mean_seconds")
         row["mean_seconds_per_review"] = round(seconds, 1) if seconds is not None else None
-    return {"reviewers": rows}
+    return {"reviewers": rows, "gold_flag_rule": gold_flag_rule()}  # the rule as it stood when computed
 
 
 # Each kind of report: a function taking the checked parameters (and a progress bar), returning the result.

@@ -2,6 +2,7 @@ from django.urls import path
 
 from annotation.api import adjudication as adjudication_api
 from annotation.api import disputes as disputes_api
+from annotation.api import exports as exports_api
 from annotation.api import items as items_api
 from annotation.api import nuggets as nuggets_api
 from annotation.api import releases as releases_api
@@ -33,6 +34,7 @@ urlpatterns = [
     path("review/mine/<int:pk>/", review_edit.ReviewEditView.as_view(), name="review_edit"),
     path("review/<int:pk>/dispute/", review.ReviewDisputeView.as_view(), name="review_dispute"),
     path("review/<int:pk>/feedback/", review.ReviewFeedbackView.as_view(), name="review_feedback"),
+    path("review/<int:pk>/give-back/", review.ReviewGiveBackView.as_view(), name="review_give_back"),
     path("disputes/", disputes.DisputeListView.as_view(), name="dispute_list"),
     path("disputes/all/", disputes.DisputeAllView.as_view(), name="dispute_all"),
     path("disputes/<int:pk>/", disputes.DisputeDetailView.as_view(), name="dispute_detail"),
@@ -53,6 +55,11 @@ urlpatterns = [
     path("organize/vetting/progress/", vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),
     path("organize/vetting/batches/<int:pk>/", vetting.BatchUpdateView.as_view(), name="vetting_batch"),
     path("organize/vetting/gold/", vetting.GoldMarkView.as_view(), name="vetting_gold"),
+    path(
+        "organize/vetting/judgements/<str:table>/<str:fmt>/",
+        items.JudgementExportView.as_view(),
+        name="judgement_export",
+    ),
     # reviewer guidelines
     path("guidelines/", guidelines.GuidelineReadView.as_view(), name="guidelines"),
     path("organize/guidelines/", guidelines.GuidelineListView.as_view(), name="guideline_list"),
@@ -87,6 +94,7 @@ api_urlpatterns = [
     ),
     path("review/assignments/<int:pk>/dispute/", review_api.ReviewDisputeApi.as_view(), name="api_review_dispute"),
     path("review/assignments/<int:pk>/feedback/", review_api.ReviewFeedbackApi.as_view(), name="api_review_feedback"),
+    path("review/assignments/<int:pk>/give-back/", review_api.ReviewGiveBackApi.as_view(), name="api_review_give_back"),
     path("disputes/", disputes_api.DisputeListApi.as_view(), name="api_dispute_list"),
     path("disputes/<int:pk>/", disputes_api.DisputeDetailApi.as_view(), name="api_dispute_detail"),
     path("disputes/<int:pk>/comments/", disputes_api.DisputeCommentApi.as_view(), name="api_dispute_comment"),
@@ -103,6 +111,7 @@ api_urlpatterns = [
     path("vetting/config/", vetting_api.VettingConfigApi.as_view(), name="api_vetting_config"),
     path("batches/<int:pk>/", vetting_api.BatchUpdateApi.as_view(), name="api_batch_update"),
     path("gold/", vetting_api.GoldListApi.as_view(), name="api_gold"),
+    path("judgements/", exports_api.JudgementExportApi.as_view(), name="api_judgement_export"),
     # nuggets
     path("nuggets/next/", nuggets_api.NuggetNextApi.as_view(), name="api_nugget_next"),
     path("nuggets/tasks/<int:pk>/draft/", nuggets_api.NuggetDraftApi.as_view(), name="api_nugget_draft"),

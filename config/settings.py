@@ -205,6 +205,7 @@ ACCOUNT_EMAIL_VERIFICATION = env_str(
     "ACCOUNT_EMAIL_VERIFICATION", "mandatory" if PRODUCTION else "none", choices=("mandatory", "optional", "none")
 )
 ACCOUNT_ADAPTER = "portal.adapters.PortalAccountAdapter"
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = True  # the set-password link signs in through the normal login (MFA, admission)
 # People are admitted by organizers; public sign-up is off unless switched on.
 PORTAL_OPEN_SIGNUP = env_bool("PORTAL_OPEN_SIGNUP", False)
 # Login throttling: failed attempts per client address ("ip": any account) and per account *and* address ("key":
@@ -392,7 +393,7 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Sent with every HTML page in both profiles (so `make run` and the browser tests run under it). Scripts and
 # styles come only from the portal's static files: no inline <script>, on*= handler, <style> or style="".
-# img-src data: is for the favicon stub and allauth's TOTP QR code.
+# img-src data: is for allauth's TOTP QR code.
 CONTENT_SECURITY_POLICY = {
     "default-src": "'self'",
     "script-src": "'self'",

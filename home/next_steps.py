@@ -17,6 +17,7 @@ from annotation.models import Dispute, QAItem, ReleaseItem
 from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
 from annotation.selectors.adjudication import adjudication_blocked, adjudication_waiting
 from annotation.services.releases import SelectionRule
+from annotation.workflow import ItemStatus
 from portal.models import Job, User
 from portal.roles import Role, can_adjudicate
 
@@ -70,9 +71,14 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
         url = (
             reverse("adjudication_queue") if can_adjudicate(user) else f"{reverse('item_list')}?status=in_adjudication"
         )
+        # One number, split the way "Items by status" beside it counts: held items with an open issue wait too.
+        held = adjudication_waiting().filter(status=ItemStatus.HELD).count()
+        split = (
+            f": {waiting - held} in adjudication and {held} held with an open dispute or feedback note" if held else ""
+        )
         steps.append(
             NextStep(
-                f"{_plural(waiting, 'item')} wait{'s' if waiting == 1 else ''} for adjudication.",
+                f"{_plural(waiting, 'item')} wait{'s' if waiting == 1 else ''} for adjudication{split}.",
                 url,
                 "Open the adjudication queue" if can_adjudicate(user) else "See the items",
                 "adjudication_waiting",

@@ -11,6 +11,7 @@ from annotation.nugget_workflow import may_write_nuggets
 from annotation.selectors.adjudication import adjudication_queue
 from annotation.selectors.items import item_counts_by_status
 from annotation.selectors.nuggets import nugget_work_waiting
+from annotation.selectors.queue import queue_outlook
 from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_current
 from home.next_steps import organizer_next_steps
@@ -42,7 +43,10 @@ def _own_work(user) -> dict:
     work = {}
     if can_review(user):
         work["review_progress"] = reviewer_progress(user)
-        work["review_current"] = assignment_current(reviewer=user)
+        work["review_current"] = current = assignment_current(reviewer=user)
+        # The review page's own count (gold items this person may still be given included, so it moves on every
+        # lease as there), never a second way of counting.
+        work["review_waiting"] = queue_outlook(user, lease=current)["left"]
     if can_adjudicate(user):
         work["adjudication_waiting"] = adjudication_queue(user=user).count()
     if may_write_nuggets(user_roles(user)):

@@ -9,6 +9,7 @@ from annotation.qa_types import QA_TYPE_LABELS
 from portal.forms import MultipleFileField
 from portal.importing import ImportProblem
 from portal.numbers import WholeNumberField
+from portal.roles import ranker_accounts
 from ranking.models import DEFAULT_TAG_SCALE, OVERLAP_MAX, OVERLAP_MIN, System
 from ranking.rules import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
@@ -79,6 +80,16 @@ class StudyForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Asking more rankers per question than there are people who may rank leaves every question incomplete:
+        # the field says how many there are now, and a new form asks no more of them than that.
+        rankers = ranker_accounts().count()
+        overlap = self.fields["overlap"]
+        overlap.help_text = (
+            f"{rankers} {'person has' if rankers == 1 else 'people have'} the ranker role now; a question is "
+            "complete once this many of them have ranked it."
+        )
+        if not self.is_bound and 0 < rankers < overlap.initial:
+            overlap.initial = max(OVERLAP_MIN, rankers)
 
         self.fields["release_id"].choices = [("", "No release: every eligible item")] + [
             (r.pk, f"{r} ({r.item_count} items, frozen {r.created_at:%Y-%m-%d})")

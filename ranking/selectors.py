@@ -25,7 +25,7 @@ from ranking.models import (
     StudyQuestion,
     System,
 )
-from ranking.rules import HALLUCINATION_KIND_MEANINGS, identical_groups
+from ranking.rules import HALLUCINATION_KIND_MEANINGS, UNBLINDING_NO_IDEA, identical_groups
 from ranking.services.queue import questions_withheld_q, skipped_count
 from ranking.services.submissions import TaskNotFound, task_texts
 from ranking.shuffle import slot_letter
@@ -70,7 +70,8 @@ def study_progress(*, study: Study) -> dict:
     per_question = submitted.values("question_id").annotate(n=Count("pk"))
     complete = sum(1 for row in per_question if row["n"] >= study.overlap)
     asked = submitted.filter(ask_unblinding=True)
-    guesses = asked.exclude(unblinding_guess__in=["", "?"]).aggregate(
+    # "I cannot tell" is an answer, not a missing one: counted apart from the guesses (which name a letter).
+    guesses = asked.exclude(unblinding_guess__in=["", UNBLINDING_NO_IDEA]).aggregate(
         n=Count("pk"), correct=Count("pk", filter=Q(unblinding_correct=True))
     )
     n_answers = StudyAnswer.objects.filter(question__study=study).count() / max(n_questions, 1)
@@ -85,6 +86,7 @@ def study_progress(*, study: Study) -> dict:
         "unblinding_asked": asked.count(),
         "unblinding_guessed": guesses["n"],
         "unblinding_correct": guesses["correct"],
+        "unblinding_cannot_tell": asked.filter(unblinding_guess=UNBLINDING_NO_IDEA).count(),
         "unblinding_rate": (guesses["correct"] / guesses["n"]) if guesses["n"] else None,
         "unblinding_chance": (1 / n_answers) if n_answers else None,
     }

@@ -7,6 +7,7 @@ import uuid
 from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views import View
 
@@ -248,6 +249,8 @@ class StudyCreateView(RoleRequiredMixin, View):
             form.add_error(None, str(exc))
             return render(request, "ranking/study_form.html", {"form": form}, status=400)
         messages.success(request, f"Study created with {result.summary()}")
+        if warning := _short_of_rankers_warning(result.study):
+            messages.warning(request, warning)
         return redirect("study_detail", study_id=result.study.pk)
 
 
@@ -269,12 +272,49 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "span_formats": [(fmt, label) for fmt, label in study_formats(study) if fmt in SPAN_FORMATS],
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
+                "extra_questions": _extra_questions(study),
             },
         )
 
 
+def _short_of_rankers_warning(study: Study) -> str:
+    """Said after creating a study some of whose questions fewer people may take than it asks per question
+    (counted as the queue hands questions out: blinding withholds some questions from some rankers)."""
+    staffing = study_rankers_withheld(study=study)
+    short = staffing["short_of_rankers"]
+    if not short:
+        return ""
+    questions = study.questions.count()
+    rankers = len(staffing["rankers"])
+    return (
+        f"{short} of the {questions} question{pluralize(questions)} cannot be complete yet: each needs "
+        f"{study.overlap} rankers, and only {rankers} {'person' if rankers == 1 else 'people'} may rank"
+        f"{' (fewer for questions whose answer some of them have seen)' if staffing['applies'] else ''}. "
+        "Give more people the ranker role, or create the study with fewer rankers per question."
+    )
+
+
+def _extra_questions(study: Study) -> list[str]:
+    """The study's extra questions in words, one entry each (the page joins them with "; ")."""
+    extras = []
+    if study.ask_hallucination:
+        extras.append("hallucination kind" + (", derived from the marked words" if study.ask_spans else ""))
+    if study.ask_harm:
+        extras.append("patient harm")
+    if study.unblinding_rate:
+        extras.append(f"unblinding check on {study.unblinding_rate:.0%} of questions")
+    return extras
+
+
 class StudyStateView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, study_id):
+        """The confirmation before closing: rankers in the middle of a question cannot submit it once closed."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not study.is_open:
+            return redirect("study_detail", study_id=study.pk)
+        return render(request, "ranking/study_close.html", {"study": study, "progress": study_progress(study=study)})
 
     def post(self, request, study_id):
         study = get_object_or_404(Study, pk=study_id)

@@ -22,6 +22,8 @@ from annotation.serializers.disputes import (
 )
 from annotation.serializers.review import (
     AssignmentSerializer,
+    GiveBackRequestSerializer,
+    GiveBackSerializer,
     NextRequestSerializer,
     OwnReviewSerializer,
     ProgressSerializer,
@@ -31,7 +33,7 @@ from annotation.serializers.review import (
     ReviewThenNextSerializer,
 )
 from annotation.services.disputes import dispute_file, feedback_file
-from annotation.services.queue import assignment_next
+from annotation.services.queue import assignment_give_back, assignment_next
 from annotation.services.review import ReviewAlreadySent, review_submit
 from annotation.services.review_drafts import review_draft_clear
 from annotation.services.review_edit import answer_own
@@ -145,6 +147,20 @@ class ReviewFeedbackApi(APIView):
         note = feedback_file(author=request.user, assignment_id=pk, **data)
         review_draft_clear(reviewer=request.user, assignment_id=pk)  # the lease ended: its draft is done with
         return Response(FeedbackSerializer(note).data, status=status.HTTP_201_CREATED)
+
+
+class ReviewGiveBackApi(APIView):
+    """Give the item back without a judgement (reason: outside_field, conflict_of_interest or other, with an optional
+    note): the lease ends and the item goes to someone else, never back to you."""
+
+    required_roles = (Role.REVIEWER,)
+
+    @extend_schema(request=GiveBackRequestSerializer, responses={200: GiveBackSerializer})
+    def post(self, request, pk):
+        data = validated(GiveBackRequestSerializer, request)
+        lease = assignment_give_back(assignment_id=pk, reviewer=request.user, **data)
+        review_draft_clear(reviewer=request.user, assignment_id=pk)  # the lease ended: its draft is done with
+        return Response(GiveBackSerializer(lease).data)
 
 
 class ReviewProgressApi(APIView):

@@ -1,5 +1,6 @@
 from django import forms
 
+from annotation.models import Dispute
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.imports import FORMATS
 from annotation.workflow import ItemStatus
@@ -29,3 +30,10 @@ class ItemFilterForm(forms.Form):
         choices=[("", "With or without"), ("missing", "Missing"), ("present", "Present")], required=False
     )
     q = forms.CharField(required=False, label="Search", max_length=200)
+
+
+class ItemDisputeForm(forms.Form):
+    """An organizer's dispute on an item, from its page (no lease, no quote: the service files it on the item)."""
+
+    category = forms.ChoiceField(choices=Dispute.Category.choices)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label="What is wrong")

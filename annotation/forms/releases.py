@@ -6,11 +6,21 @@ from django import forms
 
 from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS
 from annotation.services.release_contents import benchmark_choices
-from annotation.services.releases import RuleError, SelectionRule
+from annotation.services.releases import (
+    RELEASE_NAME_MAX,
+    RELEASE_NAME_RULE,
+    RuleError,
+    SelectionRule,
+    release_name_problem,
+)
 
 
 class FreezeForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="A new version is created if the name exists.")
+    name = forms.CharField(
+        max_length=RELEASE_NAME_MAX,
+        strip=False,  # the rule refuses spaces at either end rather than quietly dropping them
+        help_text=f"{RELEASE_NAME_RULE[0].upper()}{RELEASE_NAME_RULE[1:]}. A new version is created if the name exists.",
+    )
     benchmark = forms.ChoiceField(
         choices=[],
         required=False,
@@ -20,7 +30,9 @@ class FreezeForm(forms.Form):
     min_relevance = forms.FloatField(
         initial=5, min_value=1, max_value=5, required=False, label="Minimum final GP relevance"
     )
-    final_verdict = forms.ChoiceField(choices=[("correct", "correct"), ("", "any")], initial="correct", required=False)
+    final_verdict = forms.ChoiceField(
+        choices=[("correct", "Correct"), ("", "Any verdict")], initial="correct", required=False
+    )
     exclude_open_issues = forms.BooleanField(
         initial=True, required=False, label="Hold out items with open feedback or disputes"
     )
@@ -41,6 +53,12 @@ class FreezeForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["benchmark"].choices = benchmark_choices() + [("", "All benchmarks")]
         self.fields["benchmark"].initial = DEFAULT_BENCHMARK
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        if problem := release_name_problem(name):
+            raise forms.ValidationError(problem)
+        return name
 
     def clean(self):
         data = super().clean()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.qa_types import QA_TYPE_LABELS
+from annotation.services.queue import GiveBackReason
 from annotation.workflow import RELEVANCE_SCALE, Verdict
 
 QA_TYPE_CHOICES = [("", "Any type")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()]
@@ -34,3 +35,11 @@ class ReviewEditForm(forms.Form):
         choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
     )
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class GiveBackForm(forms.Form):
+    """Giving an item back without a judgement (outside one's field, a conflict of interest)."""
+
+    reason = forms.ChoiceField(choices=GiveBackReason.CHOICES, widget=forms.RadioSelect, label="Why")
+    note = forms.CharField(required=False, max_length=500, label="Note (optional)")
+    qa_type = forms.CharField(required=False, widget=forms.HiddenInput)

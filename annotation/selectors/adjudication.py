@@ -4,12 +4,12 @@ decide, and the adjudication page's reviews compared and the item's story in wor
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 
 from annotation.models import Dispute, FeedbackNote, GoldItem, QAItem, VettingConfig
 from annotation.selectors.disputes import open_issue_q
 from annotation.selectors.review import _leases_of, conflict_of_interest_q, item_unblinded_for, reviews_visible_to
-from annotation.workflow import ItemStatus, Stage
+from annotation.workflow import ItemStatus, Stage, Verdict
 from portal.audit import audit_history
 from portal.errors import NotAllowed
 from portal.roles import Role, can_adjudicate, can_organize
@@ -38,24 +38,72 @@ def item_for_adjudication(user, uid: str) -> QAItem:
     return item
 
 
-def adjudication_queue(*, user) -> QuerySet[QAItem]:
+# Why an item waits in the adjudication queue, as the queue names it and filters by it (issue 45, F4). An item may
+# wait for more than one reason (two reviews, one of them "cannot tell", and a dispute).
+QUEUE_REASONS = {
+    "disagreement": "The reviewers disagree",
+    "cannot_tell": "A reviewer could not tell from the source",
+    "dispute": "A dispute is open",
+    "feedback": "A feedback note is open",
+}
+
+
+def _queue_reason_q(reason: str, relevance_gap: int) -> Q:
+    """The queue's items waiting for ``reason`` (one of :data:`QUEUE_REASONS`), on :func:`adjudication_queue`'s
+    annotations. The reviews' reasons hold only while the item is in adjudication (a held item waits for its issue)."""
+    in_adjudication = Q(status=ItemStatus.IN_ADJUDICATION)
+    return {
+        "disagreement": in_adjudication & (Q(verdicts_given__gt=1) | Q(relevance_spread__gte=relevance_gap)),
+        "cannot_tell": in_adjudication & Q(cannot_tell_reviews__gt=0),
+        "dispute": Q(open_disputes__gt=0),
+        "feedback": Q(open_feedback__gt=0),
+    }[reason]
+
+
+def adjudication_queue(*, user, reason: str = "") -> QuerySet[QAItem]:
     """Items ``user`` should decide: disagreements / unclear items, and held items with open issues, less the items
     ``user`` is conflicted on (other adjudicators still get those). An organizer who is not an adjudicator gets the
-    items no adjudicator may decide (``annotation.services.adjudication.decider_check``)."""
+    items no adjudicator may decide (``annotation.services.adjudication.decider_check``).
+
+    Each item carries what says why it waits (:func:`queue_reasons`); ``reason`` (a key of :data:`QUEUE_REASONS`)
+    keeps only the items waiting for it."""
     waiting = adjudication_waiting() if can_adjudicate(user) else adjudication_blocked()
     if not (can_adjudicate(user) or can_organize(user)):
         waiting = waiting.none()
-    return (
+    current = Q(reviews__superseded_at__isnull=True)
+    queue = (
         waiting.exclude(conflict_of_interest_q(user))
         .annotate(
             open_disputes=Count("disputes", filter=Q(disputes__status=Dispute.Status.OPEN), distinct=True),
             open_feedback=Count(
                 "feedback_notes", filter=Q(feedback_notes__status=FeedbackNote.Status.OPEN), distinct=True
             ),
+            verdicts_given=Count("reviews__verdict", filter=current, distinct=True),
+            relevance_spread=Max("reviews__relevance", filter=current) - Min("reviews__relevance", filter=current),
+            cannot_tell_reviews=Count(
+                "reviews", filter=current & Q(reviews__verdict=Verdict.CANNOT_TELL), distinct=True
+            ),
         )
         .select_related("batch")
         .order_by("-batch__priority", "id")
     )
+    if reason in QUEUE_REASONS:
+        queue = queue.filter(_queue_reason_q(reason, VettingConfig.load().relevance_gap))
+    return queue
+
+
+def queue_reasons(item: QAItem, *, relevance_gap: int) -> list[str]:
+    """Why ``item`` (a row of :func:`adjudication_queue`) waits, in words; the same tests as the queue's filter."""
+    in_adjudication = item.status == ItemStatus.IN_ADJUDICATION
+    spread = getattr(item, "relevance_spread", None)
+    found = {
+        "disagreement": in_adjudication
+        and (item.verdicts_given > 1 or (spread is not None and spread >= relevance_gap)),
+        "cannot_tell": in_adjudication and item.cannot_tell_reviews > 0,
+        "dispute": item.open_disputes > 0,
+        "feedback": item.open_feedback > 0,
+    }
+    return [QUEUE_REASONS[key] for key, holds in found.items() if holds] or ["Waiting for a decision"]
 
 
 def adjudication_blocked() -> QuerySet[QAItem]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.contrib.postgres.search import TrigramWordSimilarity
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import ImportBatch, QAItem
+from annotation.models import GoldItem, ImportBatch, QAItem
+from annotation.selectors.review import reviews_visible_to
 from annotation.workflow import ItemStatus
 
 
@@ -47,3 +48,17 @@ def item_counts_by_status() -> dict[str, int]:
 
 def batch_list() -> QuerySet[ImportBatch]:
     return ImportBatch.objects.order_by("-created_at")
+
+
+def item_judgements(user, item: QAItem) -> dict:
+    """What the organizers' item page shows beside the story: the reviews ``user`` may read (with their comments,
+    through :func:`reviews_visible_to`, so blinding has one home), the gold marking with its answers' tally, and the
+    item's disputes, oldest first. Callers have refused people conflicted on the item already."""
+    gold = GoldItem.objects.filter(item=item).select_related("created_by").first()
+    tally = gold.answers.aggregate(n=Count("id"), right=Count("id", filter=Q(is_correct=True))) if gold else None
+    return {
+        "reviews": reviews_visible_to(user, item).order_by("created_at", "id"),
+        "gold": gold,
+        "gold_tally": tally,
+        "disputes": item.disputes.select_related("raised_by", "resolver").order_by("created_at", "id"),
+    }

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
@@ -88,35 +90,97 @@ def nugget_overview() -> dict:
 
 
 @dataclass(frozen=True)
+class TextPiece:
+    """A run of words in a compared nugget text: ``kind`` "same", "added" (only in the right version) or "removed"
+    (only in the left one). The template escapes ``text``; no markup is built here."""
+
+    kind: str
+    text: str
+
+
+def text_pieces(left: str, right: str) -> tuple[list[TextPiece], list[TextPiece]]:
+    """Word-level difference of two nugget texts, as the pieces of each side: the left side's removed words and
+    the right side's added words are marked, so an appended sentence or a changed dose stands out."""
+    left_words, right_words = left.split(), right.split()
+    left_pieces: list[TextPiece] = []
+    right_pieces: list[TextPiece] = []
+    matcher = difflib.SequenceMatcher(a=left_words, b=right_words, autojunk=False)
+    for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
+        if tag == "equal":
+            left_pieces.append(TextPiece("same", " ".join(left_words[a_start:a_end])))
+            right_pieces.append(TextPiece("same", " ".join(right_words[b_start:b_end])))
+            continue
+        if a_end > a_start:
+            left_pieces.append(TextPiece("removed", " ".join(left_words[a_start:a_end])))
+        if b_end > b_start:
+            right_pieces.append(TextPiece("added", " ".join(right_words[b_start:b_end])))
+    return left_pieces, right_pieces
+
+
+@dataclass(frozen=True)
 class NuggetComparison:
-    """One row of two versions side by side, matched by nugget id."""
+    """One row of two versions side by side, matched by nugget id. ``moved``: its place among the nuggets both
+    versions share changed (a nugget added or dropped above it does not move it)."""
 
     key: str
     left: Nugget | None
     right: Nugget | None
+    moved: bool = False
 
     @property
-    def change(self) -> str:
-        """What differs, in words ("" when nothing)."""
+    def changes(self) -> list[str]:
+        """What differs, each in a few words (empty when nothing)."""
         if self.left is None:
-            return "added"
+            return ["added"]
         if self.right is None:
-            return "dropped"
+            return ["dropped"]
         changes = []
         if self.left.text != self.right.text:
             changes.append("text changed")
         if self.left.importance != self.right.importance:
             changes.append("importance changed")
-        if self.left.position != self.right.position:
+        if self.moved:
             changes.append("moved")
-        return ", ".join(changes)
+        return changes
+
+    @property
+    def change(self) -> str:
+        """What differs, in words ("" when nothing)."""
+        return ", ".join(self.changes)
+
+    @cached_property
+    def pieces(self) -> tuple[list[TextPiece], list[TextPiece]]:
+        """Each side's text in pieces, the differing words marked (one unmarked piece where a side is alone)."""
+        if self.right is None:
+            return ([TextPiece("same", self.left.text)] if self.left else []), []
+        if self.left is None:
+            return [], [TextPiece("same", self.right.text)]
+        return text_pieces(self.left.text, self.right.text)
+
+    @property
+    def left_pieces(self) -> list[TextPiece]:
+        return self.pieces[0]
+
+    @property
+    def right_pieces(self) -> list[TextPiece]:
+        return self.pieces[1]
 
 
 def nuggets_compared(left: NuggetSet, right: NuggetSet) -> list[NuggetComparison]:
     """The two versions' nuggets matched by id, in the left version's order, then the right's additions."""
     left_nuggets = list(left.nuggets.all())
-    right_by_key = {n.key: n for n in right.nuggets.all()}
-    rows = [NuggetComparison(n.key, n, right_by_key.pop(n.key, None)) for n in left_nuggets]
+    right_nuggets = list(right.nuggets.all())
+    right_by_key = {n.key: n for n in right_nuggets}
+    # Order among the shared nuggets only: inserting a nugget above n2 shifts n2's position, not its place.
+    shared = set(right_by_key) & {n.key for n in left_nuggets}
+    left_rank = {key: rank for rank, key in enumerate(n.key for n in left_nuggets if n.key in shared)}
+    right_rank = {key: rank for rank, key in enumerate(n.key for n in right_nuggets if n.key in shared)}
+    rows = [
+        NuggetComparison(
+            n.key, n, right_by_key.pop(n.key, None), moved=n.key in shared and left_rank[n.key] != right_rank[n.key]
+        )
+        for n in left_nuggets
+    ]
     rows += [NuggetComparison(key, None, n) for key, n in right_by_key.items()]
     return rows
 

@@ -95,6 +95,16 @@ def config_explained(config: VettingConfig) -> dict[str, str]:
     }
 
 
+def gold_flag_rule(config: VettingConfig | None = None) -> str:
+    """The rule that flags a reviewer, with today's values, for the pages that show the flag (usability F24: the
+    reviewer tables said "flagged" or "—" without the threshold that decided it)."""
+    config = config or VettingConfig.load()
+    return (
+        f"A reviewer is flagged when fewer than {config.gold_min_accuracy:.0%} of their gold answers are right, "
+        f"once they have given at least {config.gold_min_answers} gold answers (fewer say too little)."
+    )
+
+
 def gold_statistics(user) -> dict:
     """The gold items now: how many (handed out or stopped), per type and expected verdict, and per item how
     often reviewers agreed with its expected verdict. An organizer who also reviews is not shown the gold items
@@ -250,5 +260,6 @@ def vetting_progress() -> dict:
         "open_feedback": FeedbackNote.objects.filter(status=FeedbackNote.Status.OPEN).count(),
         "dispute_resolution": dispute_resolution_hours(),
         "people": reviewer_quality(),
+        "gold_flag_rule": gold_flag_rule(),
         "avg_review_seconds": Review.objects.aggregate(v=Avg("server_seconds"))["v"],
     }

@@ -5,7 +5,13 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Release
-from annotation.services.releases import RuleError, SelectionRule
+from annotation.services.releases import (
+    RELEASE_NAME_MAX,
+    RELEASE_NAME_RULE,
+    RuleError,
+    SelectionRule,
+    release_name_problem,
+)
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -31,10 +37,15 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
 
 class FreezeRequestSerializer(serializers.Serializer):
-    name = serializers.SlugField(max_length=100)
+    name = serializers.CharField(max_length=RELEASE_NAME_MAX, trim_whitespace=False, help_text=RELEASE_NAME_RULE)
     note = serializers.CharField(required=False, allow_blank=True, default="")
     rule = serializers.DictField(required=False, default=dict)
     with_nuggets = serializers.BooleanField(required=False, default=False)
+
+    def validate_name(self, value: str) -> str:
+        if problem := release_name_problem(value):
+            raise serializers.ValidationError(problem)
+        return value
 
     def validate_rule(self, value: dict) -> dict:
         # The rule's own class validates it, as for the releases page and the command line.

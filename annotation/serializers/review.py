@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from annotation.models import QAItem
 from annotation.selectors.guidelines import guideline_for_assignment
+from annotation.services.queue import GiveBackReason
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
 
 # Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
@@ -152,3 +153,16 @@ class ProgressSerializer(serializers.Serializer):
     median_seconds = serializers.FloatField(allow_null=True)
     disputes_open = serializers.IntegerField()
     disputes_resolved = serializers.IntegerField()
+
+
+class GiveBackRequestSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=GiveBackReason.CHOICES)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+
+
+class GiveBackSerializer(serializers.Serializer):
+    """The lease given back: it has ended, and the item will not be handed to this reviewer again."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    finished_at = serializers.DateTimeField()

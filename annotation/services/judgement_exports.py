@@ -12,14 +12,19 @@ Annotators appear as stable pseudonyms (``User.pseudonym``) unless an organizer 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Any
+
+from django.utils import timezone
 
 from annotation.exporters import tables
 from annotation.models import Adjudication, Dispute, Review
 from annotation.workflow import Stage, Verdict
 from portal.audit import audit_export
+from portal.errors import DomainError, NotFound
 from portal.models import User
 
 JUDGEMENT_COLUMNS = [
@@ -172,19 +177,58 @@ def shroom_records(rows: list[dict]) -> list[dict]:
 EXPORT_AUDIT_OBJECT = ("annotation.judgements", "all")
 
 
-def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user: User | None = None) -> list[Path]:
-    """Write the judgement (and dispute) tables, or the SHROOM JSON, to ``out_dir``; audited like every export of
-    people's judgements (:func:`portal.audit.audit_export`), since it may carry identities."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def _write_table(table: str, fmt: str, out_dir: Path, *, identities: bool) -> Path:
+    """One table written to ``out_dir``: ``judgements`` (csv, parquet, or the SHROOM JSON per item) or
+    ``disputes`` (csv, parquet)."""
+    if table == "disputes":
+        return tables.write_table(
+            fmt, dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"
+        )
     rows = judgement_rows(identities=identities)
     if fmt == "shroom":
         path = out_dir / "judgements.shroom.json"
         path.write_text(json.dumps(shroom_records(rows), ensure_ascii=False, indent=2), encoding="utf-8")
-        paths = [path]
-    else:
-        paths = [
-            tables.write_table(fmt, rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}"),
-            tables.write_table(fmt, dispute_rows(identities=identities), DISPUTE_COLUMNS, out_dir / f"disputes.{fmt}"),
-        ]
+        return path
+    return tables.write_table(fmt, rows, JUDGEMENT_COLUMNS, out_dir / f"judgements.{fmt}")
+
+
+def judgements_export(*, fmt: str, out_dir: Path, identities: bool = False, user: User | None = None) -> list[Path]:
+    """Write the judgement (and dispute) tables, or the SHROOM JSON, to ``out_dir``; audited like every export of
+    people's judgements (:func:`portal.audit.audit_export`), since it may carry identities."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables_written = ("judgements",) if fmt == "shroom" else DOWNLOAD_TABLES
+    paths = [_write_table(table, fmt, out_dir, identities=identities) for table in tables_written]
     audit_export(actor=user, obj=EXPORT_AUDIT_OBJECT, action="judgements_exported", fmt=fmt, identities=identities)
     return paths
+
+
+# The downloads of the organizers' vetting page and the API: one table per file, each in these formats.
+DOWNLOAD_TABLES = ("judgements", "disputes")
+DOWNLOAD_FORMATS = {"judgements": FORMATS, "disputes": ("csv", "parquet")}
+DOWNLOAD_TYPES = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet", "shroom": "application/json"}
+DOWNLOAD_EXTENSIONS = {"csv": "csv", "parquet": "parquet", "shroom": "shroom.json"}
+
+
+def judgements_download_name(*, table: str, fmt: str, identities: bool, on: date) -> str:
+    """A file name that says what the file holds, and whether people are named in it, so a file with e-mail
+    addresses is never taken for the pseudonymised one: ``judgements-pseudonymised-2026-12-06.csv``,
+    ``disputes-with-identities-2026-12-06.parquet``."""
+    who = "with-identities" if identities else "pseudonymised"
+    return f"{table}-{who}-{on.isoformat()}.{DOWNLOAD_EXTENSIONS[fmt]}"
+
+
+def judgements_download(*, table: str, fmt: str, identities: bool, user: User) -> tuple[bytes, str, str]:
+    """One table as a download (bytes, file name, content type): the same files the command writes, CSV guarded
+    against spreadsheet formulas, and audited as every export of people's judgements is (``judgements_exported``
+    or ``disputes_exported``, with the format and whether identities were in it)."""
+    if table not in DOWNLOAD_TABLES:
+        raise NotFound(f"unknown table {table!r}; use one of {', '.join(DOWNLOAD_TABLES)}")
+    if fmt not in DOWNLOAD_FORMATS[table]:
+        raise DomainError(
+            f"the {table} table comes as {', '.join(DOWNLOAD_FORMATS[table])}, not {fmt!r}", code="invalid_format"
+        )
+    with tempfile.TemporaryDirectory(prefix="judgements-") as folder:
+        data = _write_table(table, fmt, Path(folder), identities=identities).read_bytes()
+    audit_export(actor=user, obj=EXPORT_AUDIT_OBJECT, action=f"{table}_exported", fmt=fmt, identities=identities)
+    name = judgements_download_name(table=table, fmt=fmt, identities=identities, on=timezone.localdate())
+    return data, name, DOWNLOAD_TYPES[fmt]

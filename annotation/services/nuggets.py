@@ -68,8 +68,8 @@ def nugget_task_current(*, person: User, now: datetime | None = None) -> NuggetT
 
 def nugget_next(*, person: User, stage: str = "", now: datetime | None = None) -> NuggetTask | None:
     """Give ``person`` an item whose draft to validate or, when none waits, one to write nuggets for (or their
-    current lease back, whatever its stage); ``None`` when nothing is left for them. ``stage`` ``"write"`` or
-    ``"validate"``: only that kind of work."""
+    current lease back); ``None`` when nothing is left for them. ``stage`` ``"write"`` or ``"validate"``: only that
+    kind of work; a current lease of the other kind is put back once such work is found, and kept when none is."""
     if stage and stage not in (Stage.WRITE, Stage.VALIDATE):
         raise DomainError("stage must be write or validate", code="invalid_stage")
     if not may_write_nuggets(user_roles(person)):
@@ -81,14 +81,20 @@ def nugget_next(*, person: User, stage: str = "", now: datetime | None = None) -
         User.objects.select_for_update().filter(pk=person.pk).first()
         own = list(NuggetTask.objects.select_for_update().filter(person=person, status=TaskStatus.ACTIVE))
         live = [task for task in own if task.expires_at > now]
-        if live:
+        if live and (not stage or all(task.stage == stage for task in live)):
             return nugget_task_current(person=person, now=now)
         for task in own:
-            _task_end(task, TaskStatus.RELEASED, now)
+            if task not in live:
+                _task_end(task, TaskStatus.RELEASED, now)
         stages = [stage] if stage else [Stage.VALIDATE, Stage.WRITE]
         for wanted in stages:
             taken = _take(person=person, stage=wanted, now=now)
             if taken is not None:
+                # Asked for the other kind of work while holding a lease (``w`` with a validation open): that lease
+                # is put back, as its "Put back" button does, rather than reopened, so what the person types next
+                # lands in the work they asked for. Only once new work was found: with none, they keep the lease.
+                for task in live:
+                    _task_put_back(task, person=person, now=now)
                 return taken
     return None
 
@@ -352,8 +358,12 @@ def nugget_task_release(*, task_id: int, person: User) -> None:
         task = NuggetTask.objects.select_for_update().filter(pk=task_id, person=person).first()
         if task is None or task.status != TaskStatus.ACTIVE:
             return
-        _task_end(task, TaskStatus.RELEASED, timezone.now())
-        audit_record(actor=person, obj=task.item, action="nugget_task_released", after={"stage": task.stage})
+        _task_put_back(task, person=person, now=timezone.now())
+
+
+def _task_put_back(task: NuggetTask, *, person: User, now: datetime) -> None:
+    _task_end(task, TaskStatus.RELEASED, now)
+    audit_record(actor=person, obj=task.item, action="nugget_task_released", after={"stage": task.stage})
 
 
 def nugget_tasks_expire(*, now: datetime | None = None) -> int:

@@ -41,7 +41,7 @@ from annotation.services.transitions import item_transition
 from annotation.workflow import Action, ItemStatus, Stage, offer_gold, queue_start
 from portal.audit import audit_batch, audit_record
 from portal.bulk import columns_sql, from_row, insert_rows, next_id_sql, row_fields, writes_deferred
-from portal.errors import NotAllowed
+from portal.errors import Conflict, DomainError, NotAllowed
 from portal.models import User
 from portal.prepared import prepared_cursor
 from portal.roles import can_review
@@ -372,3 +372,48 @@ def assignments_expire(*, now: datetime | None = None) -> int:
             if assignment.stage == Stage.PRIMARY and item.status == ItemStatus.IN_REVIEW and not still_leased:
                 item_transition(item=item, action=Action.RELEASE, actor=None, note=f"lease {pk} expired")
     return count
+
+
+class GiveBackReason:
+    """Why a reviewer gives an item back (kept in the audit entry; the item's other reviewers never see it)."""
+
+    OUTSIDE_FIELD = "outside_field"
+    CONFLICT_OF_INTEREST = "conflict_of_interest"
+    OTHER = "other"
+    CHOICES = [
+        (OUTSIDE_FIELD, "Outside my field"),
+        (CONFLICT_OF_INTEREST, "Conflict of interest"),
+        (OTHER, "Other"),
+    ]
+
+
+def assignment_give_back(*, assignment_id: int, reviewer: User, reason: str, note: str = "") -> Assignment:
+    """End ``reviewer``'s lease without a judgement (outside their field, a conflict of interest), so the queue hands
+    the item to someone else.
+
+    The lease ends as an expired one does (``assignments_expire``: released, and a primary item back to the queue),
+    and its row stays: the queue never hands an item twice to a person, so it never comes back to them. Every stage
+    is given back the same way, with the same audit entry and answer, so a gold lease given back looks exactly like
+    a real one given back."""
+    if reason not in dict(GiveBackReason.CHOICES):
+        raise DomainError("choose why you give the item back", code="invalid_reason")
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().select_related("item").filter(pk=assignment_id).first()
+        if assignment is None or assignment.reviewer_id != reviewer.pk:
+            raise NotAllowed("This is not your assignment.")
+        if assignment.status != Assignment.Status.ACTIVE:
+            raise Conflict("Your lease on this item has already ended; take the next item.", code="lease_ended")
+        assignment.status, assignment.finished_at = Assignment.Status.RELEASED, now
+        assignment.save(update_fields=["status", "finished_at"])
+        audit_record(
+            actor=reviewer,
+            obj=assignment,
+            action="assignment_given_back",
+            before={"status": "active"},
+            after={"status": "released", "reason": reason, "note": note.strip()},
+        )
+        item = assignment.item
+        if assignment.stage == Stage.PRIMARY and item.status == ItemStatus.IN_REVIEW:
+            item_transition(item=item, action=Action.RELEASE, actor=reviewer, note=f"lease {assignment.pk} given back")
+    return assignment

@@ -9,6 +9,7 @@ there is no such function, and the database refuses it anyway.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -48,6 +49,36 @@ from portal.numbers import whole_number
 from portal.parallel import fork_map, processes_for
 
 EXPORT_FORMATS = ("cliniqlink", "csv", "parquet", "jsonl")
+
+# The release name rule, one home for the page, the API and the command. A name is part of the release's URL
+# (NAME@VERSION), of its download file names and of the zip's folder, so it keeps to plain ASCII; spaces are
+# allowed (the demo's "ClinIQLink demo"); "@" separates the version and "/" would split the URL.
+RELEASE_NAME_MAX = 100
+RELEASE_NAME_RULE = (
+    f"1 to {RELEASE_NAME_MAX} characters: letters, digits, spaces and . _ - ( ), starting with a letter or digit"
+)
+_RELEASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._()-]*")
+
+
+def release_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a release (the rule in words), or None when it can."""
+    if (
+        not isinstance(name, str)
+        or len(name) > RELEASE_NAME_MAX
+        or name != name.strip()
+        or "  " in name
+        or not _RELEASE_NAME.fullmatch(name)
+    ):
+        return f"A release name has {RELEASE_NAME_RULE} (single spaces, none at either end)."
+    return None
+
+
+def release_next_label(name: str) -> str:
+    """The label the next freeze of ``name`` will get (``NAME@1`` for a new name)."""
+    latest = Release.objects.filter(name=name).order_by("-version").values_list("version", flat=True).first()
+    return f"{name}@{(latest or 0) + 1}"
+
+
 # Independent reviews of real items (gold answers are stored apart and never count).
 TABLE_COLUMNS = [
     "position",
@@ -249,8 +280,8 @@ def release_freeze(
 
     Refused (:class:`Conflict`) when the new version would be identical to the latest one of that name."""
     selection = SelectionRule.from_dict(rule)
-    if not name or "@" in name or "/" in name:
-        raise DomainError("a release name must be non-empty and contain neither '@' nor '/'")
+    if problem := release_name_problem(name):
+        raise DomainError(problem, code="release_name")
     with freeze_files() as files, transaction.atomic():
         # One freeze per name at a time: the version number is read and used inside the lock.
         with connection.cursor() as cursor:

@@ -9,11 +9,13 @@ from django.shortcuts import redirect, render
 from django.views import View
 
 from annotation.forms.adjudication import AdjudicationForm
-from annotation.models import Dispute
+from annotation.models import Dispute, VettingConfig
 from annotation.selectors.adjudication import (
+    QUEUE_REASONS,
     adjudication_queue,
     item_adjudication_blocked,
     item_story,
+    queue_reasons,
     review_comparison,
 )
 from annotation.selectors.disputes import open_issue_counts
@@ -34,8 +36,17 @@ class AdjudicationQueueView(RoleRequiredMixin, View):
     required_roles = (Role.ADJUDICATOR, Role.ORGANIZER)
 
     def get(self, request):
-        items = adjudication_queue(user=request.user)[:200]
-        return render(request, "annotation/adjudication_queue.html", {"items": items})
+        # Filtered by why the items wait (a disagreement, a "cannot tell", a dispute, a feedback note); an unknown
+        # value shows the whole queue.
+        reason = request.GET.get("reason", "")
+        reason = reason if reason in QUEUE_REASONS else ""
+        gap = VettingConfig.load().relevance_gap
+        rows = [
+            (item, queue_reasons(item, relevance_gap=gap))
+            for item in adjudication_queue(user=request.user, reason=reason)[:200]
+        ]
+        context = {"rows": rows, "reason": reason, "reasons": QUEUE_REASONS}
+        return render(request, "annotation/adjudication_queue.html", context)
 
 
 def _queue_neighbours(user, uid: str) -> tuple[str | None, str | None]:

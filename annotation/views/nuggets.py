@@ -63,11 +63,21 @@ class NuggetNextView(RoleRequiredMixin, View):
 
 
 def _go_next(request, stage: str):
+    held = nugget_task_current(person=request.user)
     try:
         task = nugget_next(person=request.user, stage=stage)
     except DomainError as exc:
         messages.error(request, str(exc))
         return redirect("nugget_start")
+    if held is not None and held.stage != stage:
+        held.refresh_from_db(fields=["status"])
+        if held.status == NuggetTask.Status.RELEASED:
+            asked = "an item to write nuggets for" if stage == NuggetTask.Stage.WRITE else "a draft to validate"
+            messages.info(
+                request,
+                f"You asked for {asked}, so the item you held ({held.get_stage_display().lower()}) "
+                "was put back for someone else.",
+            )
     if task is None:
         return redirect(f"{_start_url()}?done={stage or 'all'}")
     return redirect("nugget_task", pk=task.pk)

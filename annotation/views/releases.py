@@ -24,6 +24,7 @@ from annotation.services.releases import (
     release_export,
     release_freeze,
     release_get,
+    release_next_label,
     rule_description,
 )
 from portal.errors import DomainError
@@ -35,14 +36,33 @@ class ReleaseListView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request):
+        # The form is sent by GET (Preview, and "Freeze…" with confirm=1): it carries no CSRF token, so none lands
+        # in the address bar or the logs; only the confirmation page's POST carries one.
         form = FreezeForm(request.GET or None, initial={"exclude_open_issues": True})
         selection = SelectionRule(benchmark=DEFAULT_BENCHMARK)
         if form.is_bound:
-            form.is_valid()
+            valid = form.is_valid()
             selection = getattr(form, "selection", selection)
-            # Previewing needs no release name yet: that is asked for only when freezing.
-            form.errors.pop("name", None)
+            if valid and request.GET.get("confirm"):
+                return self._confirm(request, form, selection)
+            if not request.GET.get("confirm"):
+                # Previewing needs no release name yet: that is asked for only when freezing.
+                form.errors.pop("name", None)
         return self._render(request, form, selection_preview(selection))
+
+    def _confirm(self, request, form, selection):
+        """What a freeze would take, with the one button that freezes it: a release cannot be undone."""
+        return render(
+            request,
+            "annotation/release_confirm.html",
+            {
+                "form": form,
+                "preview": selection_preview(selection),
+                "next_label": release_next_label(form.cleaned_data["name"]),
+                "rule_text": selection.describe(),
+                "back_query": _without(request.GET, "confirm"),
+            },
+        )
 
     def post(self, request):
         form = FreezeForm(request.POST)
@@ -148,6 +168,13 @@ def _labelled(rows: list[dict]) -> list[dict]:
     rank = {qa_type: n for n, qa_type in enumerate(order)} | {"total": len(order) + 1}
     rows = sorted(rows, key=lambda row: (rank.get(row["qa_type"], len(order)), row["qa_type"]))
     return [row | {"label": "Total" if row["qa_type"] == "total" else qa_type_label(row["qa_type"])} for row in rows]
+
+
+def _without(query, key: str) -> str:
+    """The query string with ``key`` left out (the way back from the confirmation to the filled form)."""
+    query = query.copy()
+    query.pop(key, None)
+    return query.urlencode()
 
 
 def _with_rule_text(releases) -> list[Release]:

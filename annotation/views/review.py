@@ -13,13 +13,13 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.forms.disputes import DisputeForm, FeedbackForm
-from annotation.forms.review import NextForm, ReviewForm
+from annotation.forms.review import GiveBackForm, NextForm, ReviewForm
 from annotation.models import Assignment
 from annotation.selectors.disputes import feedback_notes_of
 from annotation.selectors.queue import filter_bypassed_message, filter_exhausted_message, queue_outlook
 from annotation.selectors.review import reviewer_progress
 from annotation.services.disputes import dispute_file, feedback_file
-from annotation.services.queue import assignment_current, assignment_next
+from annotation.services.queue import assignment_current, assignment_give_back, assignment_next
 from annotation.services.review import ReviewAlreadySent, review_submit
 from annotation.services.review_drafts import review_draft_clear, review_draft_get
 from annotation.services.review_edit import answer_own
@@ -102,7 +102,16 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
         return assignment
 
     def _render(
-        self, request, assignment, *, form=None, dispute_form=None, feedback_form=None, already_sent=None, status=200
+        self,
+        request,
+        assignment,
+        *,
+        form=None,
+        dispute_form=None,
+        feedback_form=None,
+        give_back_form=None,
+        already_sent=None,
+        status=200,
     ):
         qa_type = request.GET.get("qa_type") or request.POST.get("qa_type", "")
         initial = {"idempotency_key": assignment.idempotency_key, "qa_type": qa_type}
@@ -116,6 +125,7 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
                 "form": form or ReviewForm(initial=initial),
                 "dispute_form": dispute_form or DisputeForm(initial=initial),
                 "feedback_form": feedback_form or FeedbackForm(initial=initial),
+                "give_back_form": give_back_form or GiveBackForm(initial={"qa_type": qa_type}),
                 "progress": reviewer_progress(request.user),
                 **guideline_panel_context(request.user, assignment),
                 "outlook": queue_outlook(request.user, lease=assignment),
@@ -196,7 +206,12 @@ class ReviewFeedbackView(ReviewAssignmentView):
 
     form_class = FeedbackForm
     form_context = "feedback_form"
-    success_message = "Feedback saved."
+    # A feedback note takes the place of this reviewer's review of the item (the lease ends; the item is held until
+    # an adjudicator closes the note): say so, and that reviewing goes on with the next item (F15).
+    success_message = (
+        "Feedback saved in place of your review of that item; an adjudicator answers it (see your start page). "
+        "Reviewing goes on: the next item still needs your review."
+    )
 
     def get(self, request, pk):
         return redirect("review_assignment", pk=pk)
@@ -207,4 +222,21 @@ class ReviewFeedbackView(ReviewAssignmentView):
             assignment_id=assignment_id,
             idempotency_key=data["idempotency_key"],
             text=data["text"],
+        )
+
+
+class ReviewGiveBackView(ReviewAssignmentView):
+    """Give the item back without a judgement (outside one's field, a conflict of interest): the lease ends, the item
+    goes to someone else and never back to this reviewer."""
+
+    form_class = GiveBackForm
+    form_context = "give_back_form"
+    success_message = "Item given back: someone else will review it, and it will not come back to you."
+
+    def get(self, request, pk):
+        return redirect("review_assignment", pk=pk)
+
+    def act(self, request, assignment_id: int, data) -> None:
+        assignment_give_back(
+            assignment_id=assignment_id, reviewer=request.user, reason=data["reason"], note=data["note"]
         )

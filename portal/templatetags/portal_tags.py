@@ -8,12 +8,17 @@ register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
-def nav_link(context, url_name: str, text: str):
+def nav_link(context, url_name: str, text: str, *not_under: str):
     """A top-bar link, marked ``aria-current`` on its own pages (the address starts with it) so people see where
-    they are."""
+    they are; ``not_under``: other top-bar links whose addresses start with this one's (``/review/mine/`` under
+    ``/review/``), whose pages are theirs, so that one link only is marked."""
     href = reverse(url_name)
     request = context.get("request")
-    if request is not None and request.path.startswith(href):
+    if (
+        request is not None
+        and request.path.startswith(href)
+        and not any(request.path.startswith(reverse(other)) for other in not_under)
+    ):
         return format_html('<a href="{}" aria-current="page">{}</a>', href, text)
     return format_html('<a href="{}">{}</a>', href, text)
 

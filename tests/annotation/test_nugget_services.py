@@ -231,3 +231,28 @@ def test_organizer_is_refused_while_a_free_adjudicator_exists(verified, make_use
     with pytest.raises(NotAllowed) as caught:
         nugget_adjudicate(item=draft.item, adjudicator=organizer, pick_version=1, note="x")
     assert caught.value.code == "adjudicator_available"
+
+
+def test_asking_to_write_while_validating_puts_the_validation_back_and_writes(verified, make_user):
+    """Usability F23: ``w`` with a validation lease open used to reopen that validation, so a new nugget typed
+    there edited the draft. Now asking for writing gives an item to write; the validation goes back to the queue."""
+    writer, validator = make_user("reviewer"), make_user("ranker")
+    write(writer)
+    validating = nugget_next(person=validator, stage="validate")
+    assert validating.stage == "validate"
+    writing = nugget_next(person=validator, stage="write")
+    assert writing.stage == "write" and writing.item_id != validating.item_id
+    validating.refresh_from_db()
+    assert validating.status == "released"
+    assert nugget_next(person=validator, stage="write").pk == writing.pk  # the new lease is the one held now
+
+
+def test_asking_for_other_work_when_none_waits_keeps_the_lease(verified, make_user):
+    writer, validator = make_user("reviewer"), make_user("ranker")
+    write(writer)
+    validating = nugget_next(person=validator, stage="validate")
+    QAItem.objects.exclude(pk=validating.item_id).update(status="in_review")  # nothing left to write
+    assert nugget_next(person=validator, stage="write") is None
+    validating.refresh_from_db()
+    assert validating.status == "active"
+    assert nugget_next(person=validator).pk == validating.pk

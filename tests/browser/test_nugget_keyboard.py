@@ -38,7 +38,8 @@ def test_expert_writes_nuggets_with_the_keyboard_only(page, login, make_user, ve
     with page.expect_navigation():
         page.keyboard.press("w")
     assert "/nuggets/task/" in page.url and page.locator("#shortcuts").is_visible()
-    # The first nugget has the focus: type, Enter for the next one.
+    # Nothing has the focus on arrival (usability F23); e starts editing the first nugget, Enter adds the next.
+    page.keyboard.press("e")
     page.keyboard.type("Okay fact first.")
     page.keyboard.press("Alt+2")
     page.keyboard.press("Enter")
@@ -88,6 +89,7 @@ def test_reload_keeps_the_list_and_validator_accepts_with_alt_a(page, login, mak
     page.goto("/nuggets/")
     with page.expect_navigation():
         page.keyboard.press("w")
+    page.keyboard.press("e")
     page.keyboard.type("Kept across a reload.")
     page.keyboard.press("Alt+1")
     page.reload()

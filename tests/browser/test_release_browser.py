@@ -2,6 +2,7 @@
 PromptCBLUE items stay out), the preview updates when the rule changes, and the release page says what it holds;
 a release of all benchmarks says what its ClinIQLink export leaves out. Narrow screens keep the page's width."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,13 @@ from annotation.models import QAItem, Release
 from annotation.services.imports import items_import
 
 ROOT = Path(__file__).resolve().parents[2]
+SHOTS = os.environ.get("PORTAL_SHOTS")  # a folder: screenshots of the confirmation for a person to look at
+
+
+def _shot(page, name):
+    if SHOTS:
+        page.screenshot(path=str(Path(SHOTS) / name), full_page=True)
+
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,6 +50,13 @@ def test_freezing_through_the_form_leaves_other_benchmarks_out_by_default(page, 
 
     page.fill("#id_name", "cliniqlink-2025")
     page.click("text=Freeze (immutable)")
+    # A confirmation first: what will be frozen, nothing frozen yet, and no CSRF token in the address bar.
+    expect(page.locator("h1")).to_have_text("Freeze cliniqlink-2025@1?")
+    assert "csrfmiddlewaretoken" not in page.url
+    assert page.locator("[data-confirm-count]").inner_text() == "17"
+    assert not Release.objects.exists()
+    _shot(page, "release-confirm-desktop.png")
+    page.click("text=Freeze 17 items as cliniqlink-2025@1")
     page.wait_for_url("**/releases/cliniqlink-2025@1/")
     assert "Frozen cliniqlink-2025@1 with 17 items." in page.content()
     assert page.locator("#release-rule").inner_text().startswith("benchmark ClinIQLink only;")
@@ -53,16 +68,22 @@ def test_freezing_through_the_form_leaves_other_benchmarks_out_by_default(page, 
     # On purpose, all benchmarks: the page says what the ClinIQLink zip cannot hold.
     page.goto("/releases/")
     page.select_option("#id_benchmark", "")
-    page.fill("#id_name", "everything")
+    page.fill("#id_name", "Everything at once")
     page.click("text=Freeze (immutable)")
-    page.wait_for_url("**/releases/everything@1/")
+    page.click("text=Freeze 20 items as Everything at once@1")
+    page.wait_for_url("**/releases/Everything%20at%20once@1/")
     notice = page.locator('#release-coverage [data-format="cliniqlink"]').inner_text()
     assert notice.startswith("The ClinIQLink export holds 17 of the 20 items; 3 PromptCBLUE items are only in")
 
     page.set_viewport_size({"width": 390, "height": 844})
-    for url in ("/releases/", "/releases/everything@1/"):
+    confirm = "/releases/?name=phone&benchmark=cliniqlink&final_verdict=correct&min_relevance=5&confirm=1"
+    for url in ("/releases/", "/releases/Everything%20at%20once@1/", confirm):
         page.goto(url)
         # The page's own content (the top bar is the layout's): wide tables scroll inside their cards.
         main = "document.querySelector('main')"
         assert page.evaluate(f"{main}.scrollWidth <= {main}.clientWidth"), url
         assert page.evaluate(f"{main}.getBoundingClientRect().right") <= 390 + 1, url
+    expect(page.locator("h1")).to_have_text("Freeze phone@1?")
+    _shot(page, "release-confirm-phone.png")
+    page.click("text=Freeze 17 items as phone@1")
+    page.wait_for_url("**/releases/phone@1/")

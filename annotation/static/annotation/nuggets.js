@@ -122,8 +122,37 @@
     form.addEventListener("submit", function () { try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ } });
   }
 
-  // The first empty nugget, or the first one with a problem, takes the focus: typing can start at once.
-  const first = list.querySelector(".has-problem") || list.querySelector(".nugget-row");
-  if (first && !document.getElementById("refusal")) focusRow(first);
+  // Each row's buttons say whether they can act: no Move up on the first nugget, no Move down or Merge on the last,
+  // no Split of an empty nugget. Kept in step with every change of the list.
+  function refreshButtons() {
+    const rows = Array.from(list.querySelectorAll(".nugget-row"));
+    rows.forEach(function (row, index) {
+      const last = index === rows.length - 1;
+      const set = function (action, off) {
+        const button = row.querySelector('button[data-action="' + action + '"]');
+        if (button) button.disabled = off;
+      };
+      set("up", index === 0);
+      set("down", last);
+      set("merge", last);
+      set("split", !textOf(row).value.trim());
+    });
+  }
+  new MutationObserver(refreshButtons).observe(list, { childList: true });
+  list.addEventListener("input", refreshButtons);
+
+  // Nothing takes the focus on load: a key pressed on arrival (w, v, a shortcut meant for another page) must not
+  // land in a nugget's text. "e" (or a click) starts editing; a nugget with a problem after a refused send is the
+  // exception, since the person is there to fix it.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "e" || event.ctrlKey || event.metaKey || event.altKey) return;
+    const tag = (document.activeElement && document.activeElement.tagName) || "";
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    const row = list.querySelector(".has-problem") || list.querySelector(".nugget-row");
+    if (row) { event.preventDefault(); focusRow(row); }
+  });
+  const problem = list.querySelector(".has-problem");
+  if (problem && !document.getElementById("refusal")) focusRow(problem);
   ensureOne();
+  refreshButtons();
 })();

@@ -8,6 +8,7 @@
   const reviewForm = document.getElementById("review-form");
   const disputePanel = document.getElementById("dispute-panel");
   const feedbackPanel = document.getElementById("feedback-panel");
+  const giveBackPanel = document.getElementById("give-back-panel");
   const fields = {
     comment: document.getElementById("id_comment"),
     category: document.getElementById("id_category"),
@@ -97,6 +98,9 @@
     else if (key === "e") { e.preventDefault(); fields.comment.focus(); }
     else if (key === "d") { e.preventDefault(); disputePanel.open = true; fields.category.focus(); }
     else if (key === "f") { e.preventDefault(); feedbackPanel.open = true; fields.feedback.focus(); }
+    else if (key === "b" && giveBackPanel) {  // give the item back: open the panel, focus its first reason
+      e.preventDefault(); giveBackPanel.open = true; giveBackPanel.querySelector("input[name=reason]").focus();
+    }
     else if (key === "z") { e.preventDefault(); window.location.assign(root.dataset.lastUrl); }  // reopen last review
     else if (key === "q") {
       const sel = String(window.getSelection() || "").trim();
