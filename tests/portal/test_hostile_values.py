@@ -54,7 +54,7 @@ HOSTILE_JSON = {
 }
 ROLES = ["anonymous", "reviewer1@demo.portal", "adjudicator@demo.portal", "ranker1@demo.portal"]
 ROLES += ["organizer@demo.portal"]  # last: its forms deactivate people and pause batches
-MAX_REQUESTS = 12_000
+MAX_REQUESTS = 14_000
 # Forms that are not the portal's to test here: allauth's own (sign-out would end the crawl), the admin.
 SKIP_ACTIONS = re.compile(r"^/(accounts|admin)/")
 
