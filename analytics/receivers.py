@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from analytics.models import SpanDetector
-from analytics.nugget_reports import nugget_board_refresh
-from analytics.nugget_selectors import nugget_questions
-from analytics.span_detectors import span_leaderboard_refresh
+from analytics.nuggets.board import nugget_board_refresh
+from analytics.nuggets.selectors import nugget_questions
+from analytics.spans.detectors import span_leaderboard_refresh
 
 
 def boards_after_close(sender, *, study, user=None, **kwargs) -> None:

@@ -7,7 +7,8 @@ import pandas as pd
 from analytics.models import AnswerScore, ScoringRun
 from annotation.models import Review
 from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
-from ranking.models import AnswerJudgement, RankingTask
+from portal.models import User
+from ranking.models import AnswerJudgement, RankingTask, Study
 
 # The scales agreement is computed over, in their order (annotation.workflow owns them).
 RELEVANCE_SCALE = list(RELEVANCE_VALUES)
@@ -70,3 +71,9 @@ def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
     closed = frame["semantic"].isna()
     frame.loc[closed, "semantic"] = frame.loc[closed, "correct"].astype(float).fillna(frame.loc[closed, "f1"])
     return frame.drop(columns=["correct", "f1"])
+
+
+def study_physician_pseudonyms(study: Study) -> set[str]:
+    """Pseudonyms of everyone who holds or held a task in the study (a judge may not take one of these names)."""
+    ids = RankingTask.objects.filter(study=study).values_list("ranker_id", flat=True).distinct()
+    return {user.pseudonym for user in User.objects.filter(pk__in=ids)}

@@ -6,12 +6,12 @@ from django.urls import reverse
 
 from analytics.embeddings import embeddings_prune
 from analytics.models import Report, ScoringChunk, ScoringRun, ScoringSlice
-from analytics.nugget_matching import nugget_matcher_run
-from analytics.nugget_reports import nugget_board_compute
-from analytics.reports import report_run
-from analytics.scoring import scoring_chunk_encode, scoring_run_execute, scoring_run_split
-from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
-from analytics.span_detectors import span_leaderboard_compute
+from analytics.nuggets.board import nugget_board_compute
+from analytics.nuggets.matching import nugget_matcher_run
+from analytics.scoring.runs import scoring_chunk_encode, scoring_run_execute, scoring_run_split
+from analytics.scoring.slices import scoring_run_slice, scoring_slice_score
+from analytics.services.reports import report_run
+from analytics.spans.detectors import span_leaderboard_compute
 from portal.job_kinds import job_task
 from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
 from ranking.models import Study
@@ -68,7 +68,7 @@ def nugget_leaderboard_task(job_id: str) -> None:
 )
 def scoring_task(job_id: str) -> None:
     """Score a run in this task; or, for a very large run, compute what its slices share and queue them
-    (``analytics.scoring_slices``); or split its encoding into chunk tasks (``analytics.scoring``)."""
+    (``analytics.scoring.slices``); or split its encoding into chunk tasks (``analytics.scoring.runs``)."""
 
     def work(job, progress):
         run = ScoringRun.objects.get(pk=job.params["run_id"])

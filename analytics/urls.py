@@ -1,6 +1,10 @@
 from django.urls import path
 
-from analytics import api, judge_views, nugget_views, span_views, views
+from analytics import api
+from analytics.views import judges as judge_views
+from analytics.views import nuggets as nugget_views
+from analytics.views import reports as views
+from analytics.views import spans as span_views
 
 urlpatterns = [
     path("analytics/", views.AnalyticsHomeView.as_view(), name="analytics_home"),

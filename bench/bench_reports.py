@@ -5,7 +5,7 @@ under 30 s).
 
 ``--nuggets``: the study also asks for nuggets: every question gets a validated list of 5 nuggets (2 vital, 2 okay, 1
 avoid) and every ranker labels each nugget against each answer (8 x 5 x 3 labels a question); the study report then
-includes the nugget scores (per answer), and the nugget board's job (``analytics.nugget_reports.nugget_board_compute``:
+includes the nugget scores (per answer), and the nugget board's job (``analytics.nuggets.board.nugget_board_compute``:
 system scores with intervals, agreement, correlations) is timed on its own in a fresh process, then the nugget pages
 reading the stored board.
 
@@ -230,7 +230,7 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=0, help="import this many judges' scores (see above)")
     args = parser.parse_args()
     setup_django("portal_bench_reports")
-    from analytics.reports import report_study, report_vetting_agreement
+    from analytics.services.reports import report_study, report_vetting_agreement
     from annotation.services.imports import items_import
 
     rng = random.Random(7)
@@ -306,7 +306,7 @@ def _nugget_board(study) -> None:
 def nugget_job_only(study_id: int) -> None:
     """The nugget board's job alone in a fresh process: its time and peak memory."""
     setup_django("portal_bench_reports")
-    from analytics.nugget_reports import nugget_board_compute
+    from analytics.nuggets.board import nugget_board_compute
 
     started = time.perf_counter()
     stored = nugget_board_compute(study_id=study_id)
@@ -348,7 +348,7 @@ def _both_at_once(study_id: int, resamples: int) -> float:
 
     from django.db import connections
 
-    from analytics.reports import report_study, report_vetting_agreement
+    from analytics.services.reports import report_study, report_vetting_agreement
     from stats import bootstrap
 
     bootstrap.clear_cache()

@@ -53,8 +53,7 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
     # The tables as autovacuum leaves them within minutes of an import, before reviewers arrive: fresh planner
     # statistics (with none, PostgreSQL guesses the new rows are a handful and sorts them all instead of walking
     # the queue index), and the new rows vacuumed. With statistics alone, autovacuum's first pass over the new
-    # table ran inside the first measured minute and doubled PostgreSQL's CPU per review there (docs/benchmarks.md,
-    # "Capacity": "The first minute after an import").
+    # table ran inside the first measured minute and raised PostgreSQL's CPU per review there (docs/benchmarks.md).
     from django.db import connection
 
     with connection.cursor() as cursor:

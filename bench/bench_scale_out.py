@@ -192,7 +192,7 @@ def score_on_workers(system, workers) -> dict:
 def score_in_this_process(system) -> dict:
     """The same submission scored in this process in one piece (model loading included, as in a fresh worker)."""
     from analytics.models import ScoringRun
-    from analytics.scoring import scoring_run_execute
+    from analytics.scoring.runs import scoring_run_execute
 
     run = ScoringRun.objects.create(system=system)
     started = time.perf_counter()

@@ -10,7 +10,7 @@ pool text of similar length, so every item has its own reference (as in a real s
   first system with cold caches, and for a second system's answers to the same questions (references and
   tokens cached, as when several systems of one release are scored by one worker);
 * per open type: the batched semantic score cold and warm, the BLEU/ROUGE/METEOR time, and the public
-  scorer's per-pair path (:mod:`metrics.naive`: six model calls per pair, no cache) timed on
+  scorer's per-pair path (``bench/naive_scorer.py``: six model calls per pair, no cache) timed on
   ``--naive-pairs`` evenly spaced pairs and extrapolated per pair to all N; the speed-ups and the largest difference
   between the two paths on those pairs;
 * the model work of each path (token positions through the network), their throughput in positions/s, and the
@@ -67,9 +67,9 @@ sys.path.insert(0, str(ROOT))
 from _scoring_devices import run_submission  # bench/ is on the path when the script runs
 from _scoring_split import report_time_split
 
+from bench.naive_scorer import naive_semantic
 from metrics import Encoder, TextMetrics, score_submission
 from metrics.closed import score_list, score_multiple_choice, score_true_false
-from metrics.naive import naive_semantic
 from metrics.normalise import clean_response
 from metrics.open_ended import OPEN_TYPES
 from metrics.packed import CHUNK_POSITIONS

@@ -5,7 +5,7 @@ read by ``--readers`` physicians who mark 0 to 3 spans, and ``--detectors`` dete
 runs of random shares) for every answer. The default, 80,000 answers each read by 3 physicians, is issue #22's study
 at 10x: 10,000 questions x 8 answers x 3 rankers, every answer marked for spans.
 
-Printed: the time of the whole leaderboard as the pages compute it (``analytics.span_detectors.detector_rows``:
+Printed: the time of the whole leaderboard as the pages compute it (``analytics.spans.detectors.detector_rows``:
 labels, IoU and Spearman of every answer x detector, the bootstrap intervals overall and per system with
 ``--resamples``); and, on the same pairs in the same run, the correlation by the published scorer's way (scipy's
 Spearman over the two per-character vectors) against ``metrics.spans.score_cor`` (constant stretches), with the
@@ -49,8 +49,8 @@ def setup() -> None:
 
 def make_study(args) -> tuple[list, dict]:
     from analytics.models import SpanPrediction
-    from ranking.span_rules import MarkedSpan
-    from ranking.span_selectors import Annotation, AnswerSpans
+    from ranking.rules.spans import MarkedSpan
+    from ranking.selectors.spans import Annotation, AnswerSpans
 
     rng = random.Random(args.seed)
 
@@ -192,7 +192,7 @@ def through_database(args) -> None:
     from django.urls import reverse
 
     from analytics.models import SpanLeaderboard
-    from analytics.span_detectors import span_detector_import
+    from analytics.spans.detectors import span_detector_import
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     print(
@@ -238,7 +238,7 @@ def through_database(args) -> None:
 def job_only(study_id: int) -> None:
     """The leaderboard job's work alone in a fresh process: its time and peak memory."""
     setup_django("portal_bench_spans")
-    from analytics.span_detectors import span_leaderboard_compute
+    from analytics.spans.detectors import span_leaderboard_compute
 
     started = time.perf_counter()
     span_leaderboard_compute(study_id=study_id)
@@ -267,7 +267,7 @@ def main() -> None:
         through_database(args)
         return
     setup()
-    from analytics.span_detectors import detector_rows
+    from analytics.spans.detectors import detector_rows
     from metrics.spans import score_cor
 
     started = time.perf_counter()

@@ -86,6 +86,8 @@ INSTALLED_APPS = [
     "ranking",
     "analytics",
     "home",
+    # The demo data (load_demo); a production deployment has no use for it.
+    *([] if PRODUCTION else ["demo"]),
 ]
 
 # Nothing reads a request's body before AnonymousBodyLimitMiddleware has looked at its length (CSRF's check reads
@@ -247,7 +249,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "portal.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "portal.api_errors.api_exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "portal.parsers.StrictJSONParser",
         "rest_framework.parsers.FormParser",

@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotation.models import Dispute, QAItem, ReleaseItem
 from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
 from annotation.selectors.adjudication import adjudication_blocked, adjudication_waiting
-from annotation.services.releases import SelectionRule
+from annotation.services.release_rules import SelectionRule
 from annotation.workflow import ItemStatus
 from portal.models import Job, User
 from portal.roles import Role, can_adjudicate

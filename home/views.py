@@ -19,7 +19,7 @@ from portal.jobs import job_counts
 from portal.models import Job
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, can_adjudicate, can_organize, can_rank, can_review, user_roles
-from ranking.selectors import studies_for_ranker
+from ranking.selectors.studies import studies_for_ranker
 
 
 class HomeView(RoleRequiredMixin, TemplateView):

@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Protocol
 
 import numpy as np
 
@@ -212,14 +211,6 @@ def scores_from_counts(
         "avoid_hits": counts[:, avoid, support].copy(),
         "precision": share(sentences - marked, sentences),
     }
-
-
-class NuggetMatcher(Protocol):
-    """A pluggable automatic labeller: labels every nugget of an item against one answer."""
-
-    name: str
-
-    def match(self, nuggets: Sequence[Nugget], answer: str) -> list[NuggetMatch]: ...
 
 
 Encode = Callable[[Sequence[str]], np.ndarray]

@@ -11,9 +11,8 @@ L2 normalisation follow, as the model's Pooling and Normalize modules do.
 
 The linear layers run through oneDNN's fused kernels where this torch has them (``torch.ops.mkldnn``, checked at
 start): weights pre-packed once in oneDNN's blocked layout, GELU applied inside the up-projection and the residual
-adds inside the two down-projections, so those element-wise passes cost no extra trip through memory (about
-10–20 % faster on the development machine, bench/bench_scoring.py). Otherwise, and under ``torch.autocast``, the
-model's own modules run.
+adds inside the two down-projections, so those element-wise passes cost no extra trip through memory
+(bench/bench_scoring.py compares both paths). Otherwise, and under ``torch.autocast``, the model's own modules run.
 
 It computes the same function as the model with the same weights (differences are float rounding, ~1e-7;
 ``tests/metrics/test_packed.py`` compares it with ``SentenceTransformer.encode`` on awkward texts).
@@ -143,7 +142,7 @@ class PackedBert:
         lengths = [len(seq) for seq in ids]
         # Under torch.autocast (the bench's bfloat16 check) the plain modules run, since autocast casts only them.
         fused = self.fused and not torch.is_autocast_enabled("cpu")
-        # oneDNN keeps a compiled kernel per row count it has seen (about 0.7 MB each, up to 1,024 of them), so the
+        # oneDNN keeps a compiled kernel per row count it has seen (up to 1,024 of them, each holding memory), so the
         # fused path rounds the rows up to a multiple of ROW_STEP with padding rows that no text reads: at most
         # chunk_positions / ROW_STEP row counts, whatever the job.
         padding = -sum(lengths) % ROW_STEP if fused else 0

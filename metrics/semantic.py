@@ -147,19 +147,6 @@ def aligned_f1(pred: WordSide, ref: WordSide) -> float:
     return float(2 * precision * recall / (precision + recall))
 
 
-def word_layer(
-    pred_tokens: Sequence[str],
-    ref_tokens: Sequence[str],
-    pred_vectors: np.ndarray,
-    ref_vectors: np.ndarray,
-    idf: IdfTable,
-) -> float:
-    """§5.3 IDF-weighted greedy alignment F1; 0 when either side has no token."""
-    if not pred_tokens or not ref_tokens:
-        return 0.0
-    return aligned_f1(WordSide.of(pred_tokens, pred_vectors, idf), WordSide.of(ref_tokens, ref_vectors, idf))
-
-
 def paragraph_layer(raw_cosine: float, baseline: float) -> float:
     """§5.5 ``max(0, (cos − b) / (1 − b))``."""
     return max(0.0, (raw_cosine - baseline) / (1 - baseline))
@@ -174,7 +161,7 @@ def combine(word: float, sentence: float, paragraph: float, offset: float = 0.25
 #: The largest step distance the public code turns into a factor. It computes ``0.3 / (2 ** (d - 2))``: the
 #: integer ``2 ** (d - 2)`` cannot become a float from ``2 ** 1024`` on, so for d ≥ 1026 it raises
 #: OverflowError and its per-item handler drops the item (§5.6). Checked before any power is built, so an
-#: answer naming step 10^10 costs nothing (the public code spends 40 s and 1.25 GB building ``2 ** d`` first).
+#: answer naming step 10^10 costs nothing (the public code builds the huge integer ``2 ** d`` first).
 MAX_STEP_DISTANCE = 1025
 
 

@@ -116,8 +116,9 @@ def score_cor(reference_soft: Iterable[dict], predicted_soft: Iterable[dict], te
 
     The same number as ``scipy.stats.spearmanr`` over the two vectors of :func:`soft_vector` (tests check it on random
     labels to 1e-12), computed over the vectors' constant stretches instead of their characters: a leaderboard scores
-    every answer against every detector, and building two 1,000-character vectors and ranking them with scipy costs
-    about 0.25 ms a pair, nine times as much (``bench/bench_spans.py``). Runs lie inside the text (checked when they are stored)."""
+    every answer against every detector, and a text has far fewer stretches than characters, so no pair pays for
+    building two character-long vectors and ranking them with scipy (``bench/bench_spans.py``). Runs lie inside the
+    text (checked when they are stored)."""
     reference_soft, predicted_soft = list(reference_soft), list(predicted_soft)
     widths, ref, pred = _stretches(reference_soft, predicted_soft, text_length)
     ref_values = len(set(np.round(ref, 8).tolist()))

@@ -241,8 +241,8 @@ class TextMetrics:
             return float(sentence_bleu([ref], hyp, smoothing_function=self._smoothing))
 
 
-#: Pairs per task sent to a worker process: enough that pickling and scheduling stay a small part of the work
-#: (64 pairs are about 0.15 s of BLEU/ROUGE/METEOR), few enough that the workers finish together.
+#: Pairs per task sent to a worker process: enough BLEU/ROUGE/METEOR work that pickling and scheduling stay a small
+#: part of it, few enough that the workers finish together.
 CHUNK_PAIRS = 64
 
 
@@ -317,7 +317,7 @@ def _score_in_worker(pairs: list[tuple[str, str]]) -> list[dict[str, float | Non
 
 @cache
 def shared_text_metrics(nltk_data_dir: str | None = None) -> TextMetrics:
-    """One :class:`TextMetrics` per process and NLTK data directory (WordNet loads in a few seconds)."""
+    """One :class:`TextMetrics` per process and NLTK data directory (WordNet is slow to load, so once)."""
     return TextMetrics(nltk_data_dir)
 
 
@@ -326,7 +326,7 @@ def _english_wordnet_reader(base: type) -> type:
     """NLTK's WordNet reader without its start-up mapping of synsets to WordNet 3.0.
 
     On construction the reader maps every synset of the loaded WordNet to WordNet 3.0 by reading ``index.sense``
-    twice (about 6 s, the largest part of a scoring process's start-up); NLTK compares the data's version with the
+    twice (the largest part of a scoring process's start-up); NLTK compares the data's version with the
     corpus name, so it does this even when the data is 3.0. Only the multilingual (OMW) look-ups use that map, and
     the metric loads no OMW data: synonyms, lemmas and morphology, all METEOR reads, do not touch it."""
 

@@ -5,8 +5,8 @@ each one on its own as the sentence ``[CLS] piece [SEP]``. A piece is a vocabula
 and ``[UNK]`` are not alphanumeric), so the token strings it can ever meet are the model's alphanumeric
 vocabulary entries: 23,502 of all-MiniLM-L6-v2's 30,522, each re-tokenising to three positions. docs/metric.md's
 speed note says each distinct token "needs encoding once per run (or once ever, cached)": this is "once ever".
-The table is built at install time (``scripts/build_token_table.py``, run by ``make``; about 70,000
-positions, some seconds), keyed by the SHA-256 of the model's weights and of the vocabulary, and the
+The table is built at install time (``scripts/build_token_table.py``, run by ``make``; about 70,000 positions, too
+many to encode at every start), keyed by the SHA-256 of the model's weights and of the vocabulary, and the
 :class:`~.encoder.Encoder` reads it instead of encoding tokens. A table that is missing, stale (other weights
 or vocabulary) or unreadable is not used, with the reason recorded; tokens are then encoded as before. The
 vectors are those of the same encoder (float rounding aside, ~1e-7), which the tests check.

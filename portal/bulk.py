@@ -1,7 +1,7 @@
 """Writing rows without the ORM's statement compiler.
 
-- Many rows at once with PostgreSQL COPY: several times faster than multi-row INSERT for wide rows with JSON (an
-  import of 200,000 items, a release of 50,000 frozen items; docs/benchmarks.md).
+- Many rows at once with PostgreSQL COPY, which is faster than multi-row INSERT for wide rows with JSON (a large
+  import, a release of many frozen items; docs/benchmarks.md).
 - Rows read by hand-written statements into model instances (:func:`row_fields`, :func:`columns_sql`,
   :func:`from_row`).
 - The few rows of a hot-path request (the review loop: a lease, a review, an item's move, audit entries) with
@@ -27,22 +27,6 @@ from django.db.models.expressions import Col
 from psycopg.types.json import Jsonb
 
 _M = TypeVar("_M", bound=models.Model)
-
-
-def copy_insert(model: type[models.Model], objects: Iterable[models.Model]) -> None:
-    """Insert ``objects`` (unsaved instances of ``model``) with COPY, in the caller's transaction.
-
-    Values are prepared by each field exactly as ``save()`` would (``pre_save`` fills ``auto_now_add``,
-    ``get_db_prep_save`` adapts JSON), so the rows are the ones ``bulk_create`` would have written; row triggers fire
-    as for INSERT. Primary keys are not set on the instances (nothing here needs them).
-    """
-    # The primary key comes from its sequence; generated columns are computed by the database and cannot be written.
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key and not f.generated]
-    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: has a column
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {model._meta.db_table} ({columns}) FROM STDIN") as copy:
-            for obj in objects:
-                copy.write_row([f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields])
 
 
 def copy_insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence]) -> None:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portal.errors import DomainError
-from portal.parsers import refused_character
 from records.json_values import Refused, json_loads, place
-from records.text import NotUtf8, utf8_text
+from records.text import NotUtf8, refused_character, utf8_text
 
 
 class ImportProblem(DomainError):

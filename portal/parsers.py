@@ -14,6 +14,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 
+from portal.importing import ImportProblem, Limits, parse_json
 from records.text import refused_character
 
 __all__ = ["API_MAX_DEPTH", "StrictJSONParser", "json_body", "printable", "refused_character"]
@@ -32,18 +33,12 @@ def json_body(raw: bytes, encoding: str = "utf-8", display: str = "request body"
     integers, repeated keys, deep nesting, overlong text, NUL characters and lone surrogates are refused (``ImportProblem``, naming the field), so
     nothing a client sends can reach the database as a value it cannot store. ``UnicodeDecodeError`` for a body that
     is not ``encoding`` text."""
-    # Imported here: portal.importing imports this module (refused_character), and DRF imports this module while
-    # portal.errors (which portal.importing uses) is still loading.
-    from portal.importing import Limits, parse_json
-
     limits = Limits(max_depth=API_MAX_DEPTH, max_text_chars=settings.PORTAL_UPLOAD_MAX_TEXT_CHARS)
     return parse_json(raw.decode(encoding), limits, display, records=False)
 
 
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        from portal.importing import ImportProblem
-
         encoding = get_encoding(parser_context or {})
         try:
             return json_body(stream.read() if stream is not None else b"", encoding)

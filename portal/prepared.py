@@ -1,8 +1,8 @@
 """A cursor for the few hand-written statements every request runs, prepared once per database connection.
 
 Django binds parameters on the client and prepares nothing (so that connection poolers keep working), so PostgreSQL
-plans each statement afresh. For the review queue's candidate statement and token authentication's, planning took
-several times as long as running (``bench/bench_statements.py`` measures both, and what preparing them saves).
+plans each statement afresh. For the review queue's candidate statement and token authentication's, planning cost
+more than running (``bench/bench_statements.py`` measures both, and what preparing them saves).
 :func:`prepared_cursor` binds its parameters on the server instead, and psycopg prepares a statement once it
 has run ``DB_PREPARE_THRESHOLD`` times on a connection (5 by default; "off" never prepares). PostgreSQL then plans it
 a few more times and settles on one generic plan. psycopg forgets a connection's prepared statements whenever a

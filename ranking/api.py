@@ -13,7 +13,14 @@ from portal.errors import DomainError
 from portal.roles import Role
 from ranking.downloads import export_response
 from ranking.models import ReferenceFlag, Study
-from ranking.selectors import studies_for_ranker, study_list, study_progress, system_list, task_blinded, task_for_ranker
+from ranking.selectors.studies import (
+    studies_for_ranker,
+    study_list,
+    study_progress,
+    system_list,
+    task_blinded,
+    task_for_ranker,
+)
 from ranking.serializers import (
     BlindedTaskSerializer,
     RankerStudySerializer,

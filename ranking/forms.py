@@ -11,7 +11,7 @@ from portal.importing import ImportProblem
 from portal.numbers import WholeNumberField
 from portal.roles import ranker_accounts
 from ranking.models import DEFAULT_TAG_SCALE, OVERLAP_MAX, OVERLAP_MIN, System
-from ranking.rules import HALLUCINATION_KINDS
+from ranking.rules.rankings import HALLUCINATION_KINDS
 from ranking.services.outputs import system_name_check
 from ranking.services.submissions import IncompleteRanking
 from records.json_values import json_loads, place, refused_value

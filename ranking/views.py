@@ -22,7 +22,7 @@ from portal.uploads import save_uploads
 from ranking.downloads import export_response
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
 from ranking.models import ReferenceFlag, Study
-from ranking.selectors import (
+from ranking.selectors.studies import (
     question_nuggets,
     questions_withheld_count,
     ranker_progress,

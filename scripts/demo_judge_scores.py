@@ -25,8 +25,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from analytics.demo import STUDY_NAME  # noqa: E402
-from analytics.demo_judges import JUDGE_SCORES_FILE  # noqa: E402
+from demo.activity import STUDY_NAME  # noqa: E402
+from demo.judges import JUDGE_SCORES_FILE  # noqa: E402
 from ranking.models import StudyAnswer  # noqa: E402
 from stats.style import answer_style  # noqa: E402
 

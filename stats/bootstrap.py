@@ -90,8 +90,8 @@ def clear_cache() -> None:
 
 def _too_large_to_keep(n_units: int, n_resamples: int) -> bool:
     """True when one count matrix would not fit in the cache's budget: then it is never built whole, and each
-    statistic draws the resamples again, a block at a time (time for memory: at a nugget study's 400,000 units a
-    draw takes seconds, the matrix 3.2 GB)."""
+    statistic draws the resamples again, a block at a time (time for memory: drawing again is slow, but at a nugget
+    study's size the matrix would take gigabytes)."""
     return n_units * n_resamples * 8 > COUNTS_CACHE_BYTES
 
 

@@ -23,18 +23,17 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .correlation import (
+from .cells import (
     CellPairs,
     RankedCells,
     Rankings,
-    _joined_cells,
-    _pairwise_accuracy,
-    _scores_on_cells,
-    _segment_tau,
     cell_pairs,
+    joined_on_cells,
+    ranked_cell_scores,
     ranked_cells,
     scores_on_cells,
 )
+from .correlation import _pairwise_accuracy, _segment_tau
 from .results import StatResult
 from .significance import (
     DEFAULT_ALPHA,
@@ -164,8 +163,8 @@ def judge_meta_evaluation(
     scored_pairs: dict[str, np.ndarray] = {}
     correct: dict[str, np.ndarray] = {}
     for name, scores in judges.items():
-        on_cells = _scores_on_cells(ranked, scores)  # looked up once for every figure of the judge
-        joined = _joined_cells(ranked, on_cells)
+        on_cells = ranked_cell_scores(ranked, scores)  # looked up once for every figure of the judge
+        joined = joined_on_cells(ranked, on_cells)
         acc = _pairwise_accuracy(joined, 0.0, n_resamples=n_resamples, seed=seed)
         tau_b, _ = _segment_tau(joined, "b", n_resamples=n_resamples, seed=seed)
         tau_c, _ = _segment_tau(joined, "c", n_resamples=n_resamples, seed=seed)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -344,36 +343,3 @@ def stat_bar(label: str, result: StatResult, *, highlight: bool = False) -> Bar:
         note=result.undefined_reason,
         highlight=highlight,
     )
-
-
-def agreement_bar_chart(
-    results: Mapping[str, StatResult], *, title: str = "", ylabel: str = "agreement", fmt: Fmt = "png"
-) -> bytes:
-    """One bar per group (e.g. QA type) with its 95 % interval as a whisker; undefined groups say why."""
-    return draw(BarChart(title, ylabel, tuple(stat_bar(str(k), r) for k, r in results.items())), fmt)
-
-
-def rank_vs_metric_scatter(
-    human: Sequence[float],
-    metric: Sequence[float],
-    *,
-    labels: Sequence[str] | None = None,
-    xlabel: str = "human score (−mean rank)",
-    ylabel: str = "metric score",
-    title: str = "",
-    fmt: Fmt = "png",
-) -> bytes:
-    """Scatter of each system's (or answer's) human score against its metric score; optional point labels."""
-    if len(human) != len(metric):
-        human, metric = [], []
-    labels = list(labels) if labels is not None else [""] * len(human)
-    points = tuple(Point(str(lab), float(h), float(m)) for lab, h, m in zip(labels, human, metric, strict=False))
-    return draw(ScatterChart(title, xlabel, ylabel, points), fmt)
-
-
-def score_boxplots(
-    scores_by_type: Mapping[str, Sequence[float]], *, ylabel: str = "score", title: str = "", fmt: Fmt = "png"
-) -> bytes:
-    """Box plot of scores per group in one panel (non-finite scores dropped; empty groups say so)."""
-    groups = tuple(Distribution(str(k), tuple(float(x) for x in v)) for k, v in scores_by_type.items())
-    return draw(DistributionChart(title, ylabel, (Panel("", groups),) if groups else ()), fmt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from analytics.models import Report
-from analytics.reports import report_study
+from analytics.services.reports import report_study
 
 
 def stored_study_report(study, *, created_by=None, **options) -> Report:

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.utils import timezone
 
 from analytics.models import AnswerScore, Report, ScoringRun
-from analytics.services import report_request
+from analytics.services.requests import report_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from ranking.models import HallucinationSpan, RankingTask, Study, StudyAnswer, System
@@ -99,7 +99,7 @@ def tiny_study(
 
 def _judge(study: Study, systems: Sequence[str], rank_of: Callable[[str], int]) -> None:
     """An imported judge that scores the models as the physicians rank them (the report's judges plot)."""
-    from analytics.judge_scores import judge_scores_import
+    from analytics.judges.scores import judge_scores_import
 
     uids = QAItem.objects.filter(pk__in=study.questions.values_list("item_id", flat=True)).values_list("uid", flat=True)
     lines = [

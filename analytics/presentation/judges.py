@@ -256,7 +256,7 @@ def unblinded_sentence(result: dict) -> str:
 
 
 def harm_by_system(harm_rates: list[dict] | None) -> dict[str, str]:
-    """Each system's potential-harm flag rate (:func:`analytics.study_judges.harm_rates`) as one cell
+    """Each system's potential-harm flag rate (:func:`stats.rates.harm_rates`) as one cell
     ("12 % (5 % – 30 %)"), to stand beside every leaderboard of a study; empty when the study did not ask."""
     cells = {}
     for row in harm_rates or []:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analytics.nugget_eval import CONSENSUS, CORRELATED_SCORES
-from analytics.nugget_reports import NuggetBoard, NuggetScores, item_labels, labeller_label
+from analytics.nuggets.board import NuggetBoard, NuggetScores, item_labels, labeller_label
 from analytics.presentation.headlines import more_needed, names_in_words
 from analytics.presentation.tables import interval_text, number, system_label
+from evaluation.nuggets import CONSENSUS, CORRELATED_SCORES
 from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
 from stats.bootstrap import MIN_UNITS_TO_READ
 from stats.plots import Bar, BarChart

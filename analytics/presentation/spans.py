@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from metrics.spans import KIND_LABELS
-from ranking.span_selectors import AnswerSpans
+from ranking.selectors.spans import AnswerSpans
 from stats import plots
 from stats.plots import BarChart
 
@@ -67,7 +67,7 @@ def hard_spans_in_words(
 
 
 def physician_numbers(ranker_ids: Iterable[int]) -> dict[int, str]:
-    """ranker id -> "Physician 1", "Physician 2"… in the order given (:func:`ranking.span_selectors.study_span_physicians`:
+    """ranker id -> "Physician 1", "Physician 2"… in the order given (:func:`ranking.selectors.spans.study_span_physicians`:
     by id, so stable across the study's pages)."""
     return {ranker_id: f"Physician {n}" for n, ranker_id in enumerate(ranker_ids, start=1)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from analytics.nugget_reports import NUGGET_METRIC_PREFIX, nugget_metric_label
+from analytics.nuggets.board import NUGGET_METRIC_PREFIX, nugget_metric_label
 from analytics.selectors import SCORE_LABELS
 from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells

@@ -6,13 +6,8 @@ from django import forms
 
 from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, QA_TYPE_LABELS
 from annotation.services.release_contents import benchmark_choices
-from annotation.services.releases import (
-    RELEASE_NAME_MAX,
-    RELEASE_NAME_RULE,
-    RuleError,
-    SelectionRule,
-    release_name_problem,
-)
+from annotation.services.release_rules import RuleError, SelectionRule
+from annotation.services.releases import RELEASE_NAME_MAX, RELEASE_NAME_RULE, release_name_problem
 
 
 class FreezeForm(forms.Form):

@@ -112,8 +112,8 @@ class QAItem(models.Model):
         # the leading column of another (qa_type, batch), no ``varchar_pattern_ops`` twin (Django adds one to every
         # CharField with db_index or unique=True, hence the uid's constraint and the plain indexes below; nothing
         # searches these by prefix), and no trigram index on the question (the item search's similarity arm is OR-ed
-        # with unindexed ones, so PostgreSQL never used it). Eight index entries fewer per status change, with the
-        # same rule on the lease, review and audit tables, halved the WAL per review and took a tenth or more off
+        # with unindexed ones, so PostgreSQL never used it). Every index entry left out is one write fewer per status
+        # change, and with the same rule on the lease, review and audit tables that is less WAL and less of
         # PostgreSQL's CPU per review (docs/benchmarks.md, capacity).
         constraints = [models.UniqueConstraint(fields=["uid"], name="qaitem_uid_unique")]
         indexes = [

@@ -5,13 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Release
-from annotation.services.releases import (
-    RELEASE_NAME_MAX,
-    RELEASE_NAME_RULE,
-    RuleError,
-    SelectionRule,
-    release_name_problem,
-)
+from annotation.services.release_rules import RuleError, SelectionRule
+from annotation.services.releases import RELEASE_NAME_MAX, RELEASE_NAME_RULE, release_name_problem
 
 
 class ReleaseSerializer(serializers.ModelSerializer):

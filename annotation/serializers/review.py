@@ -12,10 +12,10 @@ from annotation.services.queue import GiveBackReason
 from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
 
 # Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
-# and a ModelSerializer rebuilds its fields from the model on every instantiation (about a millisecond here). The
-# two the review loop answers with also write their representation out (``to_representation``), because building
-# the declared fields (DRF copies every field for every instance) cost more than the rest of the response; the
-# declared fields stay the schema, and tests/annotation/test_review_api.py holds both to the same output.
+# and a ModelSerializer rebuilds its fields from the model on every instantiation. The two the review loop answers
+# with also write their representation out (``to_representation``), because building the declared fields (DRF copies
+# every field for every instance) cost more than the rest of the response; the declared fields stay the schema, and
+# tests/annotation/test_review_api.py holds both to the same output.
 _DATETIME = serializers.DateTimeField()
 
 

@@ -154,15 +154,15 @@ def _sql() -> dict[str, str]:
     review_free = review_free_sql(item="i.id", person="%(reviewer)s")
     live = f"l.status = '{active}' AND l.expires_at > %(now)s"
     # Each branch is written so that PostgreSQL walks a partial queue index in (queue_key, id) order and stops at
-    # the first row passing the NOT EXISTS checks (no join, no sort of all 20,000 items). Second reviews come first
+    # the first row passing the NOT EXISTS checks (no join, no sort of every item). Second reviews come first
     # (so started items finish); under the outer LIMIT a later branch only runs when the earlier ones found nothing.
     # Each stage has two branches: keys from the reviewer's starting point up, then the keys below it (the wrap).
     # ``tried``: rows found taken after locking them (see _slot_claim).
     # ``OFFSET 0`` keeps a check a look-up of the item's own rows, run per item (PostgreSQL does not turn a subquery
     # with an OFFSET into a join). As a join, the plan made while the lease table was empty (a new vetting round; the
     # plan is kept: see "own_leases" below) read every second-review lease, or every lease of the reviewer, for each
-    # item it walked past: 7.7 ms of PostgreSQL per "next" instead of about 1 in the first half minute of a bench run
-    # (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py).
+    # item it walked past, so a "next" cost PostgreSQL more as leases piled up (bench_capacity.py --pg-statements;
+    # tests/annotation/test_queue_plan.py).
     branch = f"""
         SELECT * FROM (
             SELECT i.*, (SELECT p.text FROM {passage} p WHERE p.id = i.passage_id) AS passage_text,
@@ -196,8 +196,8 @@ def _sql() -> dict[str, str]:
     # sequential scans, and its prepared statement (the candidate) with its generic plan at once. The candidate is
     # prepared once per connection, and PostgreSQL keeps the plan it settles on. Made while the lease table was a
     # page or two (a new deployment, a new vetting round), that plan scanned the whole lease table for every item it
-    # looked at, and it stayed cached while the table grew: "next" then cost PostgreSQL about 5-12 ms instead of
-    # about 1 (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py). Every look-up here has its
+    # looked at, and it stayed cached while the table grew, so every "next" paid for a scan that grew with the table
+    # (bench_capacity.py --pg-statements; tests/annotation/test_queue_plan.py). Every look-up here has its
     # index, so none needs a scan, and the generic plan walks the same indexes whatever the parameters; without
     # force_generic_plan, PostgreSQL kept planning the statement afresh on many runs.
     statements = {

@@ -19,7 +19,8 @@ from annotation.qa_types import (
     benchmark_label,
     qa_type_label,
 )
-from annotation.services.releases import EXPORT_FORMATS, SelectionRule, rule_description
+from annotation.services.release_rules import SelectionRule, rule_description
+from annotation.services.releases import EXPORT_FORMATS
 
 FORMAT_LABELS = {
     "cliniqlink": "ClinIQLink",

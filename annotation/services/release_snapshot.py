@@ -2,8 +2,9 @@
 
 The selected items are copied once into a temporary table, in the freeze's transaction and by one statement. The
 manifests are computed from that table's rows and the release's items are inserted from the same table, so what is
-hashed is by construction what is stored, and no record travels through Python on its way into the release. At
-50,000 items this replaced building model instances and streaming them back with COPY (docs/benchmarks.md).
+hashed is by construction what is stored, and no record travels through Python on its way into the release. This
+replaced building model instances and streaming them back with COPY, a round trip through Python for every record
+(docs/benchmarks.md).
 
 The table lives only inside the freeze's transaction (``ON COMMIT DROP``; a refused freeze rolls it back with
 everything else) and :func:`snapshot_store` drops it at once, so a second freeze in the same transaction (a test, a

@@ -18,15 +18,8 @@ from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, qa_type_lab
 from annotation.selectors.releases import REPORT_COLUMNS, composition_report, report_rows
 from annotation.services.release_contents import FORMAT_LABELS, export_readme, release_coverage, selection_preview
 from annotation.services.release_nuggets import NUGGETS_FORMAT
-from annotation.services.releases import (
-    EXPORT_FORMATS,
-    SelectionRule,
-    release_export,
-    release_freeze,
-    release_get,
-    release_next_label,
-    rule_description,
-)
+from annotation.services.release_rules import SelectionRule, rule_description
+from annotation.services.releases import EXPORT_FORMATS, release_export, release_freeze, release_get, release_next_label
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role

@@ -4,7 +4,7 @@ A draft belongs to one task, and a task to one ranker: only that ranker reads or
 found by ``selectors.task_for_ranker``). It holds slot letters and the ranker's own choices, nothing that names a
 system; it is deleted when the ranking is submitted (``submissions.task_submit``). Nugget studies keep the nugget
 labels (``nug_<slot>_<position>``) and sentence marks (``mark_<slot>_<index>``) in the same draft; span studies
-the marked spans (``spans``, checked as a submission's are, :mod:`ranking.span_rules`) and the "no hallucination in
+the marked spans (``spans``, checked as a submission's are, :mod:`ranking.rules.spans`) and the "no hallucination in
 this answer" confirmations (``clean_<slot>``).
 """
 
@@ -17,9 +17,9 @@ from django.db import IntegrityError, transaction
 from metrics.nuggets import LABELS
 from portal.errors import Conflict, DomainError
 from ranking.models import RankingDraft, RankingTask
-from ranking.nugget_rules import SENTENCE_KINDS
+from ranking.rules.nuggets import SENTENCE_KINDS
+from ranking.rules.spans import spans_check
 from ranking.services.submissions import task_slots, task_texts
-from ranking.span_rules import spans_check
 
 MAX_TEXT = 5000
 # The ranking page's own field names (see ranking/forms.py answers_from_post), and nothing else.

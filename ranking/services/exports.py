@@ -19,10 +19,10 @@ from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
+from ranking.rules.spans import derived_label
+from ranking.selectors.spans import study_span_labels
 from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export_chunks
 from ranking.services.span_exports import SPAN_FORMATS, span_export
-from ranking.span_rules import derived_label
-from ranking.span_selectors import study_span_labels
 
 RANKING_FORMATS = ("csv", "parquet", "shroom")
 FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS, *SPAN_FORMATS)
@@ -124,7 +124,7 @@ def shroom_records(*, study: Study, identities: bool = False) -> list[dict]:
 
     ``label`` is "Hallucination" when more than half said so (a tie is not a majority), as in SHROOM's hard labels;
     ``p(Hallucination)`` is the soft label. In a span study a rater's label is derived from their spans (any span:
-    hallucination; kind: :func:`ranking.span_rules.derived_label`), with or without a ranking, so the item label and
+    hallucination; kind: :func:`ranking.rules.spans.derived_label`), with or without a ranking, so the item label and
     the spans never disagree.
     """
     if not (study.ask_hallucination or study.ask_spans):
@@ -171,7 +171,7 @@ def _hallucination_votes(
     study: Study, identities: bool
 ) -> Iterator[tuple[dict, str, bool | None, str | None, bool | None]]:
     """(answer, annotator, hallucination, kind, harm) per rater and answer: in a span study derived from the spans
-    (the one reading of them, :func:`ranking.span_selectors.study_span_labels`; an answer without spans in a
+    (the one reading of them, :func:`ranking.selectors.spans.study_span_labels`; an answer without spans in a
     submitted task was read and found clean), else from the ranking form."""
     if not study.ask_spans:
         for j in _judgements(study):

@@ -1,6 +1,6 @@
 """Feedback from the preference study to vetting: reference answers the physicians judged poorly.
 
-Which questions are flagged is :func:`ranking.rules.reference_judged_poorly` (the study report counts with the same
+Which questions are flagged is :func:`ranking.rules.rankings.reference_judged_poorly` (the study report counts with the same
 rule): a majority of the rankers put the reference in the bottom half, or any gave it the worst tag. Organizers send a
 flag to vetting as a dispute with one click (:func:`reference_flag_send`).
 """
@@ -17,7 +17,7 @@ from annotation.services.disputes import dispute_file
 from portal.audit import audit_record
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, ReferenceFlag, Study, StudyAnswer
-from ranking.rules import reference_judged_poorly
+from ranking.rules.rankings import reference_judged_poorly
 
 DISPUTE_CATEGORY = "other"  # the text says what the physicians found; an adjudicator re-categorises
 

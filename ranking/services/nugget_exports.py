@@ -1,7 +1,7 @@
 """Exporting a nugget study's human labels: the labels as JSONL in the portal's label format (what
 ``nugget_eval --labels`` reads) or as CSV, and each answer's sentence marks as CSV.
 
-Rows come from the report selectors (:func:`ranking.selectors.study_nugget_labels`, ``study_sentence_marks``), so
+Rows come from the report selectors (:func:`ranking.selectors.studies.study_nugget_labels`, ``study_sentence_marks``), so
 an export and a report never disagree; rankers appear under their pseudonym unless ``identities`` is asked for.
 """
 
@@ -16,7 +16,7 @@ from portal import csv_cells
 from portal.errors import DomainError
 from portal.iterables import chunked
 from ranking.models import Study
-from ranking.selectors import study_nugget_labels, study_sentence_marks
+from ranking.selectors.studies import study_nugget_labels, study_sentence_marks
 
 NUGGET_FORMATS = ("nugget-labels", "nugget-csv", "sentence-marks")
 LABEL_COLUMNS = [

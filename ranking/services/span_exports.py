@@ -1,7 +1,7 @@
 """Exporting a span study's hallucination spans: Mu-SHROOM JSON Lines (one line per answer some physician read,
 with soft and hard labels and each physician's spans) and CSV / Parquet with one row per marked span.
 
-Rows come from :func:`ranking.span_selectors.study_span_labels`, so exports, detector scores and the report never
+Rows come from :func:`ranking.selectors.spans.study_span_labels`, so exports, detector scores and the report never
 disagree. Physicians appear under their pseudonym unless ``identities`` is asked for; with ``blind_systems`` the
 systems (the reference answer included) become "system 1", "system 2"… in the order of their names.
 """
@@ -16,7 +16,7 @@ import pandas as pd
 from portal import csv_cells
 from portal.errors import DomainError
 from ranking.models import Study
-from ranking.span_selectors import AnswerSpans, study_span_labels
+from ranking.selectors.spans import AnswerSpans, study_span_labels
 
 SPAN_FORMATS = ("spans-jsonl", "spans-csv", "spans-parquet")
 SPAN_COLUMNS = [

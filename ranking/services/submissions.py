@@ -23,11 +23,11 @@ from ranking.models import (
     StudyAnswer,
     StudyQuestion,
 )
-from ranking.nugget_rules import Assessment, assessment_check
-from ranking.rules import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check, unblinding_problems
+from ranking.rules.nuggets import Assessment, assessment_check
+from ranking.rules.rankings import UNBLINDING_NO_IDEA, FormRules, identical_groups, ranking_check, unblinding_problems
+from ranking.rules.spans import MarkedSpan, derived_label, spans_check
 from ranking.services.queue import WITHHELD, question_active_count, question_withheld
 from ranking.shuffle import slot_letter
-from ranking.span_rules import MarkedSpan, derived_label, spans_check
 
 MAX_TIME_MS = 24 * 3600 * 1000
 
@@ -94,9 +94,9 @@ def task_submit(
     ``answers`` maps slot letters to ``{rank, tag, hallucination?, hallucination_kind?, harm?}`` (ignored when the
     study asks no ranking). In a nugget study ``nugget_labels`` maps slot letters to ``{nugget id: label}`` for
     every nugget of the question, and ``sentence_marks`` slot letters to ``{sentence index: "wrong" |
-    "unsupported"}`` (:mod:`ranking.nugget_rules`). In a span study ``spans`` maps every slot letter to its marks
+    "unsupported"}`` (:mod:`ranking.rules.nuggets`). In a span study ``spans`` maps every slot letter to its marks
     ``[{start, end, kind, note?}]`` in characters of the answer text (an empty list: read, nothing hallucinated;
-    :mod:`ranking.span_rules`); the answers' item-level hallucination label is derived from them. Incomplete or inconsistent input raises
+    :mod:`ranking.rules.spans`); the answers' item-level hallucination label is derived from them. Incomplete or inconsistent input raises
     :class:`IncompleteRanking` listing every problem and stores nothing. Sending the same idempotency key again
     returns the stored task unchanged; a second, different submission is refused.
     """
@@ -140,7 +140,7 @@ def task_submit(
             task.save(update_fields=["status"])
             raise Conflict("Your time on this question ran out and it went to another ranker.", code="lease_expired")
         slot_answer = dict(zip(slots, task.order, strict=True))
-        # In a span study the answer's item-level label is the spans' (ranking.span_rules.derived_label).
+        # In a span study the answer's item-level label is the spans' (ranking.rules.spans.derived_label).
         labels = {slot: derived_label(slot_spans) for slot, slot_spans in marked.items()}
         AnswerJudgement.objects.bulk_create(
             [

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from analytics.models import NuggetLeaderboard, SpanLeaderboard
-from analytics.span_detectors import span_detector_import
+from analytics.spans.detectors import span_detector_import
 from portal.models import Job
 from ranking.services.studies import study_state_set
 from tests.analytics.nugget_rows import hand_study

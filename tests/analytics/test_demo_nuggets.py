@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from analytics.demo_nuggets import LEFT_AS_DRAFTS, demo_nuggets
-from analytics.management.commands.load_demo import DEMO_USERS, FIXTURES
 from annotation.models import NuggetSet, QAItem
 from annotation.services.imports import items_import
+from demo.management.commands.load_demo import DEMO_USERS, FIXTURES
+from demo.nuggets import LEFT_AS_DRAFTS, demo_nuggets
 from portal.services import person_admit
 
 pytestmark = pytest.mark.django_db

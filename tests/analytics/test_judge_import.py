@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics.judge_import import judge_labels_import
 from analytics.models import JudgeNuggetLabel
+from analytics.nuggets.judge_labels import judge_labels_import
 from metrics.nugget_io import NuggetInputError
 from portal.models import AuditEntry
 from tests.analytics.nugget_rows import hand_study

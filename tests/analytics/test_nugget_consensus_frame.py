@@ -8,7 +8,7 @@ import random
 
 import pandas as pd
 
-from analytics.nugget_eval import CONSENSUS, _consensus_frame
+from evaluation.nuggets import CONSENSUS, _consensus_frame
 from stats.nuggets import consensus_label
 
 

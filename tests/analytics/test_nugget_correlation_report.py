@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from analytics.judge_import import judge_labels_import
+from analytics.nuggets.judge_labels import judge_labels_import
 from analytics.presentation.charts import available_plots, plot_title
 from analytics.presentation.tables import human_label
-from analytics.reports import report_study
+from analytics.services.reports import report_study
 from tests.analytics.nugget_rows import nugget_study, rank_answers, submit_nugget_task
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_correlation_includes_consensus_and_judge_nugget_scores(make_user, clien
     assert plot_title("scatter_nugget:llm:all") == "Systems: physicians vs Nugget score (judge llm)"
     assert human_label("nugget:consensus:vital_strict") == "Nugget strict vital recall (physicians' consensus)"
     # The leaderboard page's correlation table: the consensus follows the ranking exactly.
-    from analytics.nugget_reports import study_nugget_report
+    from analytics.nuggets.board import study_nugget_report
     from analytics.presentation.nuggets import correlation_note, correlation_rows
 
     rows = correlation_rows(study_nugget_report(made.study, n_resamples=10))

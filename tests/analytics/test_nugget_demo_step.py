@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from analytics import demo
 from analytics.models import JudgeNuggetLabel
+from demo import activity as demo
 from tests.analytics.nugget_rows import nugget_study
 from tests.analytics.test_nugget_matcher_job import fake_encode
 
@@ -17,8 +17,8 @@ ITEM = "cl-05844d17fc53e15b428b"  # an item of fixtures/nuggets/demo-judge-label
 
 def test_demo_step_runs_matcher_and_imports_the_lenient_judge(make_user, monkeypatch, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr("analytics.nugget_matching.sentence_encoder", lambda encoder: fake_encode)
-    monkeypatch.setattr("analytics.scoring.settings_encoder", lambda: None)
+    monkeypatch.setattr("analytics.nuggets.matching.sentence_encoder", lambda encoder: fake_encode)
+    monkeypatch.setattr("analytics.nuggets.matching.settings_encoder", lambda: None)
     nugget_study(items={ITEM: {"Demo model A": "An answer.", "Demo model B": "Another answer."}})
     users = {"organizer@demo.portal": make_user("organizer")}
     line = demo._nugget_judges(users)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics.nugget_eval import nugget_eval_report
+from evaluation.nuggets import nugget_eval_report
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "nuggets"

@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from analytics.models import JudgeNuggetLabel
-from analytics.nugget_matching import nugget_matcher_request, nugget_matcher_run
+from analytics.nuggets.matching import nugget_matcher_request, nugget_matcher_run
 from portal.errors import DomainError
 from portal.models import AuditEntry, Job
 from tests.analytics.nugget_rows import nugget_study
@@ -70,11 +70,11 @@ def test_rerun_replaces_the_matchers_labels_and_keeps_judges(organizer):
 
 
 def test_request_runs_the_job_with_the_settings_thresholds(organizer, monkeypatch, django_capture_on_commit_callbacks):
-    import analytics.nugget_matching as matching
+    import analytics.nuggets.matching as matching
 
     made = nugget_study(items=ITEMS)
     monkeypatch.setattr(matching, "sentence_encoder", lambda encoder: fake_encode)
-    monkeypatch.setattr("analytics.scoring.settings_encoder", lambda: None)
+    monkeypatch.setattr("analytics.nuggets.matching.settings_encoder", lambda: None)
     with (
         override_settings(NUGGET_SUPPORT_THRESHOLD=0.8, NUGGET_PARTIAL_THRESHOLD=0.5),
         django_capture_on_commit_callbacks(execute=True),

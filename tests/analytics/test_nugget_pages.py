@@ -11,9 +11,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from analytics.judge_import import judge_labels_import
 from analytics.models import JudgeNuggetLabel, NuggetLeaderboard
-from analytics.nugget_reports import nugget_board_compute
+from analytics.nuggets.board import nugget_board_compute
+from analytics.nuggets.judge_labels import judge_labels_import
 from portal.models import Job
 from tests.analytics.nugget_rows import hand_study
 
@@ -139,7 +139,7 @@ def test_judge_upload_imports_and_returns_to_the_leaderboard(client, organizer, 
 
 
 def test_matcher_button_starts_a_job(client, organizer, made, monkeypatch):
-    import analytics.nugget_views as views
+    import analytics.views.nuggets as views
 
     started = {}
 
@@ -163,7 +163,7 @@ def test_numbers_read_without_negative_zero_and_reading_names_the_gap():
 
 
 def test_reading_says_whether_a_judge_reaches_the_physicians(made):
-    from analytics.nugget_reports import study_nugget_report
+    from analytics.nuggets.board import study_nugget_report
     from analytics.presentation.nuggets import agreement_reading
 
     report = study_nugget_report(made.study, n_resamples=10).board()
@@ -287,7 +287,7 @@ def test_the_item_page_shows_labels_given_after_the_board_was_computed(client, o
 
 
 def test_the_question_list_is_paged(client, organizer, monkeypatch):
-    import analytics.nugget_views as views
+    import analytics.views.nuggets as views
     from tests.analytics.nugget_rows import ANSWERS, nugget_study
 
     made = nugget_study(items={"q1": dict(ANSWERS), "q2": dict(ANSWERS)}, name="two questions")

@@ -1,4 +1,4 @@
-"""Every answer's nugget scores, counted for a whole study at once (``analytics.nugget_eval._per_answer``), are
+"""Every answer's nugget scores, counted for a whole study at once (``evaluation.nuggets._per_answer``), are
 :func:`metrics.nuggets.answer_scores` of each answer: the same numbers, answers in the order they first appear,
 the last label of a nugget counting, unlabelled nuggets not_support, the same refusals."""
 
@@ -10,7 +10,7 @@ import random
 import pandas as pd
 import pytest
 
-from analytics.nugget_eval import _per_answer
+from evaluation.nuggets import _per_answer
 from metrics.nuggets import SCORE_NAMES, Nugget, answer_scores
 
 LABELS = ["support", "partial", "not_support"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import pytest
 
-from analytics.judge_import import judge_labels_import
-from analytics.nugget_reports import item_labels, nugget_metric_scores, study_nugget_report
+from analytics.nuggets.board import item_labels, nugget_metric_scores, study_nugget_report
+from analytics.nuggets.judge_labels import judge_labels_import
 from tests.analytics.nugget_rows import hand_study
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +100,7 @@ def test_nugget_metrics_for_the_correlation_report(made):
     assert consensus == {"SYS-A": 0.75, "SYS-B": 0.0}
     assert list(metrics["nugget:lenient-llm:all"].columns) == ["item", "system", "score"]
     # the study report's lighter path (the reference and the judges scored, no sentence marks) gives the same
-    from analytics.nugget_reports import study_nugget_scores
+    from analytics.nuggets.board import study_nugget_scores
 
     light = study_nugget_scores(made.study, metrics_only=True)
     assert set(light.per_answer["labeller"]) == {"consensus", "lenient-llm"} and light.data.marks == {}
@@ -118,7 +118,7 @@ def test_the_stored_board_round_trips_through_json_with_the_reports_figures(made
     import json
 
     from analytics.models import NuggetLeaderboard
-    from analytics.nugget_reports import NuggetBoard, nugget_board, nugget_board_compute
+    from analytics.nuggets.board import NuggetBoard, nugget_board, nugget_board_compute
 
     judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
     board = study_nugget_report(made.study).board()
@@ -133,8 +133,8 @@ def test_the_stored_board_round_trips_through_json_with_the_reports_figures(made
 def test_the_lean_label_reading_equals_the_export_selectors(made):
     """The report reads ids and maps them (a million labels at 10x); the export reads every label with its item,
     system and key joined in. The same labels, in the same order (the order numbers the bootstrap's units)."""
-    from analytics.nugget_selectors import study_nuggets
-    from ranking.selectors import study_nugget_labels
+    from analytics.nuggets.selectors import study_nuggets
+    from ranking.selectors.studies import study_nugget_labels
 
     judge_labels_import(study=made.study, source=_judge_lines(LENIENT), name="judge.jsonl", user=None)
     data = study_nuggets(made.study)
@@ -152,7 +152,7 @@ def test_the_lean_label_reading_equals_the_export_selectors(made):
 
 
 def test_words_for_what_changed_since_a_board_was_computed():
-    from analytics.stored_boards import labeller_changes, submission_changes
+    from analytics.boards import labeller_changes, submission_changes
 
     then = {"submitted_tasks": 3, "last_submitted": "2026-11-01T10:00:00+00:00"}
     assert submission_changes(then, {"submitted_tasks": 4, "last_submitted": "x"}) == [
@@ -176,7 +176,7 @@ def test_words_for_what_changed_since_a_board_was_computed():
 def test_the_lean_reading_keeps_the_export_order_across_questions_and_submissions(make_user):
     """Question position first, then submission time, then system and nugget position: the second question's
     labels, submitted first, still come after the first question's."""
-    from ranking.selectors import study_nugget_judgements, study_nugget_labels
+    from ranking.selectors.studies import study_nugget_judgements, study_nugget_labels
     from tests.analytics.nugget_rows import ANSWERS, PHYSICIAN_LABELS, nugget_study, submit_nugget_task
 
     made = nugget_study(items={"q1": dict(ANSWERS), "q2": dict(ANSWERS)}, name="two questions")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analytics.models import Report
-from analytics.reports import report_study, report_vetting_agreement
+from analytics.services.reports import report_study, report_vetting_agreement
 from portal.jobs import Progress
 from portal.models import Job
 from tests.analytics.test_reports import double_reviewed  # noqa: F401 - the fixture

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analytics.models import Report
-from analytics.services import report_request
+from analytics.services.requests import report_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from portal.models import Job

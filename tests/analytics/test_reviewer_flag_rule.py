@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics.services import report_request
+from analytics.services.requests import report_request
 from annotation.models import QAItem, VettingConfig
 from annotation.services.imports import items_import
 from tests.reviews import done_review

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from analytics.embeddings import DatabaseTextStore, embeddings_prune, text_sha256
+from analytics.embeddings import DatabaseTextStore, embeddings_prune, settings_encoder, text_sha256
 from analytics.models import AnswerScore, ScoringChunk, ScoringRun, TextEmbedding
-from analytics.scoring import scoring_chunk_encode, scoring_run_split, settings_encoder
-from analytics.services import scoring_request
+from analytics.scoring.runs import scoring_chunk_encode, scoring_run_split
+from analytics.services.requests import scoring_request
 from analytics.tasks import scoring_chunk_task, scoring_finish_task, scoring_task
 from annotation.services.imports import items_import
 from portal.jobs import job_create

@@ -9,7 +9,7 @@ import pytest
 
 from analytics.leaderboards import task1_table
 from analytics.models import AnswerScore
-from analytics.services import scoring_request
+from analytics.services.requests import scoring_request
 from annotation.services.imports import items_import
 from portal.models import Job
 from ranking.models import System
@@ -68,7 +68,7 @@ def test_portal_scores_match_the_public_scorer(organizer, submission):
 
 
 def test_rerunning_the_same_scoring_rewrites_rows_without_duplicates(organizer):
-    from analytics.scoring import scoring_run_execute
+    from analytics.scoring.runs import scoring_run_execute
 
     items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
     outputs_import(system_name="sys", paths=[REFERENCE / "open_a_self"])

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from analytics.embeddings import settings_encoder
 from analytics.models import AnswerScore, ScoringRun, ScoringSlice
-from analytics.scoring import settings_encoder
-from analytics.scoring_slices import scoring_run_slice, scoring_slice_score
-from analytics.services import scoring_request
+from analytics.scoring.slices import scoring_run_slice, scoring_slice_score
+from analytics.services.requests import scoring_request
 from analytics.tasks import scoring_finish_task, scoring_slice_task, scoring_task
 from annotation.services.imports import items_import
 from portal.jobs import job_create
@@ -130,7 +130,7 @@ def test_a_failing_slice_fails_the_job_with_the_reason(system, organizer, settin
     def broken(*args, **kwargs):
         raise RuntimeError("scorer out of memory")
 
-    monkeypatch.setattr("analytics.scoring_slices.score_slice", broken)
+    monkeypatch.setattr("analytics.scoring.slices.score_slice", broken)
     run = scoring_request(system=system, user=organizer)
     job = Job.objects.get(pk=run.job_id)
     assert job.status == "failed" and "RuntimeError: scorer out of memory" in job.error

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from analytics.models import SpanDetector, SpanPrediction
-from analytics.span_detectors import detector_leaderboard, span_detector_import
+from analytics.spans.detectors import detector_leaderboard, span_detector_import
 from records.jsonl import InputFileError
 from tests.span_rows import spanned_study
 
@@ -216,8 +216,8 @@ def test_the_import_queues_the_leaderboard_job_and_the_page_reads_what_it_stored
     made, client, organizer, monkeypatch, django_capture_on_commit_callbacks
 ):
     """At a large study's size the leaderboard takes seconds: the job computes it once, the page only reads it."""
-    from analytics import span_detectors
     from analytics.models import SpanLeaderboard
+    from analytics.spans import detectors as span_detectors
 
     _imported(made, organizer, django_capture_on_commit_callbacks)
     stored = SpanLeaderboard.objects.get(study=made.study)
@@ -270,7 +270,7 @@ def test_one_job_at_a_time_and_a_failed_one_is_shown_with_a_way_to_run_it_again(
     made, client, organizer, django_capture_on_commit_callbacks
 ):
     from analytics.models import SpanLeaderboard
-    from analytics.span_detectors import span_leaderboard_refresh
+    from analytics.spans.detectors import span_leaderboard_refresh
     from portal.models import Job
 
     span_detector_import(
@@ -309,7 +309,7 @@ def test_detectors_without_a_leaderboard_get_a_button_to_compute_it(
 
 
 def test_the_stored_leaderboard_reads_back_as_computed(made, organizer):
-    from analytics.span_detectors import board_from_json, board_json
+    from analytics.spans.detectors import board_from_json, board_json
 
     span_detector_import(
         study=made.study, detector="Lookup 1", source=_lines(_perfect_and_silent(made)), name="p.jsonl", user=organizer

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from analytics.reports import report_study
+from analytics.services.reports import report_study
 from stats.rates import wilson_interval
 from tests.report_rows import stored_study_report
 from tests.span_rows import spanned_study

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from analytics.judge_scores import judge_scores_import, study_judge_scores
-from analytics.reports import report_study
+from analytics.judges.scores import judge_scores_import, study_judge_scores
 from analytics.selectors import study_rankings
+from analytics.services.reports import report_study
 from stats.judges import judge_meta_evaluation
 from tests.analytics.judge_rows import ranked_study, score_lines
 from tests.report_rows import stored_study_report

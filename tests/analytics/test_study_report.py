@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from analytics.models import Report
-from analytics.services import report_request, scoring_request
+from analytics.services.requests import report_request, scoring_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from portal.models import Job
@@ -102,7 +102,7 @@ def test_study_report_without_wordnet_stores_null_meteor_with_the_reason(tmp_pat
     build_nltk_data(tmp_path / "nltk", wordnet_source=tmp_path / "no-wordnet")
     without_wordnet = TextMetrics(tmp_path / "nltk", search_default_paths=False)
     assert not without_wordnet.status["meteor"].available
-    monkeypatch.setattr("analytics.scoring.settings_text_metrics", lambda: without_wordnet)
+    monkeypatch.setattr("analytics.scoring.runs.settings_text_metrics", lambda: without_wordnet)
     study = _ranked_fixture_study(tmp_path, make_user, organizer)
     report = report_request(kind="study", params={"study_id": study.pk, "n_resamples": 50}, user=organizer)
     report = Report.objects.get(pk=report.pk)

@@ -18,7 +18,7 @@ from annotation.services.disputes import (
     feedback_file,
 )
 from annotation.services.queue import assignment_next
-from annotation.services.releases import SelectionRule
+from annotation.services.release_rules import SelectionRule
 from annotation.workflow import ItemStatus
 from portal.errors import Conflict, NotAllowed
 from portal.models import AuditEntry

@@ -8,7 +8,7 @@ from annotation.models import GoldAnswer, QAItem, Review
 from annotation.selectors.vetting import reviewer_quality, vetting_progress
 from annotation.services.gold import gold_mark
 from annotation.services.queue import assignment_next
-from annotation.services.releases import SelectionRule
+from annotation.services.release_rules import SelectionRule
 from annotation.workflow import ItemStatus, Stage
 from portal.errors import Conflict
 

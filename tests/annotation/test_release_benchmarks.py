@@ -13,7 +13,8 @@ import pytest
 from annotation.models import QAItem, Release
 from annotation.services.imports import items_import
 from annotation.services.release_contents import release_coverage
-from annotation.services.releases import SelectionRule, release_freeze, rule_description
+from annotation.services.release_rules import SelectionRule, rule_description
+from annotation.services.releases import release_freeze
 
 ROOT = Path(__file__).resolve().parents[2]
 FORM = {"name": "cliniqlink", "min_relevance": 5, "final_verdict": "correct", "exclude_open_issues": "on"}

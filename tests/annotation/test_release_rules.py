@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import QAItem, Release
 from annotation.services.imports import items_import
-from annotation.services.releases import RuleError, SelectionRule, release_freeze
+from annotation.services.release_rules import RuleError, SelectionRule
+from annotation.services.releases import release_freeze
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,9 +9,9 @@ import json
 import pytest
 from django.utils import timezone
 
-from analytics.judge_scores import judge_scores_import
+from analytics.judges.scores import judge_scores_import
 from analytics.models import Report
-from analytics.reports import report_study
+from analytics.services.reports import report_study
 from tests.analytics.judge_rows import ranked_study, score_lines
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from analytics.judge_scores import judge_scores_import
+from analytics.judges.scores import judge_scores_import
 from analytics.models import JudgeScore
 from tests.analytics.judge_rows import ranked_study, score_lines
 from tests.browser.layout import assert_page_fits

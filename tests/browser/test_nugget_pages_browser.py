@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from analytics.judge_import import judge_labels_import
+from analytics.nuggets.judge_labels import judge_labels_import
 from tests.analytics.nugget_rows import hand_study
 from tests.browser.layout import assert_page_fits
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from analytics.models import Report
-from analytics.services import report_request
+from analytics.services.requests import report_request
 from annotation.models import QAItem
 from annotation.services.imports import items_import
 from tests.browser.layout import assert_page_fits

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from analytics.span_detectors import span_detector_import
+from analytics.spans.detectors import span_detector_import
 from tests.browser.layout import assert_page_fits
 from tests.report_rows import stored_study_report
 from tests.span_rows import spanned_study

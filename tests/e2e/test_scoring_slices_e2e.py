@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from analytics.models import AnswerScore, ScoringRun
-from analytics.scoring import scoring_run_execute
+from analytics.scoring.runs import scoring_run_execute
 from analytics.tasks import scoring_task
 from annotation.services.imports import items_import
 from portal.jobs import job_create

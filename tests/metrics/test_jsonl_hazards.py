@@ -9,12 +9,12 @@ import json
 
 import pytest
 
+from evaluation.agreement import StatsInputError
+from evaluation.judges import read_judge_rows
 from metrics.nugget_io import read_answers_jsonl, read_labels_jsonl, read_nuggets_jsonl
 from metrics.span_io import read_spans_jsonl
 from records.json_values import json_loads, refused_value
 from records.jsonl import InputFileError
-from stats.cli import StatsInputError
-from stats.judges_cli import read_judge_rows
 
 NUGGETS = {"item_uid": "q1", "nuggets": [{"id": "n1", "text": "Aspirin lowers fever.", "importance": "vital"}]}
 ANSWER = {"item_uid": "q1", "system": "s", "response": "Aspirin."}

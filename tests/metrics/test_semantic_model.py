@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from metrics.naive import naive_semantic
+from bench.naive_scorer import naive_semantic
 from metrics.resources import stopwords
 from metrics.scorer import idf_corpus, score_submission
 from metrics.semantic import IdfTable, SemanticConfig, SemanticScorer, build_idf, paragraph_baseline

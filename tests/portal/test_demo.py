@@ -93,7 +93,7 @@ def test_release_scores_rankings_and_reports_exist(demo):
 def test_the_demo_leaves_a_database_that_people_already_vet_alone(monkeypatch, capsys):
     """Someone ran an older demo and reviewed an item themselves: ``make run`` adds no fake reviews to their
     work, and a release that nothing qualifies for yet is reported, not a crash."""
-    from analytics.management.commands import load_demo
+    from demo.management.commands import load_demo
     from tests.reviews import done_review
 
     monkeypatch.setattr(load_demo, "demo_activity", lambda **kwargs: [])
@@ -110,7 +110,7 @@ def test_the_demo_leaves_a_database_that_people_already_vet_alone(monkeypatch, c
 
 def test_nugget_study_has_assessments_from_both_rankers_and_work_left(demo):
     from ranking.models import NuggetJudgement, SentenceFlag
-    from ranking.selectors import study_nugget_labels
+    from ranking.selectors.studies import study_nugget_labels
 
     study = Study.objects.get(name="Demo nugget study")
     assert study.ask_nuggets and study.ask_ranking and study.overlap == 2

@@ -59,7 +59,7 @@ def test_an_adjudicator_sees_how_many_items_wait(demo, client):
 
 
 def test_a_ranker_sees_their_progress_per_open_study(demo, client):
-    from ranking.selectors import studies_for_ranker
+    from ranking.selectors.studies import studies_for_ranker
 
     ranker = User.objects.get(email="ranker1@demo.portal")
     client.force_login(ranker)

@@ -28,7 +28,7 @@ PRODUCT_PACKAGES = ("portal", "annotation", "ranking", "analytics")
 
 def _kinds_started_in_the_product() -> set[str]:
     """The kinds named in ``job_start(kind=...)`` calls of the product code (the part before a ':' detail), and in
-    ``board_refresh(..., kind=...)`` (``analytics.stored_boards``, which starts the job of a stored board)."""
+    ``board_refresh(..., kind=...)`` (``analytics.boards``, which starts the job of a stored board)."""
     started = set()
     for package in PRODUCT_PACKAGES:
         for path in (ROOT / package).rglob("*.py"):

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from evaluation.agreement import StatsInputError, read_csv
 from metrics.submission import SubmissionError, load_submission_dir
 from portal.importing import ImportProblem, Limits, read_text
 from records.jsonl import InputFileError, lines
 from records.text import NotUtf8, utf8_text
-from stats.cli import StatsInputError, read_csv
 
 LATIN1 = "item,system,score\nq1,x,1\nq2,caf\u00e9,2\n".encode("latin-1")  # é is one byte, 0xe9: line 3, byte 7
 

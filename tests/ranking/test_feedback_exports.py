@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from analytics.reports import report_study
+from analytics.services.reports import report_study
 from portal.models import AuditEntry
 from ranking.models import ReferenceFlag, StudyAnswer
-from ranking.rules import bottom_half, reference_judged_poorly
+from ranking.rules.rankings import bottom_half, reference_judged_poorly
 from ranking.services.exports import COLUMNS, rankings_export, rankings_frame, shroom_records
 from ranking.services.feedback import reference_flag_send, reference_flags_detect
 from ranking.services.queue import task_next

@@ -10,7 +10,7 @@ from annotation.models import NuggetSet
 from metrics.nuggets import split_sentences
 from portal.errors import DomainError
 from ranking.models import StudyAnswer
-from ranking.selectors import study_nugget_labels, study_sentence_marks
+from ranking.selectors.studies import study_nugget_labels, study_sentence_marks
 from ranking.services.queue import task_next
 from ranking.services.studies import study_create
 from ranking.services.submissions import task_slots, task_submit

@@ -9,7 +9,7 @@ from django.urls import reverse
 from portal.errors import Conflict
 from portal.models import AuditEntry
 from ranking.models import NuggetJudgement, RankingDraft, RankingTask, SentenceFlag
-from ranking.nugget_rules import assessment_check
+from ranking.rules.nuggets import assessment_check
 from ranking.services.drafts import BadDraft, draft_save
 from ranking.services.queue import task_next
 from ranking.services.studies import study_create

@@ -13,11 +13,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from analytics.span_eval import span_score_report
+from evaluation.spans import span_score_report
 from metrics.span_io import read_spans_jsonl
 from portal.errors import DomainError
+from ranking.selectors.spans import study_span_labels
 from ranking.services.exports import rankings_export, study_formats
-from ranking.span_selectors import study_span_labels
 from tests.span_rows import spanned_study
 
 pytestmark = pytest.mark.django_db

@@ -1,10 +1,10 @@
-"""The span rule (ranking.span_rules): hand-computed cases, offsets in characters (code points)."""
+"""The span rule (ranking.rules.spans): hand-computed cases, offsets in characters (code points)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ranking.span_rules import MAX_NOTE, MAX_SPANS, MarkedSpan, derived_label, spans_check
+from ranking.rules.spans import MAX_NOTE, MAX_SPANS, MarkedSpan, derived_label, spans_check
 
 SLOTS = ["A", "B"]
 LENGTHS = {"A": 20, "B": 10}

@@ -188,7 +188,7 @@ def test_api_submit_accepts_spans_and_reports_problems(make_study, make_user, cl
 def test_the_span_labels_list_every_rater_with_no_spans_for_clean_answers(span_task):
     """What the ranker submitted is what the one reading of spans (study_span_labels) returns: merged, sorted,
     and an answer without marks counted as read by that ranker."""
-    from ranking.span_selectors import study_span_labels
+    from ranking.selectors.spans import study_span_labels
 
     study, ranker, task = span_task()
     spans = {"A": [span(12, 14, "other"), span(3, 9)], "B": [], "C": []}

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from ranking.models import RankingTask, Study
-from ranking.rules import UNBLINDING_NO_IDEA
-from ranking.selectors import study_progress
+from ranking.rules.rankings import UNBLINDING_NO_IDEA
+from ranking.selectors.studies import study_progress
 from ranking.services.queue import task_next
 
 pytestmark = pytest.mark.django_db

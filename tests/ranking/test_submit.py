@@ -7,7 +7,7 @@ import pytest
 from portal.errors import Conflict
 from portal.models import AuditEntry
 from ranking.models import AnswerJudgement, RankingTask
-from ranking.rules import FormRules, identical_groups, ranking_check
+from ranking.rules.rankings import FormRules, identical_groups, ranking_check
 from ranking.services.queue import task_next
 from ranking.services.submissions import IncompleteRanking, TaskNotFound, task_slots, task_submit
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
+from stats.cells import ranked_cells
 from stats.correlation import (
     metric_correlations,
     pairwise_accuracy,
-    ranked_cells,
     segment_tau_b,
     system_correlation,
 )

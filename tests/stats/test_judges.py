@@ -120,7 +120,8 @@ def test_leave_one_out_with_an_excluded_system_tied_ranks_and_a_physician_alone(
 
 
 def test_cell_pairs_restricted_to_a_judges_cells_are_its_within_question_pairs():
-    from stats.correlation import cell_pairs, ranked_cells, scores_on_cells, within_question_pairs
+    from stats.cells import cell_pairs, ranked_cells, scores_on_cells
+    from stats.correlation import within_question_pairs
 
     rng = np.random.default_rng(3)
     rankings = study(n_items=15, seed=5)
@@ -216,7 +217,7 @@ def test_identical_judges_share_a_cluster():
 
 
 def test_label_scores_count_places_from_the_worst():
-    from stats.judges_cli import label_scores, parse_label_scale
+    from evaluation.judges import label_scores, parse_label_scale
 
     assert label_scores(["Excellent", "fair", "poor"]) == {"excellent": 2.0, "fair": 1.0, "poor": 0.0}
     assert parse_label_scale(" good , okay,, bad ") == ["good", "okay", "bad"]

@@ -1,18 +1,51 @@
-"""Plot helpers return PNG/SVG bytes and survive degenerate data."""
+"""Charts return PNG/SVG bytes and survive degenerate data."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 from analytics.presentation.charts import render_plot
-from stats.plots import (
-    agreement_bar_chart,
-    rank_vs_metric_scatter,
-    score_boxplots,
-)
+from stats.plots import BarChart, Distribution, DistributionChart, Fmt, Panel, Point, ScatterChart, draw, stat_bar
 from stats.results import StatResult, undefined
 
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
+# Each kind of chart built from plain statistics, so that the tests below reach every drawing path with awkward data
+# (the pages build theirs in analytics.presentation.charts).
+def agreement_bar_chart(
+    results: Mapping[str, StatResult], *, title: str = "", ylabel: str = "agreement", fmt: Fmt = "png"
+) -> bytes:
+    """One bar per group (e.g. QA type) with its 95 % interval as a whisker; undefined groups say why."""
+    return draw(BarChart(title, ylabel, tuple(stat_bar(str(k), r) for k, r in results.items())), fmt)
+
+
+def rank_vs_metric_scatter(
+    human: Sequence[float],
+    metric: Sequence[float],
+    *,
+    labels: Sequence[str] | None = None,
+    xlabel: str = "human score (−mean rank)",
+    ylabel: str = "metric score",
+    title: str = "",
+    fmt: Fmt = "png",
+) -> bytes:
+    """Scatter of each system's (or answer's) human score against its metric score; optional point labels."""
+    if len(human) != len(metric):
+        human, metric = [], []
+    labels = list(labels) if labels is not None else [""] * len(human)
+    points = tuple(Point(str(lab), float(h), float(m)) for lab, h, m in zip(labels, human, metric, strict=False))
+    return draw(ScatterChart(title, xlabel, ylabel, points), fmt)
+
+
+def score_boxplots(
+    scores_by_type: Mapping[str, Sequence[float]], *, ylabel: str = "score", title: str = "", fmt: Fmt = "png"
+) -> bytes:
+    """Box plot of scores per group in one panel (non-finite scores dropped; empty groups say so)."""
+    groups = tuple(Distribution(str(k), tuple(float(x) for x in v)) for k, v in scores_by_type.items())
+    return draw(DistributionChart(title, ylabel, (Panel("", groups),) if groups else ()), fmt)
 
 
 def is_svg(data: bytes) -> bool:

@@ -127,7 +127,7 @@ def test_the_style_section_pairs_once_and_reports_the_same_leaderboards():
     """The report's style section pairs the rankings once for both fits and draws no resamples for the plain
     strengths (it reports none): the strengths, intervals and coefficients are those of the two leaderboards
     computed on their own."""
-    from stats.judges_cli import style_section
+    from evaluation.judges import style_section
     from stats.style import STYLE_FEATURES
 
     rankings, styles = rankings_and_styles(length_bias=True, n_items=40, seed=9)

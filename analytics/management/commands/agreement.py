@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.agreement import StatsInputError, agreement_report, format_text, parse_scale
+from evaluation.output import to_json
 from stats.agreement import LEVELS
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from stats.cli import StatsInputError, agreement_report, format_text, parse_scale, to_json
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.judge_import import judge_labels_import
+from analytics.nuggets.judge_labels import judge_labels_import
 from metrics.nugget_io import NuggetInputError
 from ranking.models import Study
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.judge_scores import judge_scores_import
+from analytics.judges.scores import judge_scores_import
+from evaluation.agreement import StatsInputError
+from evaluation.judges import parse_label_scale
 from ranking.models import Study
 from records.jsonl import InputFileError
-from stats.cli import StatsInputError
-from stats.judges_cli import parse_label_scale
 
 
 class Command(BaseCommand):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.agreement import StatsInputError, format_text
+from evaluation.judges import judge_correlation_report, parse_label_scale
+from evaluation.output import to_json
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from stats.cli import StatsInputError, format_text, to_json
-from stats.judges_cli import judge_correlation_report, parse_label_scale
 
 
 class Command(BaseCommand):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.nugget_eval import format_text, nugget_eval_report, to_json
+from evaluation.nugget_text import format_text
+from evaluation.nuggets import nugget_eval_report
+from evaluation.output import to_json
 from metrics.nugget_io import NuggetInputError
 from metrics.nuggets import DEFAULT_PARTIAL_THRESHOLD, DEFAULT_SUPPORT_THRESHOLD
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED

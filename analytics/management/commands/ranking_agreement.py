@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.agreement import StatsInputError, format_text, ranking_agreement_report
+from evaluation.output import to_json
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from stats.cli import StatsInputError, format_text, ranking_agreement_report, to_json
 
 
 class Command(BaseCommand):

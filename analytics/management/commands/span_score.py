@@ -6,7 +6,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.span_eval import format_text, span_score_report, to_json
+from evaluation.output import to_json
+from evaluation.spans import format_text, span_score_report
 from records.jsonl import InputFileError
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 

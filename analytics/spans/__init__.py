@@ -1,0 +1,2 @@
+"""Span (hallucination) evaluation of a ranking study: detector files (``detectors``) and the span report
+(``report``)."""

@@ -1,0 +1,197 @@
+"""Organizer pages for analytics: reports (computed by jobs), plots, downloads, the printable report, and the
+Task-1 leaderboard."""
+
+from __future__ import annotations
+
+import io
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from analytics.forms import ScoringForm
+from analytics.leaderboards import default_release, latest_runs, score_distributions, task1_columns, task1_table
+from analytics.models import Report, ScoringRun, report_study_names_attach
+from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
+from analytics.presentation.headlines import headline
+from analytics.presentation.judges import judge_context
+from analytics.presentation.span_report import span_context
+from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
+from analytics.services.requests import report_request, scoring_request
+from annotation.models import Release
+from portal import csv_cells
+from portal.errors import DomainError
+from portal.numbers import whole_number
+from portal.permissions import RoleRequiredMixin
+from portal.roles import Role
+from ranking.models import Study
+from stats import plots
+
+PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+class AnalyticsHomeView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        return render(
+            request,
+            "analytics/home.html",
+            {
+                "reports": report_study_names_attach(Report.objects.select_related("job")[:30]),
+                "studies": Study.objects.all(),
+                "runs": ScoringRun.objects.select_related("system", "release", "job")[:30],
+                "scoring_form": ScoringForm(),
+            },
+        )
+
+    def post(self, request):
+        action = request.POST.get("action")
+        try:
+            if action == "scoring":
+                form = ScoringForm(request.POST)
+                if not form.is_valid():
+                    messages.error(request, f"Scoring not started: {form.errors.as_text()}")
+                    return redirect("analytics_home")
+                run = scoring_request(user=request.user, **form.cleaned_data)
+                return redirect("job", job_id=run.job_id)
+            params = {}
+            if action == "study":
+                params = {
+                    "study_id": whole_number(request.POST.get("study_id")),  # None: refused by report_request
+                    "profile": request.POST.get("profile", "cliniqlink-2025"),
+                }
+            report = report_request(kind=action, params=params, user=request.user)
+        except (DomainError, KeyError, ValueError) as exc:
+            messages.error(request, f"Nothing was started: {exc}")
+            return redirect("analytics_home")
+        return redirect("report_detail", pk=report.pk)
+
+
+def _report(pk) -> Report:
+    return get_object_or_404(Report.objects.select_related("job"), pk=pk)
+
+
+class ReportDetailView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+    template_name = "analytics/report_detail.html"
+    printable = False
+
+    def get(self, request, pk):
+        report = _report(pk)
+        result = report.result or {}
+        return render(
+            request,
+            self.template_name,
+            {
+                "report": report,
+                "result": result,
+                "rows": stat_rows(result),
+                "plots": [(name, plot_title(name)) for name in available_plots(report.kind, result)],
+                "headline": headline(report.kind, result),
+                "pairs": pair_rows(result),
+                "printable": self.printable,
+                "missing_plots": missing_plots(report.kind, result),
+                "reviewer_gaps": REVIEWER_GAPS,
+                **judge_context(result),
+                **span_context(result),
+            },
+        )
+
+
+class ReportPrintView(ReportDetailView):
+    """One self-contained HTML page (tables, SVG plots, methods, library versions) to attach to a paper."""
+
+    template_name = "analytics/report_print.html"
+    printable = True  # every section open: the page is read on paper
+
+
+class ReportPlotView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk, name, fmt):
+        report = _report(pk)
+        if fmt not in PLOT_TYPES or name not in available_plots(report.kind, report.result or {}):
+            raise Http404("no such plot")
+        return HttpResponse(render_plot(report.kind, report.result, name, fmt), content_type=PLOT_TYPES[fmt])
+
+
+class ReportDownloadView(RoleRequiredMixin, View):
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request, pk, fmt):
+        report = _report(pk)
+        if fmt == "json":
+            response = JsonResponse(report.result, json_dumps_params={"indent": 2, "ensure_ascii": False})
+        elif fmt == "csv":
+            response = HttpResponse(report_csv(report.result or {}), content_type="text/csv; charset=utf-8")
+        else:
+            raise Http404("formats: json, csv")
+        response["Content-Disposition"] = f'attachment; filename="report-{report.pk}-{report.kind}.{fmt}"'
+        return response
+
+
+class Task1LeaderboardView(RoleRequiredMixin, View):
+    """The paper's Table 2 for a release: sortable, CSV, and per-type score distributions."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def _scope(self, request):
+        profile = request.GET.get("profile", "cliniqlink-2025")
+        if "release" not in request.GET:  # first visit; an empty choice means "all answered items"
+            return default_release(profile=profile), profile
+        label = request.GET.get("release") or ""
+        number = whole_number(label)
+        release = Release.objects.filter(pk=number).first() if number is not None else None
+        return release, profile
+
+    def get(self, request):
+        release, profile = self._scope(request)
+        rows = task1_table(release=release, profile=profile, sort=request.GET.get("sort", "overall"))
+        columns = task1_columns(rows)
+        if request.GET.get("format") == "csv":
+            buffer = io.StringIO()
+            writer = csv_cells.DictWriter(
+                buffer,
+                fieldnames=["system", *[k for k, _, _ in columns], "n_items"],
+                extrasaction="ignore",
+                lineterminator="\n",
+            )
+            writer.writeheader()
+            writer.writerows(rows)
+            response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = 'attachment; filename="task1-leaderboard.csv"'
+            return response
+        return render(
+            request,
+            "analytics/task1.html",
+            {
+                "rows": rows,
+                "columns": columns,
+                "release": release,
+                "profile": profile,
+                "releases": Release.objects.all(),
+                "metrics": ["semantic", "bleu", "rouge", "meteor", "f1"],
+                "has_runs": bool(latest_runs(release=release, profile=profile)),
+            },
+        )
+
+
+class Task1PlotView(Task1LeaderboardView):
+    def get(self, request, metric, fmt):
+        if fmt not in PLOT_TYPES or metric not in {
+            "semantic",
+            "bleu",
+            "rouge",
+            "meteor",
+            "f1",
+            "word",
+            "sentence",
+            "paragraph",
+        }:
+            raise Http404("no such plot")
+        release, profile = self._scope(request)
+        data = score_distributions(release=release, profile=profile, metric=metric)
+        body = plots.draw(task1_chart(data, metric=metric, profile=profile), fmt)
+        return HttpResponse(body, content_type=PLOT_TYPES[fmt])

@@ -1,0 +1,41 @@
+"""The demo's automatic judges: two judges' per-answer scores of the demo study, imported through the service a lab's
+file goes through (:func:`analytics.judges.scores.judge_scores_import`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+
+from analytics.judges.scores import judge_scores_import
+from analytics.models import JudgeScore
+from ranking.models import RankingTask, Study, StudyAnswer
+
+JUDGE_SCORES_FILE = "judges/demo-judge-scores.jsonl"
+
+
+def demo_judge_scores(users: dict, study_name: str) -> str:
+    """Two judges' scores of the demo study's answers imported (made once from the demo answers by
+    ``scripts/demo_judge_scores.py``): "demo-judge-careful" tracks the physicians' preference, "demo-judge-verbose"
+    scores mostly by length, so the study report shows a cluster split and the style table a length effect.
+    Skipped without rankings, and once the study has judge scores."""
+    study = Study.objects.filter(name=study_name).first()
+    if study is None or not RankingTask.objects.filter(study=study).exists():
+        return ""
+    if JudgeScore.objects.filter(answer__question__study=study).exists():
+        return ""
+    answers = set(StudyAnswer.objects.filter(question__study=study).values_list("question__item__uid", "system__name"))
+    # Only the lines for this study's answers (the file covers every demo answer): the import itself refuses a
+    # file with anything else, as it should for a lab's file.
+    lines = [
+        line
+        for line in (Path(settings.BASE_DIR) / "fixtures" / JUDGE_SCORES_FILE).read_text(encoding="utf-8").splitlines()
+        if line.strip() and (json.loads(line)["item_uid"], json.loads(line)["system"]) in answers
+    ]
+    if not lines:
+        return ""
+    result = judge_scores_import(
+        study=study, source="\n".join(lines).encode(), name=JUDGE_SCORES_FILE, user=users["organizer@demo.portal"]
+    )
+    return f"Judges' scores imported into “{study.name}”: {result.summary}."

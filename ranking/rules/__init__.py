@@ -1,0 +1,2 @@
+"""Pure validation rules of a physician's submission: the ranking (``rankings``), span marks (``spans``) and nugget
+labels (``nuggets``). No queries here."""

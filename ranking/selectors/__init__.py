@@ -1,0 +1,1 @@
+"""Read-only queries of the ranking app: studies, queues and progress (``studies``), spans (``spans``)."""
