@@ -164,3 +164,17 @@ def test_unconfirmed_answer_is_not_sent_and_phone_width_marking_by_touch(
     assert list(HallucinationSpan.objects.values_list("start", "end", "kind")) == [(start, start + 4, "intrinsic")]
     context.close()
     assert not violations, violations
+
+
+def test_a_mouse_selection_inside_words_marks_the_whole_words(page, login, make_user, span_study):
+    login(make_user("ranker"))
+    _start(page, span_study)
+    _drag_select(page, "span-text-A", "ily with fo")  # from inside "daily" to inside "food"
+    page.wait_for_selector("#span-toolbar:not([hidden])")
+    assert page.inner_text("#span-toolbar .span-quote-text") == "daily with food"
+    page.click("#span-toolbar .span-kind[data-kind=intrinsic]")
+    assert page.inner_text("#span-text-A mark.kind-intrinsic") == "daily with food"
+    _drag_select(page, "span-text-A", "司匹")  # inside the Chinese drug name: the whole word
+    page.wait_for_selector("#span-toolbar:not([hidden])")
+    quote = page.inner_text("#span-toolbar .span-quote-text")
+    assert "司匹" in quote and len(quote) > 2 and quote in TEXT

@@ -151,7 +151,19 @@
     while (end > start && /\s/.test(text[end - 1])) end -= 1;
     if (isLow(text, start)) start -= 1;  // never half an emoji
     if (isLow(text, end)) end += 1;
+    [start, end] = wholeWords(slot, start, end);
     return end > start ? { slot, start, end } : null;
+  }
+
+  // A drag or a touch selection rarely starts and ends exactly between words; a mark on "peropia actually r" says
+  // nothing a physician meant, so a selection grows to the whole words it touches (the keyboard's word cursor
+  // already moves by words). Words as Intl.Segmenter cuts them, which handles Chinese without spaces.
+  function wholeWords(slot, start, end) {
+    for (const [from, to] of words[slot] || []) {
+      if (from < start && start < to) start = from;
+      if (from < end && end < to) end = to;
+    }
+    return [start, end];
   }
 
   // --- the marks: add (absorbing what it overlaps or touches), change, remove ---
