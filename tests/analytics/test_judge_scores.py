@@ -7,9 +7,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics.judge_scores import judge_scores_import, study_judge_scores
+from analytics.judges.scores import judge_scores_import, study_judge_scores
 from analytics.models import JudgeScore
 from portal.models import AuditEntry
+from ranking.models import StudyAnswer, StudyQuestion
 from records.jsonl import InputFileError
 from tests.analytics.judge_rows import ranked_study, score_lines
 
@@ -29,12 +30,33 @@ def made(make_user):
     return ranked_study(make_user)
 
 
+def stored(study) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """What the study holds, read through each score's answer: (judge, item, system) -> (score, label)."""
+    rows = JudgeScore.objects.filter(answer__question__study=study).values_list(
+        "judge", "answer__question__item__uid", "answer__system__name", "score", "label"
+    )
+    found = {(judge, item, system): (score, label) for judge, item, system, score, label in rows}
+    assert len(found) == len(rows)  # one score per judge and answer
+    return found
+
+
+def as_given(records) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """The scores lines with a number give, as they should be stored (no label)."""
+    return {(r["judge"], r["item_uid"], r["system"]): (float(r["score"]), "") for r in records}
+
+
 def test_import_stores_scores_and_audits(made, organizer):
     data = jsonl(score_lines("gpt-judge", {"SYS-A": 3, "SYS-B": 2, "SYS-C": 1}) + [good(judge="other", score=-1.5)])
     result = judge_scores_import(study=made.study, source=data, name="scores.jsonl", user=organizer)
     assert result.counts == {"gpt-judge": 18, "other": 1} and result.replaced == 0
-    stored = JudgeScore.objects.get(judge="other")
-    assert (stored.score, stored.answer, stored.imported_by) == (-1.5, made.answers["q1", "SYS-A"], organizer)
+    lines = score_lines("gpt-judge", {"SYS-A": 3, "SYS-B": 2, "SYS-C": 1}) + [good(judge="other", score=-1.5)]
+    assert stored(made.study) == as_given(lines)
+    for row in JudgeScore.objects.select_related("answer__question__item", "answer__system"):
+        # each score sits on the study's own answer of that item and system, and says who brought it in
+        assert row.answer == made.answers[row.answer.question.item.uid, row.answer.system.name]
+        assert row.imported_by == organizer
+    other = JudgeScore.objects.get(judge="other")
+    assert (other.score, other.answer, other.imported_by) == (-1.5, made.answers["q1", "SYS-A"], organizer)
     entry = AuditEntry.objects.get(action="judge_scores_import")
     assert entry.actor == organizer and entry.after == {
         "file": "scores.jsonl",
@@ -44,20 +66,73 @@ def test_import_stores_scores_and_audits(made, organizer):
     frames = study_judge_scores(made.study)
     assert sorted(frames) == ["gpt-judge", "other"]
     assert list(frames["other"].itertuples(index=False, name=None)) == [("q1", "SYS-A", -1.5)]
+    assert sorted(frames["gpt-judge"].itertuples(index=False, name=None)) == sorted(
+        (f"q{i}", system, score) for i in range(1, 7) for system, score in (("SYS-A", 3), ("SYS-B", 2), ("SYS-C", 1))
+    )
+    assert list(study_judge_scores(made.study, judges=["other"])) == ["other"]
 
 
 def test_a_csv_file_is_read_the_same_way(made):
-    data = b"item_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\nq1,SYS-B,0.5,csv-judge\n"
+    data = b"item_uid,system,score,judge\nq2,SYS-A,1.0,csv-judge\nq1,SYS-B,0.5,csv-judge\nq1,SYS-C,-2,csv-judge\n"
     result = judge_scores_import(study=made.study, source=data, name="scores.csv", user=None)
-    assert result.counts == {"csv-judge": 2}
+    assert result.counts == {"csv-judge": 3}
+    expected = {
+        ("csv-judge", "q2", "SYS-A"): (1.0, ""),
+        ("csv-judge", "q1", "SYS-B"): (0.5, ""),
+        ("csv-judge", "q1", "SYS-C"): (-2.0, ""),
+    }
+    assert stored(made.study) == expected
+    # the same lines as JSON Lines store the same scores
+    same = [
+        good(item_uid=item, system=system, score=score, judge="json-judge")
+        for (_, item, system), (score, _) in expected.items()
+    ]
+    judge_scores_import(study=made.study, source=jsonl(same), name="scores.jsonl", user=None)
+    by_judge = stored(made.study)
+    assert {key[1:]: value for key, value in by_judge.items() if key[0] == "json-judge"} == {
+        key[1:]: value for key, value in expected.items()
+    }
+
+
+def _other_study_scored_by(judge: str, made) -> StudyAnswer:
+    """A second study asking q1 with SYS-A's answer, which ``judge`` has scored 0.7."""
+    from ranking.models import Study
+
+    q1 = made.answers["q1", "SYS-A"]
+    other = Study.objects.create(name="other study")
+    question = StudyQuestion.objects.create(study=other, item=q1.question.item, position=1)
+    answer = StudyAnswer.objects.create(question=question, system=q1.system, text=q1.text)
+    judge_scores_import(study=other, source=jsonl([good(judge=judge, score=0.7)]), name="o.jsonl", user=None)
+    return answer
 
 
 def test_importing_a_judge_again_replaces_its_scores_only(made):
+    elsewhere = _other_study_scored_by("gpt-judge", made)
     judge_scores_import(study=made.study, source=jsonl([good(), good(system="SYS-B")]), name="a.jsonl", user=None)
     judge_scores_import(study=made.study, source=jsonl([good(judge="keep")]), name="k.jsonl", user=None)
     result = judge_scores_import(study=made.study, source=jsonl([good(score=0.1)]), name="b.jsonl", user=None)
+    # replaced: the judge's two earlier scores in this study, not its score in the other study nor keep's
     assert result.replaced == 2 and "2 earlier scores of these judges replaced" in result.summary
-    assert sorted(JudgeScore.objects.values_list("judge", "score")) == [("gpt-judge", 0.1), ("keep", 0.9)]
+    assert result.counts == {"gpt-judge": 1}
+    # the file's scores take the judge's place: SYS-B, missing from the new file, is gone, not kept
+    assert stored(made.study) == {("gpt-judge", "q1", "SYS-A"): (0.1, ""), ("keep", "q1", "SYS-A"): (0.9, "")}
+    assert list(JudgeScore.objects.filter(answer=elsewhere).values_list("judge", "score")) == [("gpt-judge", 0.7)]
+    entry = AuditEntry.objects.filter(action="judge_scores_import", object_id=str(made.study.pk)).latest("id")
+    assert entry.after == {"file": "b.jsonl", "scores": {"gpt-judge": 1}, "replaced": 2}
+
+
+def test_replaced_counts_the_earlier_scores_of_every_judge_in_the_file(made):
+    judge_scores_import(
+        study=made.study, source=jsonl(score_lines("gpt-judge", {"SYS-A": 1, "SYS-B": 0})), name="a.jsonl", user=None
+    )
+    assert stored(made.study) == as_given(score_lines("gpt-judge", {"SYS-A": 1, "SYS-B": 0}))
+    again = score_lines("gpt-judge", {"SYS-C": 5}) + [good(judge="new-judge", score=2.5)]
+    result = judge_scores_import(study=made.study, source=jsonl(again), name="b.jsonl", user=None)
+    assert (result.counts, result.replaced) == ({"gpt-judge": 6, "new-judge": 1}, 12)  # 6 questions x 2 systems
+    assert result.summary.endswith("; 12 earlier scores of these judges replaced")
+    assert stored(made.study) == as_given(again)
+    first_time = judge_scores_import(study=made.study, source=jsonl([good(judge="third")]), name="c.jsonl", user=None)
+    assert first_time.replaced == 0 and "replaced" not in first_time.summary
 
 
 @pytest.mark.parametrize(
@@ -148,13 +223,14 @@ def test_command_imports_and_refuses_naming_the_line(made, tmp_path):
     path = tmp_path / "scores.jsonl"
     path.write_bytes(jsonl([good(), good(system="SYS-B")]))
     call_command("import_judge_scores", "--study", str(made.study.pk), str(path))
-    assert JudgeScore.objects.count() == 2
+    assert stored(made.study) == as_given([good(), good(system="SYS-B")])
     bad = tmp_path / "bad.csv"
     bad.write_text("item_uid,system,score,judge\nq1,SYS-A,1,j\nq7,SYS-A,1,j\n")
     with pytest.raises(CommandError, match=r"bad\.csv, line 3, field 'item_uid'"):
         call_command("import_judge_scores", "--study", str(made.study.pk), str(bad))
     with pytest.raises(CommandError, match="no such study"):
         call_command("import_judge_scores", "--study", "999999", str(path))
+    assert stored(made.study) == as_given([good(), good(system="SYS-B")])  # the refused file changed nothing
 
 
 def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
@@ -176,6 +252,7 @@ def test_refusals_keep_the_line_and_field_apart_for_the_page(made):
 def test_a_spreadsheets_csv_with_a_byte_order_mark_is_read(made):
     data = "\ufeffitem_uid,system,score,judge\nq1,SYS-A,1.0,csv-judge\n".encode()
     assert judge_scores_import(study=made.study, source=data, name="s.csv", user=None).counts == {"csv-judge": 1}
+    assert stored(made.study) == {("csv-judge", "q1", "SYS-A"): (1.0, "")}
 
 
 def test_only_organizers_may_upload(made, make_user, client):
@@ -229,12 +306,13 @@ def test_labels_score_by_their_place_on_the_studys_tag_scale(made):
 def test_a_given_scale_replaces_the_tag_scale_and_off_scale_labels_are_refused(made):
     data = b"item_uid,system,judge,label\nq1,SYS-A,j,A\nq1,SYS-B,j,D\n"
     judge_scores_import(study=made.study, source=data, name="l.csv", user=None, scale=["A", "B", "C", "D"])
-    assert sorted(JudgeScore.objects.values_list("score", flat=True)) == [0.0, 3.0]
+    expected = {("j", "q1", "SYS-A"): (3.0, "A"), ("j", "q1", "SYS-B"): (0.0, "D")}
+    assert stored(made.study) == expected
     with pytest.raises(InputFileError) as caught:
         judge_scores_import(study=made.study, source=data, name="l.csv", user=None)
     assert (caught.value.line, caught.value.field) == (2, "label")
     assert caught.value.detail == "'A' is not on the scale good, okay, bad (best first)"
-    assert JudgeScore.objects.count() == 2  # nothing changed
+    assert stored(made.study) == expected  # nothing changed
 
 
 def test_a_line_with_neither_score_nor_label_is_refused(made):
@@ -264,7 +342,7 @@ def test_command_takes_a_scale(made, tmp_path):
     path = tmp_path / "labels.jsonl"
     path.write_bytes(jsonl([{"item_uid": "q1", "system": "SYS-A", "label": "high", "judge": "j"}]))
     call_command("import_judge_scores", "--study", str(made.study.pk), "--scale", "high,low", str(path))
-    assert JudgeScore.objects.get().score == 1.0
+    assert stored(made.study) == {("j", "q1", "SYS-A"): (1.0, "high")}
     with pytest.raises(CommandError, match="--scale: the label scale a, a names a label twice"):
         call_command("import_judge_scores", "--study", str(made.study.pk), "--scale", "a,a", str(path))
 
@@ -273,7 +351,10 @@ def test_a_score_without_label_keeps_an_empty_label(made):
     judge_scores_import(
         study=made.study, source=jsonl([good(), good(system="SYS-B", label="fine")]), name="s.jsonl", user=None
     )
-    assert sorted(JudgeScore.objects.values_list("label", flat=True)) == ["", "fine"]
+    assert stored(made.study) == {
+        ("gpt-judge", "q1", "SYS-A"): (0.9, ""),
+        ("gpt-judge", "q1", "SYS-B"): (0.9, "fine"),  # a label beside a score is kept; the score counts
+    }
 
 
 def test_a_csv_cell_the_database_cannot_store_is_refused_by_line_and_field(made):

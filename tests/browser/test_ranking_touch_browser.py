@@ -3,9 +3,13 @@ in real Chromium."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from ranking.models import AnswerJudgement, RankingTask, StudyAnswer, System
 
@@ -13,8 +17,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("RANKING_SHOTS")  # a folder: screenshots for a person to look at
 
 
-# The slot of the first card in the list (during a touch drag SortableJS adds a copy under the finger, at the end).
-FIRST_CARD_JS = "slot => document.querySelector('#ranked .answer-card:not(.sortable-fallback)')?.dataset.slot === slot"
+# The cards' slots in list order (during a touch drag SortableJS adds a copy under the finger, at the end: left out).
+CARDS = "#ranked .answer-card:not(.sortable-fallback)"
+ORDER_IS_JS = (
+    "expected => JSON.stringify([...document.querySelectorAll('" + CARDS + "')].map(c => c.dataset.slot))"
+    " === JSON.stringify(expected)"
+)
 
 
 def _shot(page, name: str) -> None:
@@ -23,7 +31,32 @@ def _shot(page, name: str) -> None:
 
 
 def _order(page) -> list[str]:
-    return page.eval_on_selector_all("#ranked .answer-card", "cards => cards.map(c => c.dataset.slot)")
+    return page.eval_on_selector_all(CARDS, "cards => cards.map(c => c.dataset.slot)")
+
+
+def _expect_order(page, expected: list[str]) -> None:
+    """Wait until the list shows ``expected`` (the page's script moves cards on its own time), then say what it shows
+    if it never did."""
+    try:
+        page.wait_for_function(ORDER_IS_JS, arg=expected, timeout=10_000)
+    except PlaywrightTimeout:
+        pass  # the assertion below names what the list shows instead
+    assert _order(page) == expected
+
+
+def _draft_posted_with(order: list[str]):
+    """A response predicate: the server's answer to a draft save that sent ``order``."""
+
+    def matches(response) -> bool:
+        request = response.request
+        if request.method != "POST" or "draft" not in request.url:
+            return False
+        try:
+            return json.loads(request.post_data or "{}").get("order") == order
+        except ValueError:
+            return False
+
+    return matches
 
 
 def _context(chromium_browser, live_server, **options):
@@ -71,11 +104,11 @@ def test_phone_ranks_every_answer_by_taps_only_and_submits(chromium_browser, liv
 
         # C best, then A, then B: two taps on C's "Move up"
         page.tap("#answer-C .move-up")
-        assert _order(page) == ["A", "C", "B"]
+        _expect_order(page, ["A", "C", "B"])
         page.tap("#answer-C .move-up")
-        assert _order(page) == ["C", "A", "B"]
-        assert page.inner_text("#answer-C .rank-badge") == "rank 1"
-        assert page.inner_text("#answer-B .rank-badge") == "rank 3"
+        _expect_order(page, ["C", "A", "B"])
+        expect(page.locator("#answer-C .rank-badge")).to_have_text("rank 1")
+        expect(page.locator("#answer-B .rank-badge")).to_have_text("rank 3")
         for slot, tag in (("A", "okay"), ("B", "bad"), ("C", "good")):
             page.tap(f"#answer-{slot} .tag-choice:has(input[value={tag}])")
         _shot(page, "phone-ranked")
@@ -154,10 +187,16 @@ def test_draft_made_on_one_device_is_there_on_another(chromium_browser, live_ser
         assert _order(page2) == ["B", "A", "C"]
         assert page2.is_checked("input[name=tag_B][value=good]")
         assert page2.input_value("#id_comment") == "Half done on the desktop."
-        for slot, tag in (("A", "okay"), ("C", "bad")):
-            page2.tap(f"#answer-{slot} .tag-choice:has(input[value={tag}])")
-        page2.tap("#answer-C .move-up")
+        # Done once the server answered the save carrying the last change: "Draft saved." alone may be the answer
+        # to an earlier save still on its way when the last tap came (a slow machine).
+        with page2.expect_response(_draft_posted_with(["B", "C", "A"])) as saved:
+            for slot, tag in (("A", "okay"), ("C", "bad")):
+                page2.tap(f"#answer-{slot} .tag-choice:has(input[value={tag}])")
+            page2.tap("#answer-C .move-up")
+        assert saved.value.ok
         page2.wait_for_selector("#draft-state:text-is('Draft saved.')")
+        task.refresh_from_db()
+        assert task.draft.data["order"] == ["B", "C", "A"]
         # back on the first device: the newer draft from the phone wins over what this browser kept
         page1.reload()
         page1.wait_for_selector("#ranking-form[data-draft-ready]")
@@ -256,28 +295,44 @@ def test_phone_drags_an_answer_to_the_top_with_a_finger(chromium_browser, live_s
         page.goto(f"/rank/studies/{study.pk}/next/")
         page.tap("button:has-text('Start ranking')")
         page.wait_for_selector("#ranking-form[data-draft-ready]")
-        page.locator("#answer-C").scroll_into_view_if_needed()
-        touch = context.new_cdp_session(page)  # real touch events: start on C's handle, move onto A, lift
+        _expect_order(page, ["A", "B", "C"])
+        page.locator("#ranked").scroll_into_view_if_needed()
+        boxes = {slot: page.locator(f"#answer-{slot}").bounding_box() for slot in "ABC"}
+        for slot, box in boxes.items():  # every point the finger goes to is on the screen
+            assert 0 <= box["y"] and box["y"] + box["height"] <= 844, (slot, box)
         handle = page.locator("#answer-C .handle").bounding_box()
-        target = page.locator("#answer-A").bounding_box()
         x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
-        touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
-        page.wait_for_timeout(100)
-        for step in range(1, 16):
-            point = {"x": x, "y": y + (target["y"] + 10 - y) * step / 15}
-            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
-            page.wait_for_timeout(30)
-        # SortableJS's touch drag moves the card under the finger from a 50 ms timer (and ignores a card while it
-        # animates, 150 ms): on a busy machine the finger could be lifted before the timer saw it over A, and C was
-        # dropped second. Lift it once C is in first place, as a person lifts a finger once the card is there.
-        page.wait_for_function(FIRST_CARD_JS, arg="C")
-        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-        page.wait_for_selector("#answer-C .rank-badge:text-is('rank 1')")
+        touch = context.new_cdp_session(page)  # real touch events: start on C's handle, move over B, onto A, lift
+
+        def finger(kind: str, at_y: float | None = None) -> None:
+            points = [] if at_y is None else [{"x": x, "y": at_y}]
+            touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        def middle(slot: str) -> float:
+            return boxes[slot]["y"] + boxes[slot]["height"] / 2
+
+        finger("touchStart", y)
+        expect(page.locator("#answer-C")).to_have_class(re.compile(r"\bsortable-chosen\b"))  # the press took C
+        finger("touchMove", y - 8)
+        expect(page.locator("#ranked .sortable-fallback")).to_have_count(1)  # dragging: a copy under the finger
+        # SortableJS moves the card under a finger held still from a 50 ms timer (and ignores a card while it
+        # animates, 150 ms): the finger stays over each card until the list has moved, as a person's does, and
+        # is lifted only once C is in first place.
+        finger("touchMove", middle("B"))
+        _expect_order(page, ["A", "C", "B"])
+        finger("touchMove", middle("A"))
+        _expect_order(page, ["C", "A", "B"])
+        finger("touchEnd")
+        expect(page.locator("#ranked .sortable-fallback")).to_have_count(0)  # dropped
+        expect(page.locator("#answer-C .rank-badge")).to_have_text("rank 1")
+        expect(page.locator("#answer-B .rank-badge")).to_have_text("rank 3")
         assert _order(page) == ["C", "A", "B"]
         # The new order is saved as a draft 800 ms later; closing the page before that sends it as the page goes
         # (keepalive), possibly after the test's end, when the database is being flushed (a deadlock at teardown,
         # seen under parallel load). The test ends once the server has it, as a person's drag does.
         page.wait_for_selector("#draft-state:text-is('Draft saved.')")
+        task = RankingTask.objects.get(ranker=ranker)
+        assert task.draft.data["order"] == ["C", "A", "B"]
     finally:
         context.close()
     assert not violations, violations
