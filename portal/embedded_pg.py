@@ -99,7 +99,10 @@ def start_again(pgdata: str | Path, *, recovery_timeout: float = 180) -> None:
             logger.warning("PostgreSQL in %s is still recovering after 10 s; waiting for it", path)
         deadline = time.monotonic() + recovery_timeout
         while time.monotonic() < deadline:
-            info = PostmasterInfo.read_from_pgdata(path)
+            try:
+                info = PostmasterInfo.read_from_pgdata(path)
+            except AssertionError:  # the wheel asserts 8 lines: PostgreSQL is still writing postmaster.pid
+                info = None
             if info is not None and info.is_running() and info.status == "ready":
                 server._postmaster_info = info
                 return

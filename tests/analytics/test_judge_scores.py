@@ -378,3 +378,11 @@ def test_a_label_scale_with_a_nul_is_refused_naming_the_field(made, organizer, c
     assert "Nothing was imported: the label scale: a label contains a NUL character" in page
     assert "\x00" not in page
     assert not JudgeScore.objects.exists()
+
+
+def test_an_import_summary_counts_one_score_in_the_singular():
+    from analytics.labellers import JudgeImport
+
+    summary = JudgeImport(file="f.jsonl", counts={"good-llm": 1, "lengthy": 3}, replaced=1, unit="scores").summary
+    assert summary == "good-llm (1 score), lengthy (3 scores); 1 earlier score of these judges replaced"
+    assert JudgeImport(file="f", counts={"j": 1_200}, replaced=0).summary == "j (1,200 labels)"
