@@ -114,9 +114,8 @@ def organizer_client(client, organizer):
 
 # Under xdist, --dist loadfile hands whole files to the workers in collection order (kept by
 # --no-loadscope-reorder), so the long files go first and no worker starts one near the end while the others idle:
-# the longest by name (seconds in a 4-worker run on 2 cores: the crawl ~430 of the ~660 s the run took; worker
-# faults 136, load 65, browser crawl 59), then every file with a test of these markers, in this order. A serial
-# run keeps pytest-django's order.
+# the longest by name, longest first (the hostile-value crawl alone takes most of a worker's run), then every file
+# with a test of these markers, in this order. A serial run keeps pytest-django's order.
 LONGEST_FILES = (
     "portal/test_hostile_values.py",
     "e2e/test_worker_faults.py",
