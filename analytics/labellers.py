@@ -36,12 +36,12 @@ class JudgeImport:
     @property
     def summary(self) -> str:
         """ "good-llm (12 scores), lengthy (12 scores); 12 earlier scores of these judges replaced"."""
-        judges = ", ".join(f"{judge} ({self._count(n)})" for judge, n in self.counts.items())
+        judges = ", ".join(f"{judge} ({self.count_text(n)})" for judge, n in self.counts.items())
         return judges + (
-            f"; {self._count(self.replaced, 'earlier ')} of these judges replaced" if self.replaced else ""
+            f"; {self.count_text(self.replaced, 'earlier ')} of these judges replaced" if self.replaced else ""
         )
 
-    def _count(self, n: int, adjective: str = "") -> str:
+    def count_text(self, n: int, adjective: str = "") -> str:
         """ "1 score", "12 earlier scores": the unit is plural ("labels", "scores")."""
         return f"{n:,} {adjective}{self.unit if n != 1 else self.unit.removesuffix('s')}"
 

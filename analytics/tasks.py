@@ -10,9 +10,10 @@ from analytics.nuggets.board import nugget_board_compute
 from analytics.nuggets.matching import nugget_matcher_run
 from analytics.scoring.runs import scoring_chunk_encode, scoring_run_execute, scoring_run_split
 from analytics.scoring.slices import scoring_run_slice, scoring_slice_score
+from analytics.selectors import SCORE_LABELS
 from analytics.services.reports import report_run
 from analytics.spans.detectors import span_leaderboard_compute
-from portal.job_kinds import job_task
+from portal.job_kinds import count_phrase, job_task, words_list
 from portal.jobs import CONTINUES, job_part, job_part_enqueue, job_run
 from ranking.models import Study
 
@@ -61,10 +62,37 @@ def nugget_leaderboard_task(job_id: str) -> None:
     job_run(job_id, work)
 
 
+def _scoring_sentences(result: dict, params: dict) -> list[str]:
+    run = ScoringRun.objects.select_related("system").filter(pk=result["run_id"]).first()
+    whose = f" of “{run.system.name}”" if run is not None else ""
+    sentences = [f"{count_phrase(int(result['n_items']), 'answer', 'answers')}{whose} scored."]
+    overall = result.get("overall_effectiveness")
+    if overall is not None:
+        sentences.append(f"Overall effectiveness: {float(overall):.4f}.")
+    return sentences
+
+
+def _scoring_progress(message: str, done: int, total: int) -> str:
+    """The stages the scoring writes ("scoring: bleu/rouge/meteor", "encoding texts: 2 of 5 chunks done") in the
+    units each one counts, the metrics by their names."""
+    counted = f"{done:,} of {total:,}"
+    if message.startswith("encoding texts"):
+        return f"{counted} texts encoded"
+    if "slices combined" in message or "combining the slices" in message:
+        return f"{counted} slices combined"
+    stage = message.removeprefix("scoring: ").strip()
+    metrics = stage.split("/") if stage else []
+    if metrics and all(m in SCORE_LABELS for m in metrics):
+        return f"{counted} answers scored: {words_list([SCORE_LABELS[m] for m in metrics])}"
+    return f"{counted} answers scored"
+
+
 @job_task(
     kind="scoring",
     label="Score a system",
     links=lambda result, params: [("Scoring runs and the Task 1 leaderboard", reverse("analytics_home"))],
+    describe=_scoring_sentences,
+    progress_text=_scoring_progress,
 )
 def scoring_task(job_id: str) -> None:
     """Score a run in this task; or, for a very large run, compute what its slices share and queue them

@@ -55,6 +55,22 @@ CLINIQLINK_TYPES = [t for t in QAType if t is not QAType.GENERIC]
 BENCHMARK_LABELS: dict[str, str] = {"cliniqlink": "ClinIQLink", "promptcblue": "PromptCBLUE"}
 DEFAULT_BENCHMARK = "cliniqlink"
 
+# Benchmarks whose items were written without a source passage: nothing is missing when such an item has no excerpt,
+# so review pages show no "excerpt missing" warning for them and the organizer is not asked to import one.
+BENCHMARKS_WITHOUT_SOURCES: frozenset[str] = frozenset({"promptcblue"})
+
+# PromptCBLUE's ``task_type`` keys in words; a key not listed here is shown as stored.
+PROMPTCBLUE_TASK_LABELS: dict[str, str] = {
+    "cls": "Classification",
+    "ner": "Named entity recognition",
+    "normalization": "Term normalization",
+    "event_extraction": "Event extraction",
+    "spo_generation": "Relation extraction",
+    "report_generation": "Report generation",
+    "mrc": "Reading comprehension",
+    "qa": "Question answering",
+}
+
 
 def qa_type_label(qa_type: str) -> str:
     """A stored QA type for people ("multi_hop" → "Multi-hop"); an unknown value is shown as stored."""
@@ -66,3 +82,12 @@ def qa_type_label(qa_type: str) -> str:
 
 def benchmark_label(name: str) -> str:
     return BENCHMARK_LABELS.get(name, name)
+
+
+def expects_source_excerpt(benchmark: str) -> bool:
+    """Whether an item of this benchmark should have a source excerpt (so that lacking one is a gap to fill)."""
+    return benchmark not in BENCHMARKS_WITHOUT_SOURCES
+
+
+def task_type_label(task_type: str) -> str:
+    return PROMPTCBLUE_TASK_LABELS.get(task_type, task_type)

@@ -7,7 +7,8 @@ restating their rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import PurePath
 
 from django.db.models import Q
 from django.urls import reverse
@@ -16,10 +17,26 @@ from django.utils import timezone
 from annotation.models import Dispute, QAItem, ReleaseItem
 from annotation.qa_types import DEFAULT_BENCHMARK, benchmark_label
 from annotation.selectors.adjudication import adjudication_blocked, adjudication_waiting
+from annotation.selectors.vetting import items_missing_excerpt
 from annotation.services.release_rules import SelectionRule
 from annotation.workflow import ItemStatus
+from portal.job_kinds import job_kind_label
 from portal.models import Job, User
 from portal.roles import Role, can_adjudicate
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """A failed job as the home page lists it, each with a way to open it and to dismiss it."""
+
+    pk: str
+    title: str
+    files: tuple[str, ...]
+    created_at: datetime
+
+    @classmethod
+    def of(cls, job: Job) -> FailedJob:
+        return cls(str(job.pk), job_kind_label(job.kind), tuple(sorted(job_file_names(job))), job.created_at)
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,54 @@ class NextStep:
     url: str
     link_text: str
     key: str  # stable name for tests and styling
+    jobs: tuple[FailedJob, ...] = ()
+
+
+FAILED_JOBS_DAYS = 7
+FAILED_JOBS_LISTED = 5
+
+
+def job_file_names(job: Job) -> frozenset[str]:
+    """The names of the files a job read, as the person who uploaded them named them."""
+    params = job.params if isinstance(job.params, dict) else {}
+    displays = params.get("displays")
+    if isinstance(displays, dict) and any(displays.values()):
+        return frozenset(str(name) for name in displays.values() if name)
+    if params.get("display"):  # jobs queued before several files were read at once
+        return frozenset({str(params["display"])})
+    paths = params.get("paths") or ([params["path"]] if params.get("path") else [])
+    return frozenset(PurePath(str(p)).name for p in paths if p)
+
+
+def failed_jobs_to_mention(*, now) -> list[Job]:
+    """Failed jobs of the last days that an organizer has not yet taken note of, newest first.
+
+    A job drops out once an organizer opened it from the home page or dismissed it there (``Job.dismissed_at``), and a
+    failed import also once a later import of the same kind succeeded with every file it had failed on: the organizer
+    put the file right, and the failure is history."""
+    since = now - timedelta(days=FAILED_JOBS_DAYS)
+    failed = list(
+        Job.objects.filter(status=Job.Status.FAILED, created_at__gte=since, dismissed_at=None).order_by("-created_at")
+    )
+    imports = [job for job in failed if job.kind.startswith("import_")]
+    if not imports:
+        return failed
+    succeeded = [
+        (job.kind, job.created_at, job_file_names(job))
+        for job in Job.objects.filter(
+            status=Job.Status.SUCCEEDED,
+            kind__in={job.kind for job in imports},
+            created_at__gt=min(job.created_at for job in imports),
+        ).only("kind", "created_at", "params")
+    ]
+
+    def redone(job: Job) -> bool:
+        names = job_file_names(job)
+        return bool(names) and any(
+            kind == job.kind and created_at > job.created_at and names <= done for kind, created_at, done in succeeded
+        )
+
+    return [job for job in failed if not (job.kind.startswith("import_") and redone(job))]
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -36,14 +101,14 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
 
 def organizer_next_steps(user, *, now=None) -> list[NextStep]:
     """The organizer's open tasks in priority order (only those with something to do):
-    failed jobs, items no adjudicator may decide, items waiting for adjudication, open disputes, items without an
+    failed jobs not yet taken note of, items no adjudicator may decide, items waiting for adjudication, open disputes, items without an
     excerpt, items ready for a release no release holds, nobody to review."""
     now = now or timezone.now()
     steps: list[NextStep] = []
 
-    failed = Job.objects.filter(status=Job.Status.FAILED, created_at__gte=now - timedelta(days=7))
-    imports = failed.filter(kind__startswith="import_").count()
-    others = failed.count() - imports
+    failed = failed_jobs_to_mention(now=now)
+    imports = sum(job.kind.startswith("import_") for job in failed)
+    others = len(failed) - imports
     if imports or others:
         parts = [_plural(imports, "import") if imports else "", _plural(others, "other job") if others else ""]
         steps.append(
@@ -52,6 +117,7 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
                 f"{reverse('job_list')}?status=failed",
                 "See what went wrong",
                 "failed_jobs",
+                jobs=tuple(FailedJob.of(job) for job in failed[:FAILED_JOBS_LISTED]),
             )
         )
 
@@ -98,7 +164,7 @@ def organizer_next_steps(user, *, now=None) -> list[NextStep]:
     total = QAItem.objects.count()
     if not total:
         steps.append(NextStep("No items yet: import a benchmark.", reverse("import"), "Import items", "no_items"))
-    missing = QAItem.objects.filter(passage__isnull=True).count()
+    missing = items_missing_excerpt().count()
     if missing:
         steps.append(
             NextStep(

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.views.generic import TemplateView
 
@@ -15,7 +21,7 @@ from annotation.selectors.queue import queue_outlook
 from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_current
 from home.next_steps import organizer_next_steps
-from portal.jobs import job_counts
+from portal.jobs import job_counts, job_failure_seen
 from portal.models import Job
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
 from portal.roles import ROLE_DESCRIPTIONS, can_adjudicate, can_organize, can_rank, can_review, user_roles
@@ -36,6 +42,26 @@ class HomeView(RoleRequiredMixin, TemplateView):
             ctx["job_counts"] = job_counts(since=timezone.now() - timedelta(days=7))
             ctx["job_statuses"] = Job.Status.choices
         return ctx
+
+    def post(self, request):
+        """A failed job listed under "What to do next": open it (``action=open``) or dismiss it (``action=dismiss``).
+        Either way the organizer has taken note of it, so the list stops naming it; the jobs page keeps it."""
+        if not can_organize(request.user):
+            raise PermissionDenied("Only organizers act on the portal's failed jobs.")
+        try:
+            job_id = uuid.UUID(request.POST.get("job", ""))
+        except ValueError:
+            raise Http404("No such job.") from None
+        job = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).first()
+        if job is None:
+            raise Http404("No such failed job.")
+        job_failure_seen(job=job)
+        if request.POST.get("action") == "open":
+            return redirect("job", job.pk)
+        messages.success(
+            request, "Dismissed: the home page no longer lists that failed job (the jobs page still does)."
+        )
+        return redirect(reverse("home") + "#next-steps")
 
 
 def _own_work(user) -> dict:

@@ -1,7 +1,8 @@
 """Kinds of job, each declared once, where its task is defined.
 
 ``@job_task(kind=..., label=...)`` makes the function a Celery task and registers it under the kind, with the
-title people read and, optionally, the links to what a finished job produced. Services start a job by kind
+title people read and, optionally, the links to what a finished job produced, the sentences that say what it did
+and the unit its progress counts. Services start a job by kind
 (:func:`portal.jobs.job_start`) and never import a task; recovery, retry and the job pages find the task and
 the title here. A stored kind may carry a detail after a colon ("report:<report kind>"): the part before it
 names the registered kind. Each app imports its ``tasks`` module in ``AppConfig.ready``, so the registry is
@@ -21,6 +22,10 @@ from portal.errors import DomainError
 
 #: (link text, URL) pairs of what a finished job produced, from its result and its parameters.
 Links = Callable[[dict, dict], list[tuple[str, str]]]
+#: What a finished job did, in sentences people read, from its result and its parameters.
+Describe = Callable[[dict, dict], list[str]]
+#: A running job's progress in words ("10 of 35 answers scored"), from its stage message, done and total.
+ProgressText = Callable[[str, int, int], str]
 
 
 @dataclass(frozen=True)
@@ -32,17 +37,27 @@ class JobKind:
     task: Any  # a Celery task (a proxy until the Celery app is finalised)
     task_path: str  # module.function of the task, to tell a second registration of the same task from a clash
     links: Links | None = None
+    describe: Describe | None = None
+    progress_text: ProgressText | None = None
 
 
 _KINDS: dict[str, JobKind] = {}
 
 
 def job_task(
-    *, kind: str, label: str, links: Links | None = None, **options: Any
+    *,
+    kind: str,
+    label: str,
+    links: Links | None = None,
+    describe: Describe | None = None,
+    progress_text: ProgressText | None = None,
+    **options: Any,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Make the decorated function the Celery task that runs jobs of ``kind`` (``work(job_id)``) and register it.
 
-    ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`portal.jobs.job_outputs`).
+    ``label``: the job's title on the job pages; ``links``: what a finished job produced (see :func:`portal.jobs.job_outputs`);
+    ``describe``: what a finished job did, in sentences (see :func:`job_summary`); ``progress_text``: a running
+    job's progress in words (see :func:`job_progress_text`).
     Tasks acknowledge late (a task whose worker died is redelivered); ``options`` go to Celery's ``shared_task``.
     """
     if not kind or ":" in kind:
@@ -54,7 +69,15 @@ def job_task(
         if known is not None and known.task_path != path:
             raise ImproperlyConfigured(f"job kind {kind!r} is run by {known.task_path} and by {path}")
         task = shared_task(**{"acks_late": True, **options})(function)
-        _KINDS[kind] = JobKind(kind=kind, label=label, task=task, task_path=path, links=links)
+        _KINDS[kind] = JobKind(
+            kind=kind,
+            label=label,
+            task=task,
+            task_path=path,
+            links=links,
+            describe=describe,
+            progress_text=progress_text,
+        )
         return task
 
     return register
@@ -87,3 +110,38 @@ def job_kind_label(kind: str) -> str:
     entry = _KINDS.get(base)
     label = entry.label if entry is not None else kind
     return f"{label} ({detail.replace('_', ' ')})" if detail and entry is not None else label
+
+
+def job_summary(kind: str, result: object, params: object) -> list[str]:
+    """What a succeeded job did, as its kind describes it; empty for a kind that does not, or for a stored result
+    of a shape the description does not read (a job of an older version)."""
+    entry = _KINDS.get(kind.partition(":")[0])
+    if entry is None or entry.describe is None or not isinstance(result, dict):
+        return []
+    try:
+        return entry.describe(result, params if isinstance(params, dict) else {})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return []
+
+
+def job_progress_text(kind: str, message: str, done: int, total: int) -> str:
+    """A running job's progress in words: its kind's wording ("10 of 35 answers scored"), else "10 of 35 steps"."""
+    entry = _KINDS.get(kind.partition(":")[0])
+    if entry is not None and entry.progress_text is not None:
+        try:
+            return entry.progress_text(message, done, total)
+        except (KeyError, TypeError, ValueError):
+            pass
+    return f"{done:,} of {total:,} steps"
+
+
+def count_phrase(n: int, one: str, many: str) -> str:
+    """``n`` with its noun: "1 item", "35 items", "1,200 items"."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def words_list(words: list[str]) -> str:
+    """Words joined as people write a list: "B", "B and C", "B, C and D"."""
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"

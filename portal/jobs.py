@@ -163,6 +163,14 @@ def job_outputs(job: Job) -> list[tuple[str, str]]:
         return []  # a page that does not exist in this deployment, or a parameter of another shape: no link
 
 
+def job_failure_seen(*, job: Job) -> bool:
+    """An organizer has read why ``job`` failed (its page, or the home page's "Open it" / "Dismiss"): the home page
+    stops reminding of it; the jobs page keeps it. True if this was the first time."""
+    return bool(
+        Job.objects.filter(pk=job.pk, status=Job.Status.FAILED, dismissed_at=None).update(dismissed_at=timezone.now())
+    )
+
+
 def job_create(*, kind: str, params: dict, user: User | AnonymousUser | None = None) -> Job:
     """A queued job record of a registered kind, not queued to a worker (see :func:`job_start`)."""
     job_kind(kind)

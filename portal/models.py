@@ -133,6 +133,9 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the uploaded files this job read were deleted (PORTAL_UPLOAD_RETENTION_DAYS after it ended).
     uploads_deleted_at = models.DateTimeField(null=True, blank=True)
+    # When an organizer took note of this failed job (opened it from the home page or dismissed it there): the home
+    # page's "What to do next" stops listing it.
+    dismissed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -18,13 +18,13 @@ from portal.api_tokens import api_token_create, api_token_revoke
 from portal.audit import audit_history
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
-from portal.job_kinds import job_kinds
-from portal.jobs import job_list, job_outputs, job_retry
+from portal.job_kinds import job_kind_or_none, job_kinds, job_progress_text, job_summary
+from portal.jobs import job_failure_seen, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import ApiToken, Institution, Job, User
 from portal.numbers import whole_number
 from portal.permissions import AUTHENTICATED, RoleRequiredMixin
-from portal.roles import Role, can_follow_job
+from portal.roles import Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
 from portal.services import (
     institution_set_admitted,
@@ -233,8 +233,19 @@ class JobView(RoleRequiredMixin, View):
         job = _followed_job(request, job_id)
         if request.GET.get("format") == "json":
             return JsonResponse(JobSerializer(job).data)
+        if job.status == Job.Status.FAILED and can_organize(request.user):
+            job_failure_seen(job=job)  # read here: the home page need not remind of it
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
-        return render(request, template, {"job": job, "outputs": job_outputs(job)})
+        entry = job_kind_or_none(job.kind)
+        context = {
+            "job": job,
+            "outputs": job_outputs(job),
+            "summary": job_summary(job.kind, job.result, job.params) if job.status == Job.Status.SUCCEEDED else [],
+            "progress_text": job_progress_text(job.kind, job.message, job.progress_done, job.progress_total),
+            # A kind that words its progress says the stage there; its raw stage message would say it twice.
+            "show_message": not (entry is not None and entry.progress_text is not None),
+        }
+        return render(request, template, context)
 
 
 class JobListView(RoleRequiredMixin, View):

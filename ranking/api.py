@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from portal.errors import DomainError
 from portal.roles import Role
-from ranking.downloads import export_response
+from ranking.downloads import export_response, study_export_name
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors.studies import (
     studies_for_ranker,
@@ -184,7 +184,7 @@ class StudyExportApi(APIView):
         chunks = rankings_export_chunks(
             study=study, fmt=fmt, identities=identities, blind_systems=blind, user=request.user
         )
-        return export_response(chunks, fmt)
+        return export_response(chunks, fmt, study_export_name(study, fmt, identities=identities, blind_systems=blind))
 
 
 class ReferenceFlagListApi(APIView):

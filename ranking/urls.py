@@ -5,6 +5,7 @@ from ranking import api, views
 urlpatterns = [
     path("rank/", views.RankingHomeView.as_view(), name="ranking_home"),
     path("rank/studies/<int:study_id>/next/", views.RankingNextView.as_view(), name="ranking_next"),
+    path("rank/studies/<int:study_id>/guidelines/", views.RankingGuidelinesView.as_view(), name="ranking_guidelines"),
     path("rank/tasks/<uuid:task_id>/", views.RankingTaskView.as_view(), name="ranking_task"),
     path("rank/tasks/<uuid:task_id>/skip/", views.RankingTaskSkipView.as_view(), name="ranking_task_skip"),
     path("rank/tasks/<uuid:task_id>/draft/", views.RankingDraftView.as_view(), name="ranking_task_draft"),

@@ -19,7 +19,7 @@ from portal.parsers import json_body
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
-from ranking.downloads import export_response
+from ranking.downloads import export_response, study_export_name
 from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
 from ranking.models import ReferenceFlag, Study
 from ranking.selectors.studies import (
@@ -36,7 +36,6 @@ from ranking.selectors.studies import (
 )
 from ranking.services.drafts import draft_get, draft_save
 from ranking.services.exports import (
-    EXTENSIONS,
     FORMATS,
     SPAN_FORMATS,
     rankings_export_chunks,
@@ -86,6 +85,16 @@ class RankingNextView(RoleRequiredMixin, View):
 
     def post(self, request, study_id):
         return _go_next(request, get_object_or_404(Study, pk=study_id))
+
+
+class RankingGuidelinesView(RoleRequiredMixin, View):
+    """GET: an open study's guidelines to read, on a page of their own: reading them starts nothing."""
+
+    required_roles = (Role.RANKER,)
+
+    def get(self, request, study_id):
+        study = get_object_or_404(Study, pk=study_id, state=Study.State.OPEN)
+        return render(request, "ranking/guidelines.html", {"study": study})
 
 
 class RankingTaskView(RoleRequiredMixin, View):
@@ -343,10 +352,13 @@ class StudyExportView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
             return redirect("study_detail", study_id=study.pk)
-        extension = EXTENSIONS[fmt]
-        response = export_response(chunks, fmt)
-        response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-rankings-{fmt}.{extension}"'
-        return response
+        name = study_export_name(
+            study,
+            fmt,
+            identities=request.GET.get("identities") == "1",
+            blind_systems=request.GET.get("blind_systems") == "1",
+        )
+        return export_response(chunks, fmt, name)
 
 
 class ReferenceFlagSendView(RoleRequiredMixin, View):

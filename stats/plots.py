@@ -123,6 +123,9 @@ class DistributionChart:
     panels: tuple[Panel, ...] = field(default_factory=tuple)
     n_unit: str = "answers"
     empty_reason: str = "no data"
+    #: the range the value axis always shows (widened only where a value lies outside it): a score bounded by 0 and
+    #: 1 on a 0..1 axis, so that 0.7 beside 1.0 does not look like a collapse, as an axis zoomed to the data makes it
+    y_range: tuple[float, float] | None = None
 
 
 def draw(chart: BarChart | ScatterChart | DistributionChart, fmt: Fmt = "png") -> bytes:
@@ -284,6 +287,11 @@ def _draw_distributions(chart: DistributionChart, fmt: Fmt) -> bytes:
         ax.set_title(panel.title, fontsize=10)
         ax.grid(axis="y", color="0.92")
         ax.set_axisbelow(True)
+    if chart.y_range is not None:
+        values = [v for p in panels for g in p.groups for v in g.values if _finite(v)]
+        low, high = min([chart.y_range[0], *values]), max([chart.y_range[1], *values])
+        pad = 0.04 * (high - low or 1.0)
+        axes[0].set_ylim(low - pad, high + pad)  # the panels share the axis
     for ax in axes[: len(panels) : ncols]:
         ax.set_ylabel(chart.ylabel)
     for ax in axes[len(panels) :]:

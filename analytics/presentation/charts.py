@@ -70,26 +70,35 @@ def missing_plots(kind: str, result: dict) -> list[str]:
     ]
 
 
-def report_chart(kind: str, result: dict, name: str) -> BarChart | ScatterChart | StackedBarChart:
-    """The description of plot ``name`` of a report: what is drawn, with n per group."""
+def report_chart(
+    kind: str, result: dict, name: str, names: dict[str, str] | None = None
+) -> BarChart | ScatterChart | StackedBarChart:
+    """The description of plot ``name`` of a report: what is drawn, with n per group (people by ``names``, from
+    :func:`analytics.presentation.people.names_by_pseudonym`, where given)."""
     if name in {"verdict_alpha_by_type", "relevance_alpha_by_type"}:
         block = "verdict" if name.startswith("verdict") else "relevance_ordinal"
-        bars = [plots.stat_bar("All QA types", StatResult.from_dict(result["overall"][block]["krippendorff_alpha"]))]
-        bars += [
-            plots.stat_bar(human_label(qa_type), StatResult.from_dict(data[block]["krippendorff_alpha"]))
+        min_items = result.get("min_pair_items", MIN_PAIR_ITEMS)
+        stats = [("All QA types", StatResult.from_dict(result["overall"][block]["krippendorff_alpha"]))]
+        stats += [
+            (human_label(qa_type), StatResult.from_dict(data[block]["krippendorff_alpha"]))
             for qa_type, data in sorted(result["by_type"].items(), key=lambda kv: _qa_type_order(kv[0]))
         ]
+        # the same mark as the reviewer pairs: a coefficient over a handful of items is noise
+        bars = [plots.stat_bar(label + (" *" if stat.n_items < min_items else ""), stat) for label, stat in stats]
         level = "nominal" if block == "verdict" else "ordinal"
+        few = any(stat.n_items < min_items for _, stat in stats)
         return BarChart(
             plot_title(name),
             f"Krippendorff's α ({level}; 1 = perfect, 0 = chance)",
             tuple(bars),
-            caption="Whiskers: 95 % bootstrap interval. n: items reviewed twice or more.",
+            caption="Whiskers: 95 % bootstrap interval (none where it could not be estimated). "
+            "n: items reviewed twice or more."
+            + (f" * fewer than {min_items} items: read with caution." if few else ""),
         )
     if name == "pair_kappa":
         bars = [
             plots.stat_bar(row["pair"] + (" *" if row["too_few_items"] else ""), row["verdict_kappa"])
-            for row in pair_rows(result)
+            for row in pair_rows(result, names)
         ]
         return BarChart(
             plot_title(name),
@@ -205,8 +214,8 @@ def _reviewer_chart(name: str, rows: list[dict]) -> BarChart:
     return BarChart(plot_title(name), "Mean time per review (seconds)", bars, n_unit="reviews", full_scale=False)
 
 
-def render_plot(kind: str, result: dict, name: str, fmt: str) -> bytes:
-    chart = report_chart(kind, result, name)
+def render_plot(kind: str, result: dict, name: str, fmt: str, names: dict[str, str] | None = None) -> bytes:
+    chart = report_chart(kind, result, name, names)
     if isinstance(chart, StackedBarChart):
         return draw_stacked(chart, fmt)  # type: ignore[arg-type]
     return plots.draw(chart, fmt)  # type: ignore[arg-type]
@@ -227,6 +236,7 @@ def task1_chart(distributions: dict[str, dict[str, list[float]]], *, metric: str
         f"{human_label(metric)} score",
         panels,
         empty_reason=f"No answer has a {human_label(metric)} score in the latest finished runs ({profile}).",
+        y_range=(0.0, 1.0),  # Task-1 scores are meant to lie in 0..1; the axis widens for one that does not
     )
 
 

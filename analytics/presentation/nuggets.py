@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from analytics.nuggets.board import NuggetBoard, NuggetScores, item_labels, labeller_label
 from analytics.presentation.headlines import more_needed, names_in_words
+from analytics.presentation.people import person_name
 from analytics.presentation.tables import interval_text, number, system_label
 from evaluation.nuggets import CONSENSUS, CORRELATED_SCORES
 from metrics.nuggets import SCORE_LABELS, SCORE_NAMES
@@ -23,8 +24,16 @@ def interval(ci) -> str:
     return interval_text(ci)
 
 
-def labeller_choices(report: NuggetBoard) -> list[tuple[str, str]]:
-    return [(name, labeller_label(name)) for name in report.labellers]
+def labeller_name(name: str, names: dict[str, str] | None = None) -> str:
+    """A labeller as the organizer's page names it: a physician by their name where ``names``
+    (:func:`analytics.presentation.people.names_by_pseudonym`) knows it, else as stored (the board, the CSV)."""
+    if name in (names or {}):
+        return f"Physician {person_name(name, names)}"
+    return labeller_label(name)
+
+
+def labeller_choices(report: NuggetBoard, names: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    return [(name, labeller_name(name, names)) for name in report.labellers]
 
 
 def chosen_labeller(report: NuggetBoard, asked: str | None) -> str | None:
@@ -71,7 +80,7 @@ def leaderboard_rows(report: NuggetBoard, labeller: str) -> list[dict]:
     return rows
 
 
-def leaderboard_chart(report: NuggetBoard, labeller: str) -> BarChart:
+def leaderboard_chart(report: NuggetBoard, labeller: str, names: dict[str, str] | None = None) -> BarChart:
     """The ``all`` score per system with its interval, on an axis from 0 to 1, best first."""
     bars = []
     for row in leaderboard_rows(report, labeller):
@@ -88,7 +97,7 @@ def leaderboard_chart(report: NuggetBoard, labeller: str) -> BarChart:
             )
         )
     return BarChart(
-        f"Nugget score per system ({labeller_label(labeller).lower()})",
+        f"Nugget score per system ({_lowered(labeller_name(labeller, names))})",
         "Mean nugget score (support 1, partial 0.5; vital and okay nuggets)",
         tuple(bars),
         n_unit="answers",
@@ -99,7 +108,7 @@ def leaderboard_chart(report: NuggetBoard, labeller: str) -> BarChart:
     )
 
 
-def agreement_rows(report: NuggetBoard) -> list[dict]:
+def agreement_rows(report: NuggetBoard, names: dict[str, str] | None = None) -> list[dict]:
     """Each automatic labeller against the physicians' consensus, then each physician against the others."""
     agreement = report.summary["agreement"]
     rows = [
@@ -107,10 +116,15 @@ def agreement_rows(report: NuggetBoard) -> list[dict]:
     ]
     ceiling = agreement.get("human_ceiling") or {}
     rows += [
-        _figures_row(f"{labeller_label(name)} against the others", figures, automatic=False)
+        _figures_row(f"{labeller_name(name, names)} against the others", figures, automatic=False)
         for name, figures in (ceiling.get("per_human") or {}).items()
     ]
     return rows
+
+
+def _lowered(text: str) -> str:
+    """A label inside a sentence: its first letter lowered, unless it names a person (a name keeps its capital)."""
+    return text if text.startswith("Physician ") and not text.startswith("Physicians'") else text[:1].lower() + text[1:]
 
 
 def _figures_row(name: str, figures: dict, *, automatic: bool) -> dict:
@@ -232,7 +246,7 @@ def _best_labellers(judges: dict) -> list[str]:
     ]
 
 
-def correlation_rows(report: NuggetBoard) -> list[dict]:
+def correlation_rows(report: NuggetBoard, names: dict[str, str] | None = None) -> list[dict]:
     """Per labeller and score: Spearman ρ of its system ranking with the physicians' nugget score and with their
     preference ranking (the human leaderboard)."""
     by_nuggets = report.summary["agreement"].get("system_rank_correlation") or {}
@@ -243,7 +257,7 @@ def correlation_rows(report: NuggetBoard) -> list[dict]:
             ranking = (report.ranking_correlation.get(labeller) or {}).get(score) or {}
             rows.append(
                 {
-                    "labeller": labeller_label(labeller),
+                    "labeller": labeller_name(labeller, names),
                     "score": SCORE_LABELS[score],
                     "vs_nuggets": "—" if labeller == CONSENSUS else number(nugget.get("spearman")),
                     "vs_rankings": number(ranking.get("spearman")),
@@ -261,7 +275,9 @@ def correlation_note(rows: list[dict]) -> str:
     return next((r["note"] for r in rows if r["note"]), "No rank correlation can be computed yet.")
 
 
-def item_answers(scores: NuggetScores, item_uid: str, answers) -> tuple[list[dict], list[dict]]:
+def item_answers(
+    scores: NuggetScores, item_uid: str, answers, names: dict[str, str] | None = None
+) -> tuple[list[dict], list[dict]]:
     """One item: its nuggets, and each of its ``answers`` (the question's answers with their system; named: the
     organizer's page) with, per nugget, every labeller's label and the evidence sentence where one was given."""
     nuggets = [
@@ -294,7 +310,7 @@ def item_answers(scores: NuggetScores, item_uid: str, answers) -> tuple[list[dic
             {
                 "system": system_label(system, answer.system.is_reference),
                 "sentences": _sentences(scores, item_uid, system, answer),
-                "labellers": [labeller_label(n) for n in labellers],
+                "labellers": [labeller_name(n, names) for n in labellers],
                 "scores": [
                     number(by_labeller.loc[n, "all"])
                     if n in by_labeller.index and by_labeller.loc[n, "all"] == by_labeller.loc[n, "all"]

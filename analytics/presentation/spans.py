@@ -66,12 +66,6 @@ def hard_spans_in_words(
     return out
 
 
-def physician_numbers(ranker_ids: Iterable[int]) -> dict[int, str]:
-    """ranker id -> "Physician 1", "Physician 2"… in the order given (:func:`ranking.selectors.spans.study_span_physicians`:
-    by id, so stable across the study's pages)."""
-    return {ranker_id: f"Physician {n}" for n, ranker_id in enumerate(ranker_ids, start=1)}
-
-
 def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 
 from analytics.nuggets.board import NUGGET_METRIC_PREFIX, nugget_metric_label
+from analytics.presentation.people import person_name
 from analytics.selectors import SCORE_LABELS
 from annotation.qa_types import QA_TYPE_LABELS
 from portal import csv_cells
@@ -147,15 +148,17 @@ def stat_rows(result: dict, path: tuple[str, ...] = ()) -> list[dict]:
     return rows
 
 
-def pair_rows(result: dict) -> list[dict]:
+def pair_rows(result: dict, names: dict[str, str] | None = None) -> list[dict]:
     """The reviewer pairs of a vetting report as table rows: who, items in common, raw verdict agreement,
-    verdict κ and relevance κ (each with why it is undefined), and whether there are too few items to trust."""
+    verdict κ and relevance κ (each with why it is undefined), and whether there are too few items to trust.
+    ``names`` (:func:`analytics.presentation.people.names_by_pseudonym`) names the reviewers on a page; without
+    it (the CSV) they stay pseudonyms, as stored."""
     rows = []
     for pair in result.get("pairs", []):
         too_few = pair.get("too_few_items", pair["n_items"] < MIN_PAIR_ITEMS)
         rows.append(
             {
-                "pair": " & ".join(pair["pair"]),
+                "pair": " & ".join(person_name(p, names) for p in pair["pair"]),
                 "n_items": pair["n_items"],
                 "too_few_items": too_few,
                 "agreement": StatResult.from_dict(pair.get("verdict_percent_agreement"), "percent_agreement"),

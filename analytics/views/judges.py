@@ -63,7 +63,7 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
             return render(request, TEMPLATE, _context(study, error=exc), status=400)
         messages.success(
             request,
-            f"Imported {result.total:,} scores from {result.file}: {result.summary}. Start a study report to compare "
+            f"Imported {result.count_text(result.total)} from {result.file}: {result.summary}. Start a study report to compare "
             "the judges with the physicians.",
         )
         return redirect("judge_scores_import", pk=study.pk)

@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.nuggets.board import (
-    labeller_label,
     nugget_board,
     nugget_board_refresh,
     nugget_board_shown,
@@ -21,7 +20,9 @@ from analytics.nuggets.matching import matcher_thresholds, nugget_matcher_reques
 from analytics.nuggets.selectors import nugget_questions
 from analytics.presentation import nuggets as present
 from analytics.presentation.judges import harm_by_system
+from analytics.presentation.people import names_by_pseudonym
 from metrics.nugget_io import NuggetInputError
+from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.models import Job
 from portal.permissions import RoleRequiredMixin
@@ -55,25 +56,26 @@ class NuggetLeaderboardView(RoleRequiredMixin, View):
             if board is None:
                 raise Http404("the nugget leaderboard has not been computed yet")
             response = HttpResponse(present.leaderboard_csv(board), content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = f'attachment; filename="nugget-leaderboard-study-{study.pk}.csv"'
+            response["Content-Disposition"] = attachment_header(download_name(study.name, "nugget leaderboard", "csv"))
             return response
         labeller = present.chosen_labeller(board, request.GET.get("labeller")) if board else None
         questions = Paginator(nugget_questions(study).prefetch_related(None), QUESTIONS_PER_PAGE).get_page(
             request.GET.get("page")
         )
-        correlations = present.correlation_rows(board) if board else []
+        names = names_by_pseudonym(board.labellers) if board else {}
+        correlations = present.correlation_rows(board, names) if board else []
         last_matcher = Job.objects.filter(kind="nugget_matcher", params__study_id=study.pk).order_by("-created_at")
         harm = harm_by_system(board.harm_rates) if board and study.ask_harm and study.ask_ranking else {}
         context = {"study": study, "state": state, "board": board, "questions": questions}
         if board is not None:
             context |= {
                 "labeller": labeller,
-                "labeller_name": labeller_label(labeller) if labeller else "",
-                "choices": present.labeller_choices(board),
+                "labeller_name": present.labeller_name(labeller, names) if labeller else "",
+                "choices": present.labeller_choices(board, names),
                 "columns": present.score_columns(board, labeller) if labeller else [],
                 "rows": present.leaderboard_rows(board, labeller) if labeller else [],
                 "alpha": present.human_alpha(board),
-                "agreement": present.agreement_rows(board),
+                "agreement": present.agreement_rows(board, names),
                 "ceiling": present.ceiling_band(board),
                 "reading": present.agreement_reading(board),
                 "correlations": correlations,
@@ -106,7 +108,7 @@ class NuggetPlotView(RoleRequiredMixin, View):
         labeller = present.chosen_labeller(board, request.GET.get("labeller")) if board else None
         if labeller is None:
             raise Http404("no nugget leaderboard computed yet")
-        body = plots.draw(present.leaderboard_chart(board, labeller), fmt)
+        body = plots.draw(present.leaderboard_chart(board, labeller, names_by_pseudonym(board.labellers)), fmt)
         return HttpResponse(body, content_type=PLOT_TYPES[fmt])
 
 
@@ -124,7 +126,7 @@ class NuggetItemView(RoleRequiredMixin, View):
         board = nugget_board(study)
         scores = study_nugget_scores(study, question_ids=[question.pk], humans=board.humans if board else ())
         answers = StudyAnswer.objects.filter(question=question).select_related("system").order_by("system__name")
-        nuggets, shown = present.item_answers(scores, question.item.uid, answers)
+        nuggets, shown = present.item_answers(scores, question.item.uid, answers, names_by_pseudonym(scores.labellers))
         # its neighbours and place from the index, not from every question of a large study
         questions = StudyQuestion.objects.filter(study=study, nugget_set__isnull=False).order_by("position")
         before = questions.filter(position__lt=question.position)
@@ -170,5 +172,5 @@ class JudgeImportView(RoleRequiredMixin, View):
             )
         except NuggetInputError as exc:
             return render(request, "analytics/judge_import.html", {"study": study, "error": exc}, status=400)
-        messages.success(request, f"Imported {result.total:,} labels from {result.file}: {result.summary}.")
+        messages.success(request, f"Imported {result.count_text(result.total)} from {result.file}: {result.summary}.")
         return redirect("nugget_leaderboard", pk=study.pk)

@@ -8,19 +8,31 @@ import io
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views import View
 
 from analytics.forms import ScoringForm
-from analytics.leaderboards import default_release, latest_runs, score_distributions, task1_columns, task1_table
+from analytics.leaderboards import (
+    default_release,
+    latest_runs,
+    release_size,
+    score_distributions,
+    task1_cells,
+    task1_columns,
+    task1_table,
+)
 from analytics.models import Report, ScoringRun, report_study_names_attach
 from analytics.presentation.charts import available_plots, missing_plots, plot_title, render_plot, task1_chart
 from analytics.presentation.headlines import headline
 from analytics.presentation.judges import judge_context
+from analytics.presentation.people import names_by_pseudonym
 from analytics.presentation.span_report import span_context
 from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, stat_rows
+from analytics.presentation.task1 import task1_display
 from analytics.services.requests import report_request, scoring_request
 from annotation.models import Release
 from portal import csv_cells
+from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.numbers import whole_number
 from portal.permissions import RoleRequiredMixin
@@ -73,6 +85,11 @@ def _report(pk) -> Report:
     return get_object_or_404(Report.objects.select_related("job"), pk=pk)
 
 
+def report_people(result: dict) -> dict[str, str]:
+    """The names of the reviewers a stored report names by pseudonym (the report itself keeps the pseudonyms)."""
+    return names_by_pseudonym(person for pair in result.get("pairs", []) for person in pair.get("pair", []))
+
+
 class ReportDetailView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
     template_name = "analytics/report_detail.html"
@@ -90,7 +107,7 @@ class ReportDetailView(RoleRequiredMixin, View):
                 "rows": stat_rows(result),
                 "plots": [(name, plot_title(name)) for name in available_plots(report.kind, result)],
                 "headline": headline(report.kind, result),
-                "pairs": pair_rows(result),
+                "pairs": pair_rows(result, report_people(result)),
                 "printable": self.printable,
                 "missing_plots": missing_plots(report.kind, result),
                 "reviewer_gaps": REVIEWER_GAPS,
@@ -114,7 +131,10 @@ class ReportPlotView(RoleRequiredMixin, View):
         report = _report(pk)
         if fmt not in PLOT_TYPES or name not in available_plots(report.kind, report.result or {}):
             raise Http404("no such plot")
-        return HttpResponse(render_plot(report.kind, report.result, name, fmt), content_type=PLOT_TYPES[fmt])
+        result = report.result or {}
+        return HttpResponse(
+            render_plot(report.kind, result, name, fmt, report_people(result)), content_type=PLOT_TYPES[fmt]
+        )
 
 
 class ReportDownloadView(RoleRequiredMixin, View):
@@ -128,7 +148,9 @@ class ReportDownloadView(RoleRequiredMixin, View):
             response = HttpResponse(report_csv(report.result or {}), content_type="text/csv; charset=utf-8")
         else:
             raise Http404("formats: json, csv")
-        response["Content-Disposition"] = f'attachment; filename="report-{report.pk}-{report.kind}.{fmt}"'
+        # a report is named by what it is and when it was asked for (two reports of one kind never share a name)
+        when = timezone.localtime(report.created_at).strftime("%Y-%m-%d %H%M")
+        response["Content-Disposition"] = attachment_header(download_name(report.kind.replace("_", " "), when, fmt))
         return response
 
 
@@ -150,32 +172,47 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
         release, profile = self._scope(request)
         rows = task1_table(release=release, profile=profile, sort=request.GET.get("sort", "overall"))
         columns = task1_columns(rows)
+        runs = {run.pk: run for run in latest_runs(release=release, profile=profile)}
+        cells = {row["run_id"]: task1_cells(runs[row["run_id"]], row) for row in rows}
+        total = release_size(release)
         if request.GET.get("format") == "csv":
-            buffer = io.StringIO()
-            writer = csv_cells.DictWriter(
-                buffer,
-                fieldnames=["system", *[k for k, _, _ in columns], "n_items"],
-                extrasaction="ignore",
-                lineterminator="\n",
-            )
-            writer.writeheader()
-            writer.writerows(rows)
-            response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = 'attachment; filename="task1-leaderboard.csv"'
-            return response
+            return self._csv(rows, columns, cells, total)
         return render(
             request,
             "analytics/task1.html",
             {
-                "rows": rows,
+                "rows": task1_display(rows, cells, total),
                 "columns": columns,
                 "release": release,
+                "release_items": total,
                 "profile": profile,
                 "releases": Release.objects.all(),
                 "metrics": ["semantic", "bleu", "rouge", "meteor", "f1"],
-                "has_runs": bool(latest_runs(release=release, profile=profile)),
+                "has_runs": bool(runs),
             },
         )
+
+    @staticmethod
+    def _csv(rows, columns, cells, total) -> HttpResponse:
+        """Full precision, with each figure's n and interval beside it (the page rounds; a download does not)."""
+        keys = [k for k, _, _ in columns]
+        fieldnames = ["system", "n_items", "release_items"]
+        for key in keys:
+            fieldnames += [key, f"{key}_n", f"{key}_ci_low", f"{key}_ci_high"]
+        buffer = io.StringIO()
+        writer = csv_cells.DictWriter(buffer, fieldnames=fieldnames, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            line = {**row, "release_items": total}
+            for key in keys:
+                cell = cells[row["run_id"]].get(key)
+                if cell is not None:
+                    line[f"{key}_n"] = cell.n
+                    line[f"{key}_ci_low"], line[f"{key}_ci_high"] = cell.ci or (None, None)
+            writer.writerow(line)
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = attachment_header("task1-leaderboard.csv")
+        return response
 
 
 class Task1PlotView(Task1LeaderboardView):

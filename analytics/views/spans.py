@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.presentation import spans as present
+from analytics.presentation.people import names_by_id
 from analytics.spans.detectors import (
     span_detector_import,
     span_leaderboard_board,
@@ -112,7 +113,7 @@ class SpanItemView(RoleRequiredMixin, View):
         following = questions.filter(position__gt=question.position).values_list("pk", flat=True).first()
         # Only this question's answers, marks and predictions: the page must not read the whole study.
         labels = study_span_labels(study, question_id=question_id)
-        names = present.physician_numbers(study_span_physicians(study))
+        names = names_by_id(study_span_physicians(study))  # organizers read names, as on every analytics page
         predictions = study_span_predictions(study, question_id=question_id)
         answers = [
             present.answer_view(a, names, {name: p[a.answer_id] for name, p in predictions.items() if a.answer_id in p})

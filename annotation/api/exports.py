@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.views import APIView
 
 from annotation.services.judgement_exports import DOWNLOAD_TABLES, DOWNLOAD_TYPES, FORMATS, judgements_download
+from portal.downloads import attachment_header
 from portal.roles import Role
 
 
@@ -37,5 +38,5 @@ class JudgementExportApi(APIView):
             user=request.user,
         )
         response = HttpResponse(data, content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = attachment_header(name)
         return response

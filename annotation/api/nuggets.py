@@ -33,6 +33,7 @@ from annotation.services.nuggets import (
     nugget_task_release,
     nugget_validate,
 )
+from portal.downloads import attachment_header, download_name
 from portal.errors import NotFound
 from portal.roles import Role
 from portal.serializers import validated
@@ -174,5 +175,5 @@ class NuggetExportApi(APIView):
             (line.encode("utf-8") for line in nuggets_export(status=fmt, actor=request.user)),
             content_type="application/x-ndjson; charset=utf-8",
         )
-        response["Content-Disposition"] = f'attachment; filename="nuggets-{fmt}.jsonl"'
+        response["Content-Disposition"] = attachment_header(download_name("nuggets", fmt, "jsonl"))
         return response

@@ -1,7 +1,7 @@
 from django import forms
 
 from annotation.models import Dispute
-from annotation.qa_types import QA_TYPE_LABELS
+from annotation.qa_types import QA_TYPE_LABELS, benchmark_label
 from annotation.services.imports import FORMATS
 from annotation.workflow import ItemStatus
 from portal.forms import MultipleFileField
@@ -12,8 +12,13 @@ class ItemImportForm(forms.Form):
     kind = forms.ChoiceField(
         choices=[("items", "QA items"), ("sources", "Source passages (JSON or CSV)")], initial="items"
     )
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="cliniqlink", required=False)
-    batch_name = forms.CharField(required=False, max_length=200)
+    format = forms.ChoiceField(choices=[(f, benchmark_label(f)) for f in FORMATS], initial="cliniqlink", required=False)
+    batch_name = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Left empty, the batch is named after its files (“MC.json, TF.json”). No batch is made when "
+        "every item of the files is already here.",
+    )
     files = MultipleFileField(
         help_text="ClinIQLink: one or more of TF.json, MC.json, … ; PromptCBLUE: .jsonl; source passages: one or "
         "more .json / .csv files (all are imported, or none)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from annotation.importers.base import ParsedItem, page_number
+from annotation.importers.base import ParsedItem, page_number, require_json_start
 from annotation.models import QAItem
 from annotation.qa_types import CLINIQLINK_FILES, CLINIQLINK_TYPES, QAType
 from portal.importing import (
@@ -35,6 +35,7 @@ def iter_file(
     """Each item of the file, parsed and checked, read record by record (the file is never held whole)."""
     display = display or path.name
     expected_type = CLINIQLINK_FILES.get(path.name)
+    require_json_start(path, display, benchmark="ClinIQLink", expected="an array of items as in TF.json", starts="[{")
     records = iter_array_records(path, limits, display, flatten=True, expected="a JSON array of items",
                                  on_read=on_read)  # fmt: skip
     for number, record in records:

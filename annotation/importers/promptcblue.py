@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from annotation.importers.base import ParsedItem
+from annotation.importers.base import ParsedItem, require_json_start
 from annotation.models import QAItem
 from annotation.qa_types import QAType
 from portal.importing import ImportProblem, Limits, identifier, require_fits, require_str
@@ -22,6 +22,7 @@ def iter_file(
 ) -> Iterator[ParsedItem]:
     """Each item of the file, parsed and checked, read line by line."""
     display = display or path.name
+    require_json_start(path, display, benchmark="PromptCBLUE", expected="JSONL: one object a line", starts="{[")
     for index, record in iter_jsonl(path, limits, display, on_read=on_read):
         yield parse_record(record, display, index)
 

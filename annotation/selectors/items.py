@@ -6,8 +6,15 @@ from django.contrib.postgres.search import TrigramWordSimilarity
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import GoldItem, ImportBatch, QAItem
+from annotation.qa_types import BENCHMARKS_WITHOUT_SOURCES
 from annotation.selectors.review import reviews_visible_to
 from annotation.workflow import ItemStatus
+
+
+def missing_excerpt_q() -> Q:
+    """Items that should have a source excerpt and have none (the query form of
+    ``annotation.qa_types.expects_source_excerpt``): items of a benchmark written without sources lack nothing."""
+    return Q(passage__isnull=True) & ~Q(benchmark__in=BENCHMARKS_WITHOUT_SOURCES)
 
 
 def item_list(
@@ -17,8 +24,10 @@ def item_list(
     substring of the question, the answer or the item id (case-insensitive; ``%`` and ``_`` are plain
     characters), an exact paragraph id, or a question that is close in wording (trigram similarity)."""
     items = QAItem.objects.select_related("batch", "passage")
-    if excerpt in ("missing", "present"):
-        items = items.filter(passage__isnull=excerpt == "missing")
+    if excerpt == "missing":
+        items = items.filter(missing_excerpt_q())
+    elif excerpt == "present":
+        items = items.filter(passage__isnull=False)
     if qa_type:
         items = items.filter(qa_type=qa_type)
     if status:

@@ -27,6 +27,7 @@ from annotation.models import (
 )
 from annotation.qa_types import qa_type_label
 from annotation.selectors.adjudication import adjudication_blocked
+from annotation.selectors.items import missing_excerpt_q
 from annotation.selectors.review import conflict_of_interest_q
 from annotation.workflow import ItemStatus, Stage
 
@@ -137,17 +138,23 @@ def gold_statistics(user) -> dict:
     }
 
 
+def items_missing_excerpt():
+    """Items that should have a source excerpt and have none: the queryset form of
+    ``annotation.qa_types.expects_source_excerpt`` (items of a benchmark written without sources lack nothing)."""
+    return QAItem.objects.filter(missing_excerpt_q())
+
+
 def missing_excerpts(*, limit: int = 50) -> dict:
     """Items whose passage was never imported (reviewers cannot check them against the textbook) and passages
     imported with no text."""
-    items = QAItem.objects.filter(passage__isnull=True, gold__isnull=True).order_by("id")
+    items = items_missing_excerpt().filter(gold__isnull=True).order_by("id")
     empty = SourcePassage.objects.annotate(chars=Length(Trim("text"))).filter(chars=0).order_by("paragraph_id")
     return {
         "items": list(items.only("uid", "qa_type", "paragraph_id")[:limit]),
         "item_count": items.count(),
         "passages": list(empty[:limit]),
         "passage_count": empty.count(),
-        "reviews_without_excerpt": Review.objects.filter(item__passage__isnull=True).count(),
+        "reviews_without_excerpt": Review.objects.filter(item__in=items_missing_excerpt()).count(),
     }
 
 

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 
 from annotation.importers import ParsedItem, ParsedPassage, cliniqlink, promptcblue, sources
 from annotation.models import ImportBatch, SourcePassage
-from annotation.qa_types import CLINIQLINK_FILES
+from annotation.qa_types import CLINIQLINK_FILES, CLINIQLINK_TYPES, QA_TYPE_LABELS, QAType
 from annotation.services.import_rows import ImportResult, ItemWriter
 from portal.audit import audit_record
 from portal.importing import ImportProblem, Limits, require_fits
@@ -28,6 +28,20 @@ from portal.uploads import upload_limits
 FORMATS = ("cliniqlink", "promptcblue")
 _IMPORT_LOCK = 734_211  # pg_advisory_xact_lock key shared by every import
 _CHUNK = 2000  # records written per COPY and per "already there?" query
+
+
+def by_type_phrase(by_type: dict[str, int]) -> str:
+    """Counts per QA type as people read them: "5 of each of the seven types" for a whole ClinIQLink set,
+    "5 true / false and 3 list" otherwise; empty when the types say nothing (other benchmarks only)."""
+    values = {t.value for t in QAType}
+    known = {QAType(t): n for t, n in by_type.items() if t in values and n}
+    if not known or set(known) == {QAType.GENERIC}:
+        return ""
+    counts = set(known.values())
+    if set(known) == set(CLINIQLINK_TYPES) and len(counts) == 1:
+        return f"{counts.pop():,} of each of the seven types"
+    parts = [f"{known[t]:,} {QA_TYPE_LABELS[t][:1].lower()}{QA_TYPE_LABELS[t][1:]}" for t in QAType if t in known]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def expand_item_paths(paths: list[Path], fmt: str) -> list[Path]:

@@ -22,6 +22,7 @@ from annotation.services.imports import import_request
 from annotation.services.judgement_exports import judgements_download
 from annotation.views.review import RefusalPageMixin
 from annotation.workflow import ItemStatus, Verdict
+from portal.downloads import attachment_header
 from portal.errors import DomainError
 from portal.importing import ImportProblem
 from portal.permissions import RoleRequiredMixin
@@ -142,7 +143,7 @@ class JudgementExportView(RoleRequiredMixin, View):
         except DomainError as exc:
             raise Http404(str(exc)) from exc
         response = HttpResponse(data, content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = attachment_header(name)
         return response
 
 

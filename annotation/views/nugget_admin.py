@@ -26,6 +26,7 @@ from annotation.services.nuggets import nugget_adjudicate, nugget_adjudicate_che
 from annotation.views.nuggets import IMPORTANCE_NAMES
 from annotation.views.review import RefusalPageMixin
 from metrics.nuggets import IMPORTANCES
+from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError, NotAllowed
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role, can_adjudicate
@@ -177,5 +178,5 @@ class NuggetExportView(RoleRequiredMixin, View):
             (line.encode("utf-8") for line in nuggets_export(status=status, actor=request.user)),
             content_type="application/x-ndjson; charset=utf-8",
         )
-        response["Content-Disposition"] = f'attachment; filename="nuggets-{status}.jsonl"'
+        response["Content-Disposition"] = attachment_header(download_name("nuggets", status, "jsonl"))
         return response

@@ -20,6 +20,7 @@ from annotation.services.release_contents import FORMAT_LABELS, export_readme, r
 from annotation.services.release_nuggets import NUGGETS_FORMAT
 from annotation.services.release_rules import SelectionRule, rule_description
 from annotation.services.releases import EXPORT_FORMATS, release_export, release_freeze, release_get, release_next_label
+from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -129,7 +130,8 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
             with tempfile.TemporaryDirectory() as tmp:
                 (path,) = release_export(release=release, fmt=fmt, out_dir=Path(tmp))
                 response = HttpResponse(path.read_bytes(), content_type="application/x-ndjson; charset=utf-8")
-            response["Content-Disposition"] = f'attachment; filename="{release.name}-v{release.version}-nuggets.jsonl"'
+            name = download_name(f"{release.name} v{release.version}", "nuggets", "jsonl")
+            response["Content-Disposition"] = attachment_header(name)
             return response
         if fmt not in EXPORT_FORMATS:
             raise Http404("unknown export format")  # never echo the URL text into an HTML page
@@ -150,7 +152,9 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
                 export_readme(release, fmt),
             )
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{release.name}-v{release.version}-{fmt}.zip"'
+        response["Content-Disposition"] = attachment_header(
+            download_name(f"{release.name} v{release.version}", fmt, "zip")
+        )
         return response
 
 

@@ -10,6 +10,7 @@ import json
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views import View
 
 from annotation.forms.disputes import DisputeForm, FeedbackForm
@@ -61,6 +62,15 @@ def _draft_json(user, assignment) -> str:
     """The owner's server-side draft as JSON for the page (review_drafts.js restores it), or ""."""
     draft = review_draft_get(reviewer=user, assignment_id=assignment.pk)
     return json.dumps(draft) if draft else ""
+
+
+def _lease_state(assignment) -> dict:
+    """Whether the hold on the item has run out, and how many whole minutes ago (at least 1). A review sent after
+    that is still stored and marked late when nobody else has taken the item (``annotation.services.review``), so the
+    page says so rather than naming a time that has passed."""
+    now = timezone.now()
+    over = (now - assignment.expires_at).total_seconds()
+    return {"page_time": now, "lease_ended_minutes": max(1, int(over // 60)) if over > 0 else None}
 
 
 class ReviewNextView(RoleRequiredMixin, View):
@@ -131,6 +141,7 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
                 "outlook": queue_outlook(request.user, lease=assignment),
                 "server_draft": _draft_json(request.user, assignment),
                 "already_sent": already_sent,
+                **_lease_state(assignment),
             },
             status=status,
         )

@@ -1,5 +1,9 @@
+from datetime import datetime
+
 from django import template
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 
 from portal.job_kinds import job_kind_label
@@ -78,3 +82,23 @@ def session_idle_limit() -> str:
     from portal.sessions import session_idle_limit_words
 
     return session_idle_limit_words()
+
+
+_WHEN_FORMATS = {"datetime": "DATETIME_FORMAT", "date": "DATE_FORMAT", "time": "TIME_FORMAT"}
+
+
+@register.filter
+def when(value, style: str = "datetime"):
+    """A moment for people, the one way pages write it: ``<time>`` holding the server's text ("6 Dec 2026, 02:58
+    UTC", config/formats) that portal/local_time.js rewrites in the viewer's own time zone. ``style``: datetime,
+    date or time. Nothing given reads "—"."""
+    if not value:
+        return "—"
+    if isinstance(value, datetime) and timezone.is_aware(value):
+        value = timezone.localtime(value)
+    return format_html(
+        '<time datetime="{}" data-local-time="{}">{}</time>',
+        value.isoformat(),
+        style,
+        date_format(value, _WHEN_FORMATS[style]),
+    )

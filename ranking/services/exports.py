@@ -48,6 +48,18 @@ EXTENSIONS = {
     "spans-csv": "csv",
     "spans-parquet": "parquet",
 }
+# What each format's file holds, for its file name (the extension says the format).
+EXPORT_CONTENTS = {
+    "csv": "rankings",
+    "parquet": "rankings",
+    "shroom": "rankings-shroom",
+    "nugget-labels": "nugget-labels",
+    "nugget-csv": "nugget-labels",
+    "sentence-marks": "sentence-marks",
+    "spans-jsonl": "rankings-spans",
+    "spans-csv": "rankings-spans",
+    "spans-parquet": "rankings-spans",
+}
 FORMAT_LABELS = {
     "csv": "CSV",
     "parquet": "Parquet",

@@ -135,7 +135,7 @@ def test_judge_upload_imports_and_returns_to_the_leaderboard(client, organizer, 
     upload = SimpleUploadedFile("labels.jsonl", body.encode())
     response = client.post(reverse("judge_import", args=[made.study.pk]), {"file": upload}, follow=True)
     assert response.redirect_chain[-1][0] == reverse("nugget_leaderboard", args=[made.study.pk])
-    assert "Imported 1 labels from labels.jsonl: second (1 labels)." in unescape(response.content.decode())
+    assert "Imported 1 label from labels.jsonl: second (1 label)." in unescape(response.content.decode())
 
 
 def test_matcher_button_starts_a_job(client, organizer, made, monkeypatch):

@@ -67,8 +67,8 @@ def test_every_agreement_bar_carries_the_items_it_rests_on():
     # QA types in the benchmark's order whatever order the stored keys come back in.
     assert [(b.label, b.n) for b in chart.bars] == [
         ("All QA types", 55),
-        ("True / false", 3),
-        ("List", 1),
+        ("True / false *", 3),
+        ("List *", 1),
         ("Short answer", 17),
     ]
     assert chart.bars[0].ci == (0.4, 0.8)

@@ -218,7 +218,7 @@ def test_upload_page_imports_and_refuses_naming_line_and_field(made, organizer_c
     assert response.status_code == 400 and "Nothing was imported" in page and "line 3" in page and "score" in page
     good = SimpleUploadedFile("s.csv", b"item_uid,system,score,judge\nq1,SYS-A,1,my judge\n")
     response = organizer_client.post(url, {"file": good}, follow=True)
-    assert "Imported 1 scores from s.csv: my judge (1 scores)" in response.content.decode()
+    assert "Imported 1 score from s.csv: my judge (1 score)" in response.content.decode()
 
 
 def test_csv_download_lists_each_judge_with_its_cluster(made):

@@ -49,9 +49,7 @@ def waiting(sample_items, config, make_user, review):
 
 def _rows(html: str) -> dict[str, str]:
     """The queue's rows: item uid -> the text of its Why cell."""
-    return dict(
-        re.findall(r'<code>([^<]+)</code></a></td><td>[^<]*</td>\s*<td class="queue-reasons">([^<]*)</td>', html)
-    )
+    return dict(re.findall(r'<tr data-uid="([^"]+)">.*?<td class="queue-reasons">([^<]*)</td>', html, flags=re.S))
 
 
 def test_the_queue_says_why_each_item_waits(client, make_user, waiting):

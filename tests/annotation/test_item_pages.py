@@ -34,7 +34,10 @@ def test_upload_page_imports_through_a_job_with_progress(organizer_client):
     assert job.result["created"] == 10
     assert QAItem.objects.count() == 10
     page = organizer_client.get(response["Location"])
-    assert b"succeeded" in page.content and b'aria-valuenow="100"' in page.content
+    tf, mc = (len(json.loads((SAMPLE / name).read_text())) for name in ("TF.json", "MC.json"))
+    # Finished: what it did in a sentence, not a full progress bar.
+    assert b'data-status="succeeded"' in page.content and b'role="progressbar"' not in page.content
+    assert f"{tf + mc} items imported ({tf} true / false and {mc} multiple choice).".encode() in page.content
 
 
 def test_bad_upload_fails_the_job_naming_file_record_field_and_imports_nothing(organizer_client):

@@ -50,7 +50,7 @@ def test_a_name_with_spaces_freezes_through_the_page_and_downloads(vetted, organ
     assert page.status_code == 200 and "UX test release@1" in page.content.decode()
     download = organizer_client.get(f"/releases/{release.label}/download/csv/")
     assert download.status_code == 200
-    assert download["Content-Disposition"] == 'attachment; filename="UX test release-v1-csv.zip"'
+    assert download["Content-Disposition"] == 'attachment; filename="ux-test-release-v1-csv.zip"'
     names = zipfile.ZipFile(io.BytesIO(download.content)).namelist()
     assert "UX test release-v1-csv/SHA256SUMS" in names
 

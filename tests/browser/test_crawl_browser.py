@@ -1,6 +1,6 @@
 """Every page a demo user reaches from their home page, in real Chromium at a phone's width (390 px), as each demo
-role: no developer output in the visible text, no error page outside the portal's layout, no page wider than the
-screen, no Content-Security-Policy violation.
+role: no developer output in the visible text (Python values, internal names, unrounded numbers, pseudonyms), no
+error page outside the portal's layout, no page wider than the screen, no Content-Security-Policy violation.
 
 The crawl follows same-origin links breadth-first and opens each URL pattern once (``/items/12/`` stands for every
 item page). Not visited: sign-out, the admin, the JSON API and its schema viewer, static files and downloads.
@@ -44,6 +44,10 @@ DEVELOPER_OUTPUT = [
     ("a workflow state key", re.compile(r"\b(" + "|".join(RAW_NAMES) + r"|needs_adjudication)\b")),
     # A file name (short_inverse.json) is what the person types or uploads: allowed.
     ("a snake_case identifier", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?!\.[a-z])")),
+    # A figure is rounded to what it supports; five decimals or more is a float printed as it came.
+    ("an unrounded number", re.compile(r"(?<![\d.])\d+\.\d{5,}(?![\d.])")),
+    # People are named on pages (organizers) or not at all; their pseudonyms are for exports.
+    ("a pseudonym", re.compile(r"\bannotator-[0-9a-f]{8}\b")),
 ]
 # A text node that is nothing but one of these is a value the template printed raw.
 RAW_VALUES = {"None", "nan", "NaN", "null", "undefined"}

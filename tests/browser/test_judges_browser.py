@@ -55,7 +55,7 @@ def test_judges_on_a_phone(page, login, make_user, tmp_path):
     upload.write_text("item_uid,system,score,judge\nq1,SYS-A,1,third judge\n")
     page.set_input_files("input[name=file]", str(upload))
     page.click("main form button:text-is('Import')")
-    assert "Imported 1 scores from more.csv" in page.locator("main").inner_text()
+    assert "Imported 1 score from more.csv" in page.locator("main").inner_text()
     # A refused file: the reason and where, in a compact box (the template's line breaks are not blank lines)
     upload = tmp_path / "latin1.csv"
     upload.write_bytes("item_uid,system,score,judge\nq1,caf\u00e9,1,third judge\n".encode("latin-1"))

@@ -69,6 +69,63 @@
     });
   }
 
+  // --- the hold on the item: once it has run out, say so (a review sent then is stored late, if it can be) -----
+  const leaseEnded = document.getElementById("lease-ended");
+  const leaseUntil = document.getElementById("lease-until");
+  if (leaseEnded) {
+    const expires = Date.parse(leaseEnded.dataset.expires);
+    const skew = Date.parse(leaseEnded.dataset.now) - Date.now();  // the server's clock decides, as it does on submit
+    let timer = 0;
+    function showLease() {
+      clearTimeout(timer);
+      const over = Date.now() + skew - expires;
+      if (Number.isNaN(over)) return;
+      if (over <= 0) { timer = setTimeout(showLease, Math.min(1000 - over, 60000)); return; }
+      // Whole minutes, at least one: the same count the server writes when the page opens after the hold ended.
+      document.getElementById("lease-ended-ago").textContent = Math.max(1, Math.floor(over / 60000)) + " min";
+      leaseEnded.hidden = false;
+      if (leaseUntil) leaseUntil.hidden = true;
+      timer = setTimeout(showLease, 60000 - (over % 60000) + 50);
+    }
+    showLease();
+    // Timers sleep in a background tab: look again when the reviewer comes back to it.
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") showLease(); });
+  }
+
+  // --- quote from the excerpt without a keyboard: select text, then "Quote this" ------------------------------
+  const excerpt = document.getElementById("excerpt");
+  const quoteButton = document.getElementById("quote-selection");
+  if (excerpt && quoteButton && fields.quote) {
+    let picked = "";
+    let hideTimer = 0;
+    function excerptSelection() {
+      const sel = window.getSelection();
+      if (!sel || sel.isCollapsed || !sel.rangeCount) return "";
+      const range = sel.getRangeAt(0);
+      if (!excerpt.contains(range.startContainer) || !excerpt.contains(range.endContainer)) return "";
+      return String(sel).trim();  // as it stands in the excerpt: the dispute page finds the quote word for word
+    }
+    document.addEventListener("selectionchange", () => {
+      const text = excerptSelection();
+      clearTimeout(hideTimer);
+      if (text) { picked = text; quoteButton.hidden = false; return; }
+      // A tap on the button may clear the selection before its click arrives: hide a moment later, keep the text.
+      hideTimer = setTimeout(() => { quoteButton.hidden = true; }, 400);
+    });
+    quoteButton.addEventListener("pointerdown", (e) => e.preventDefault());  // keep the selection where it can be
+    quoteButton.addEventListener("click", () => {
+      if (!picked) return;
+      disputePanel.open = true;
+      fields.quote.value = picked;
+      saveDraft();
+      picked = "";
+      const sel = window.getSelection();
+      if (sel) sel.removeAllRanges();  // the quote is taken: the selection (and with it the button) goes
+      quoteButton.hidden = true;
+      fields.quote.scrollIntoView({ block: "center" });
+    });
+  }
+
   // --- keyboard ------------------------------------------------------------------------------------------
   function setRadio(name, value) {
     const el = reviewForm.querySelector("input[name=" + name + "][value='" + value + "']");

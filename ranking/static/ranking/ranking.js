@@ -124,6 +124,13 @@
   const tagInputs = (card) => Array.from(card.querySelectorAll("input[name^=tag_]"));
   document.addEventListener("keydown", (e) => {
     const t = e.target;
+    // Ctrl+Enter (Cmd+Enter) submits, from anywhere on the page, as on the review, adjudication and nugget pages:
+    // the same checks as the button run first, so nothing half-done is sent.
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !(t.form && t.form !== form)) {
+      e.preventDefault();
+      form.requestSubmit();
+      return;
+    }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     // The nugget assessment has keys of its own (nuggets.js); without a ranking there is nothing to do here.
     // Nor has the span marking (spans.js): its keys act only inside it.
