@@ -9,6 +9,7 @@ said twice.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from urllib.parse import quote
@@ -27,6 +28,8 @@ def download_name(subject: str, what: str, extension: str, *, variants: Iterable
 def ascii_name(name: str) -> str:
     """``name`` in ASCII, for clients that read only ``filename=``: accents dropped ("étude" is "etude"), other
     letters left out; "download" for a stem with nothing left."""
+    if re.fullmatch(r"[A-Za-z0-9._-]+", name):  # already plain: kept whole (a "shroom.json" keeps its dots)
+        return name
     stem, dot, extension = name.rpartition(".")
     if not dot:
         stem, extension = name, ""

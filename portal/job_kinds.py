@@ -135,6 +135,18 @@ def job_progress_text(kind: str, message: str, done: int, total: int) -> str:
     return f"{done:,} of {total:,} steps"
 
 
+def job_reading(job: Any) -> dict:
+    """What a job's progress box shows, wherever it is shown (the job page, a report page, a board page): the
+    result in sentences once it succeeded, the progress in words, and whether the raw stage message adds anything
+    (a kind that words its progress says the stage there)."""
+    entry = _KINDS.get(job.kind.partition(":")[0])
+    return {
+        "summary": job_summary(job.kind, job.result, job.params) if job.status == "succeeded" else [],
+        "progress_text": job_progress_text(job.kind, job.message, job.progress_done, job.progress_total),
+        "show_message": not (entry is not None and entry.progress_text is not None),
+    }
+
+
 def count_phrase(n: int, one: str, many: str) -> str:
     """``n`` with its noun: "1 item", "35 items", "1,200 items"."""
     return f"{n:,} {one if n == 1 else many}"

@@ -18,7 +18,7 @@ from portal.api_tokens import api_token_create, api_token_revoke
 from portal.audit import audit_history
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
-from portal.job_kinds import job_kind_or_none, job_kinds, job_progress_text, job_summary
+from portal.job_kinds import job_kinds
 from portal.jobs import job_failure_seen, job_list, job_outputs, job_retry
 from portal.mfa import mfa_required, session_passed_mfa
 from portal.models import ApiToken, Institution, Job, User
@@ -236,14 +236,9 @@ class JobView(RoleRequiredMixin, View):
         if job.status == Job.Status.FAILED and can_organize(request.user):
             job_failure_seen(job=job)  # read here: the home page need not remind of it
         template = "portal/_job_progress.html" if request.htmx else "portal/job.html"
-        entry = job_kind_or_none(job.kind)
         context = {
             "job": job,
             "outputs": job_outputs(job),
-            "summary": job_summary(job.kind, job.result, job.params) if job.status == Job.Status.SUCCEEDED else [],
-            "progress_text": job_progress_text(job.kind, job.message, job.progress_done, job.progress_total),
-            # A kind that words its progress says the stage there; its raw stage message would say it twice.
-            "show_message": not (entry is not None and entry.progress_text is not None),
         }
         return render(request, template, context)
 

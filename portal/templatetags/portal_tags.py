@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
 
-from portal.job_kinds import job_kind_label
+from portal.job_kinds import job_kind_label, job_reading
 
 register = template.Library()
 
@@ -102,3 +102,9 @@ def when(value, style: str = "datetime"):
         style,
         date_format(value, _WHEN_FORMATS[style]),
     )
+
+
+@register.simple_tag
+def job_reading_of(job) -> dict:
+    """``{% job_reading_of job as reading %}``: the sentences, progress words and stage of a job's progress box."""
+    return job_reading(job)

@@ -60,5 +60,5 @@ def test_a_running_report_page_shows_its_stage_and_keeps_polling(organizer, orga
     )
     report = Report.objects.create(kind="study", params={}, job=job, created_by=organizer)
     page = organizer_client.get(f"/analytics/reports/{report.pk}/").content.decode()
-    assert "style-controlled leaderboard" in page and "3 / 8" in page
+    assert "style-controlled leaderboard" in page and "3 of 8 steps" in page
     assert 'hx-trigger="every 2s"' in page  # the page refreshes itself until the report is done

@@ -118,6 +118,7 @@ def _without_the_item(html: str, seen: dict) -> str:
     html = re.sub(rf"/review/{assignment.pk}/", "/review/N/", html)
     html = re.sub(r'data-assignment="\d+"', "", html)
     html = re.sub(r"[A-Za-z0-9]{64}", "CSRF", html)  # the CSRF token (masked afresh on every page)
+    html = re.sub(r'data-(expires|now)="[^"]*"', "TIME", html)  # the hold's end and the page's clock
     return re.sub(r"<time[^>]*>.*?</time>", "TIME", html, flags=re.S)
 
 

@@ -137,7 +137,9 @@ def test_ranking_and_nuggets_together_by_keyboard(page, login, make_user, nugget
     page.goto(f"/rank/studies/{nugget_study.pk}/next/")
     page.locator("form button:has-text('Start')").focus()
     page.keyboard.press("Enter")
-    page.wait_for_selector("#ranking-form[data-draft-ready] #nugget-assessment[data-ready]")
+    # Two steps: the facts wait, hidden, behind the ranking.
+    page.wait_for_selector("#ranking-form[data-draft-ready] #nugget-assessment[data-ready]", state="attached")
+    assert page.is_hidden("#nugget-assessment") and page.inner_text(".step-now") == "Step 1 of 2 · Ranking"
     task = RankingTask.objects.get(ranker=ranker)
     page.locator("body").focus()
     for key in ("b", "1", "Shift+Digit1", "a", "Shift+Digit3"):  # B first, tagged good; A tagged bad

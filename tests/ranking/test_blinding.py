@@ -30,6 +30,9 @@ ALLOWED_DATA_ATTRIBUTES = {
     "data-index",
     "data-position",
     "data-kind",
+    # the steps of a page that asks for more than one thing: the step's name and title (rank, facts, words)
+    "data-step",
+    "data-step-title",
 }
 
 

@@ -61,6 +61,8 @@ def test_names_are_slugs_and_the_header_follows_rfc_6266():
     assert download_name("", "rankings", "csv", variants=["identified"]) == "rankings-identified.csv"
     assert download_name('a/b\\c"d', "", "json") == "abcd.json"
     assert ascii_name("中文.csv") == "download.csv"
+    plain = "judgements-pseudonymised-2026-12-06.shroom.json"  # a plain name keeps every dot
+    assert ascii_name(plain) == plain and attachment_header(plain) == f'attachment; filename="{plain}"'
     # RFC 6266, section 5's example: the UTF-8 name percent-encoded after the charset and an empty language.
     header = attachment_header("€ rates.pdf")
     assert header == "attachment; filename=\"rates.pdf\"; filename*=UTF-8''%E2%82%AC%20rates.pdf"

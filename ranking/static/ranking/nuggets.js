@@ -36,6 +36,7 @@
     progress.textContent = "Answer " + answer.dataset.slot + " · nugget " + (own.indexOf(nugget) + 1) + " of " +
       own.length + (left ? " · " + left + " still to label" : " · every fact labelled");
     if (focus) {
+      form.dispatchEvent(new CustomEvent("steps:reveal", { detail: nugget }));  // its step opens (steps.js)
       nugget.focus({ preventScroll: true });
       nugget.scrollIntoView({ block: "nearest" });
     }
@@ -52,7 +53,9 @@
       // The last fact: on to what is left (a fact skipped earlier), else to sending.
       const open = nuggets.findIndex((n) => !labelOf(n));
       if (open >= 0) show(open, true);
-      else document.getElementById("submit-ranking").focus();
+      else if (form.dispatchEvent(new CustomEvent("assessment:section-done", { detail: panel, cancelable: true }))) {
+        document.getElementById("submit-ranking").focus();  // no step after this one (steps.js moved on if there is)
+      }
     }
   }
 
@@ -98,6 +101,7 @@
       e.preventDefault();
       return;
     }
+    if (!inside && panel.hidden) return;  // another step is shown (steps.js)
     if (!inside && (rankingToo || (t !== document.body && t.tagName !== "BUTTON"))) return;
     // On a button outside (Submit, once every fact is labelled) only Backspace acts: back to the last fact.
     if (!inside && t.tagName === "BUTTON") {
@@ -136,7 +140,11 @@
     if (sentence || t.tagName === "BUTTON") return;
     if (e.key === "Escape" && rankingToo) {  // back to the ranking
       const card = document.querySelector("#ranked .answer-card");
-      if (card) { card.focus(); e.preventDefault(); }
+      if (card) {
+        form.dispatchEvent(new CustomEvent("steps:reveal", { detail: card }));
+        card.focus();
+        e.preventDefault();
+      }
       return;
     }
     if (e.key === "ArrowLeft" || e.key === "ArrowUp" || e.key === "Backspace") {
@@ -166,6 +174,6 @@
     show(open >= 0 ? open : 0, focus);
   }
   form.addEventListener("draft:applied", () => resume(false));
-  resume(!rankingToo && document.activeElement === document.body);
+  resume(!rankingToo && !panel.hidden && document.activeElement === document.body);
   panel.dataset.ready = "1";
 })();

@@ -72,6 +72,7 @@
     orderState.classList.toggle("set", ordered);
     document.getElementById("keep-order").hidden = ordered;
     saveDraft();
+    form.dispatchEvent(new CustomEvent("ranking:refreshed"));  // steps.js shows whether the ranking step is done
   }
 
   function place(card, index) {
@@ -135,6 +136,8 @@
     // The nugget assessment has keys of its own (nuggets.js); without a ranking there is nothing to do here.
     // Nor has the span marking (spans.js): its keys act only inside it.
     if (!ranking || (t.closest && t.closest("#nugget-assessment, #span-marking"))) return;
+    // On another step (steps.js) the answers are out of sight: a stray letter or digit must not move them.
+    if (list.closest("[hidden]")) return;
     if (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type === "text")) return;
     const key = e.key;
     const card = (t.closest && t.closest(".answer-card")) || selected;
@@ -193,6 +196,7 @@
     });
   });
   window.addEventListener("resize", markCut);
+  form.addEventListener("steps:shown", markCut);  // answers on a hidden step cannot be measured
 
   // --- drafts: in this browser at once, on the server a moment later (so another device can go on) ---
   function draftData() {
@@ -303,7 +307,8 @@
       const ul = document.createElement("ul");
       found.forEach((text) => { const li = document.createElement("li"); li.textContent = text; ul.appendChild(li); });
       problemsBox.append(p, ul);
-      problemsBox.focus();
+      // In steps (steps.js) the first missing control gets the focus, on its step; the list above stays.
+      if (form.dispatchEvent(new CustomEvent("assessment:refused", { cancelable: true }))) problemsBox.focus();
       return;
     }
     clearTimeout(serverTimer);

@@ -406,6 +406,8 @@
     });
   });
   form.addEventListener("draft:applied", () => { read(); write(); });
+  // Another step shown (steps.js): a bar left open would mark words no longer in sight.
+  form.addEventListener("steps:shown", () => { if (panel.hidden && !toolbar.hidden) closeBar(null); });
 
   panel.querySelectorAll(".span-text").forEach((area) => {
     const slot = area.dataset.slot;
