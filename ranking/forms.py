@@ -59,6 +59,12 @@ class StudyForm(forms.Form):
         "or confirm an answer has none; stored as character spans (SHROOM's labels). With the hallucination "
         "question below, its yes/no and kind are derived from the marks.",
     )
+    spans_by_character = forms.BooleanField(
+        required=False,
+        label="Marks by character",
+        help_text="Keep exactly the characters a ranker selects. By default a selection that starts or ends inside a "
+        "word grows to the whole word.",
+    )
     include_reference = forms.BooleanField(initial=True, required=False)
     overlap = forms.IntegerField(min_value=OVERLAP_MIN, max_value=OVERLAP_MAX, initial=3, label="Rankers per question")
     ties_allowed = forms.BooleanField(required=False)

@@ -104,6 +104,10 @@ class Study(models.Model):
         default=False,
         help_text="Rankers mark the hallucinated words of each answer (character spans, SHROOM's labels).",
     )
+    spans_by_character = models.BooleanField(
+        default=False,
+        help_text="Span marks keep exactly the characters selected; by default a selection grows to whole words.",
+    )
     ask_harm = models.BooleanField(default=False)
     # Intrinsic hallucination (contradicting the source) cannot be judged without the source; the organizer decides
     # whether rankers see it (it may give the gold answer away, which is why it is not always on).

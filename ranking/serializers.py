@@ -54,6 +54,7 @@ class RankerStudyFormSerializer(serializers.Serializer):
     ask_ranking = serializers.BooleanField()
     ask_nuggets = serializers.BooleanField()
     ask_spans = serializers.BooleanField()
+    spans_by_character = serializers.BooleanField(help_text="Span marks keep exactly the characters selected.")
 
 
 class BlindedTaskSerializer(serializers.Serializer):
@@ -163,6 +164,7 @@ class StudySerializer(serializers.ModelSerializer):
             "ask_ranking",
             "ask_nuggets",
             "ask_spans",
+            "spans_by_character",
             "ask_hallucination",
             "ask_harm",
             "show_passage",
@@ -202,6 +204,11 @@ class StudyCreateSerializer(serializers.Serializer):
     )
     ask_spans = serializers.BooleanField(
         required=False, default=False, help_text="Rankers mark the hallucinated words of each answer."
+    )
+    spans_by_character = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Span marks keep exactly the characters selected (by default a selection grows to whole words).",
     )
 
 

@@ -176,6 +176,7 @@ def task_blinded(*, task: RankingTask) -> dict:
             "ask_ranking": study.ask_ranking,
             "ask_nuggets": study.ask_nuggets,
             "ask_spans": study.ask_spans,
+            "spans_by_character": study.spans_by_character,
         },
         "question": _question_blinded(task.question.item, show_passage=study.show_passage),
         "answers": answers,

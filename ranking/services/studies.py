@@ -148,6 +148,7 @@ def study_create(
     ask_ranking: bool = True,
     ask_nuggets: bool = False,
     ask_spans: bool = False,
+    spans_by_character: bool = False,
     user: User | None = None,
 ) -> StudyCreateResult:
     """Create a study over the items matching the filter that have an output from every chosen system.
@@ -232,6 +233,7 @@ def study_create(
             ask_ranking=ask_ranking,
             ask_nuggets=ask_nuggets,
             ask_spans=ask_spans,
+            spans_by_character=spans_by_character,
             excluded_items=excluded,
             excluded_without_nuggets=without_nuggets,
             created_by=acting_user(user),

@@ -138,3 +138,82 @@ def make_study(tmp_path):
 
 
 STUDY_SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]
+
+
+@pytest.fixture
+def queue(db):
+    """The public sample (35 items) with its source passages, first reviews only and no gold: a plain review queue.
+    (A test file may define its own ``queue``.)"""
+    from annotation.models import VettingConfig
+    from annotation.services.imports import items_import, sources_import
+
+    root = Path(__file__).resolve().parents[2]
+    items_import(paths=[root / "fixtures" / "cliniqlink-sample"])
+    sources_import(paths=[root / "fixtures" / "demo-sources.csv"])
+    config = VettingConfig.load()
+    config.second_share, config.gold_rate = 0.0, 0.0
+    config.save()
+
+
+@pytest.fixture
+def open_page(chromium_browser, live_server):
+    """``open_page(user, **context options)``: a signed-in page; fails the test on a CSP violation."""
+    contexts, violations = [], []
+
+    def opened(user, **options):
+        context = chromium_browser.new_context(base_url=live_server.url, **options)
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+        page.goto("/accounts/login/")
+        page.fill("input[name=login]", user.email)
+        page.fill("input[name=password]", "pw-for-tests-123")
+        page.click("button[type=submit]")
+        page.wait_for_url(lambda url: "/accounts/login" not in url)
+        return page
+
+    yield opened
+    for context in contexts:
+        context.close()
+    assert not violations, violations
+
+
+#: The nugget list every item of a browser nugget study gets: a vital fact, an okay one and one to avoid.
+STUDY_NUGGETS = (
+    ("n1", "The first fact an answer should state.", "vital"),
+    ("n2", "A second, less important fact.", "okay"),
+    ("n3", "A dangerous claim no answer should make.", "avoid"),
+)
+NUGGET_SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]
+
+
+@pytest.fixture
+def make_nugget_study(tmp_path):
+    """A study over two short-answer items with validated nuggets (:data:`STUDY_NUGGETS`) and two systems whose
+    answers have two sentences each: ``make_nugget_study(name=..., ask_ranking=..., ask_spans=...)``, options of
+    ``study_create``; nuggets are always asked."""
+    from annotation.models import QAItem
+    from annotation.services.imports import items_import
+    from ranking.services.outputs import outputs_import
+    from ranking.services.studies import study_create
+    from tests.ranking.nuggets import validated_nuggets
+
+    def create(**options):
+        items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
+        items = list(QAItem.objects.filter(qa_type="short_answer").order_by("pk")[:2])
+        for item in items:
+            validated_nuggets(item, STUDY_NUGGETS)
+        for n, name in enumerate(NUGGET_SYSTEMS):
+            path = tmp_path / f"{n}.jsonl"
+            path.write_text(
+                "".join(
+                    f'{{"item_uid": "{i.uid}", "response": "Answer {n} opens here. It goes on to a second sentence."}}\n'
+                    for i in items
+                )
+            )
+            outputs_import(system_name=name, paths=[path])
+        settings = {"systems": NUGGET_SYSTEMS, "ask_nuggets": True, "overlap": 1, "include_reference": False}
+        return study_create(**(settings | options)).study
+
+    return create

@@ -4,50 +4,17 @@ and on a 390 px phone, in real Chromium; the draft keeps the labels across a rel
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from ranking.models import NuggetJudgement, RankingTask, SentenceFlag
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]
-NUGGETS = (
-    ("n1", "The first fact an answer should state.", "vital"),
-    ("n2", "A second, less important fact.", "okay"),
-    ("n3", "A dangerous claim no answer should make.", "avoid"),
-)
 
 
 @pytest.fixture
-def nugget_study(tmp_path):
-    from annotation.models import QAItem
-    from annotation.services.imports import items_import
-    from ranking.services.outputs import outputs_import
-    from ranking.services.studies import study_create
-    from tests.ranking.nuggets import validated_nuggets
-
-    items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
-    items = list(QAItem.objects.filter(qa_type="short_answer").order_by("pk")[:2])
-    for item in items:
-        validated_nuggets(item, NUGGETS)
-    for n, name in enumerate(SYSTEMS):
-        path = tmp_path / f"{n}.jsonl"
-        path.write_text(
-            "".join(
-                f'{{"item_uid": "{i.uid}", "response": "Answer {n} opens here. It goes on to a second sentence."}}\n'
-                for i in items
-            )
-        )
-        outputs_import(system_name=name, paths=[path])
-    return study_create(
-        name="Nugget browser study",
-        systems=SYSTEMS,
-        ask_nuggets=True,
-        ask_ranking=False,
-        overlap=1,
-        include_reference=False,
-    ).study
+def nugget_study(make_nugget_study):
+    return make_nugget_study(name="Nugget browser study", ask_ranking=False)
 
 
 SHOTS = os.environ.get("RANKING_SHOTS")  # a folder: screenshots for a person to look at

@@ -5,54 +5,19 @@ submit storing all three."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ranking.models import HallucinationSpan, NuggetJudgement, RankingTask
 from tests.browser.layout import assert_page_fits
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SYSTEMS = ["SYSNAME-ALPHA-7B", "SYSNAME-BETA-13B"]
-NUGGETS = (
-    ("n1", "The first fact an answer should state.", "vital"),
-    ("n2", "A second, less important fact.", "okay"),
-    ("n3", "A dangerous claim no answer should make.", "avoid"),
-)
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
 
 @pytest.fixture
-def three_step_study(tmp_path):
-    from annotation.models import QAItem
-    from annotation.services.imports import items_import
-    from ranking.services.outputs import outputs_import
-    from ranking.services.studies import study_create
-    from tests.ranking.nuggets import validated_nuggets
-
-    items_import(paths=[Path(__file__).resolve().parents[2] / "fixtures" / "cliniqlink-sample"])
-    items = list(QAItem.objects.filter(qa_type="short_answer").order_by("pk")[:2])
-    for item in items:
-        validated_nuggets(item, NUGGETS)
-    for n, name in enumerate(SYSTEMS):
-        path = tmp_path / f"{n}.jsonl"
-        path.write_text(
-            "".join(
-                f'{{"item_uid": "{i.uid}", "response": "Answer {n} opens here. It goes on to a second sentence."}}\n'
-                for i in items
-            )
-        )
-        outputs_import(system_name=name, paths=[path])
-    return study_create(
-        name="Three step study",
-        systems=SYSTEMS,
-        ask_ranking=True,
-        ask_nuggets=True,
-        ask_spans=True,
-        overlap=1,
-        include_reference=False,
-    ).study
+def three_step_study(make_nugget_study):
+    return make_nugget_study(name="Three step study", ask_ranking=True, ask_spans=True)
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, QAItem, VettingConfig
-from annotation.services.imports import items_import, sources_import
+from annotation.models import Assignment, QAItem
+from annotation.services.imports import items_import
 from annotation.workflow import ItemStatus
 from tests.browser.layout import assert_page_fits
 
@@ -20,39 +20,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def queue(db):
-    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
-    config = VettingConfig.load()
-    config.second_share, config.gold_rate = 0.0, 0.0
-    config.save()
-
-
-@pytest.fixture
-def open_page(chromium_browser, live_server):
-    """``open_page(user, **context options)``: a signed-in page; fails the test on a CSP violation."""
-    contexts, violations = [], []
-
-    def opened(user, **options):
-        context = chromium_browser.new_context(base_url=live_server.url, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
-        page.goto("/accounts/login/")
-        page.fill("input[name=login]", user.email)
-        page.fill("input[name=password]", "pw-for-tests-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login" not in url)
-        return page
-
-    yield opened
-    for context in contexts:
-        context.close()
-    assert not violations, violations
 
 
 def _first_item(page) -> None:

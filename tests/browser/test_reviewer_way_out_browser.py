@@ -5,13 +5,11 @@ links folded behind a Menu button on the phone, and no keyboard hints on a touch
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from annotation.models import Assignment, VettingConfig
+from annotation.models import Assignment
 from annotation.services.disputes import feedback_file
-from annotation.services.imports import items_import, sources_import
 from annotation.services.queue import assignment_give_back, assignment_next
 from annotation.services.review import review_submit
 from tests.browser.layout import assert_page_fits
@@ -20,40 +18,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("PORTAL_SCREENSHOTS")  # a folder: save what the test saw, to look at it
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def queue(db):
-    items_import(paths=[ROOT / "fixtures" / "cliniqlink-sample"])
-    sources_import(paths=[ROOT / "fixtures" / "demo-sources.csv"])
-    config = VettingConfig.load()
-    config.second_share, config.gold_rate = 0.0, 0.0
-    config.save()
-
-
-@pytest.fixture
-def open_page(chromium_browser, live_server):
-    """``open_page(user, **context options)``: a signed-in page; fails the test on a CSP violation."""
-    contexts, violations = [], []
-
-    def opened(user, **options):
-        context = chromium_browser.new_context(base_url=live_server.url, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
-        page.goto("/accounts/login/")
-        page.fill("input[name=login]", user.email)
-        page.fill("input[name=password]", "pw-for-tests-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login" not in url)
-        return page
-
-    yield opened
-    for context in contexts:
-        context.close()
-    assert not violations, violations
 
 
 def _shot(page, name: str) -> None:

@@ -178,3 +178,15 @@ def test_a_mouse_selection_inside_words_marks_the_whole_words(page, login, make_
     page.wait_for_selector("#span-toolbar:not([hidden])")
     quote = page.inner_text("#span-toolbar .span-quote-text")
     assert "司匹" in quote and len(quote) > 2 and quote in TEXT
+
+
+def test_a_study_by_character_keeps_exactly_the_selected_characters(page, login, make_user, make_study):
+    study = make_study(
+        ask_ranking=False, ask_spans=True, include_reference=False, sample_size=1, spans_by_character=True
+    )
+    StudyAnswer.objects.filter(question__study=study).update(text=TEXT)
+    login(make_user("ranker"))
+    _start(page, study)
+    _drag_select(page, "span-text-A", "ily with fo")
+    page.wait_for_selector("#span-toolbar:not([hidden])")
+    assert page.inner_text("#span-toolbar .span-quote-text") == "ily with fo"

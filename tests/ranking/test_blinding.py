@@ -33,6 +33,7 @@ ALLOWED_DATA_ATTRIBUTES = {
     # the steps of a page that asks for more than one thing: the step's name and title (rank, facts, words)
     "data-step",
     "data-step-title",
+    "data-span-unit",
 }
 
 

@@ -232,3 +232,35 @@ def _systems():
     from ranking.models import System
 
     return System.objects.filter(is_reference=False)
+
+
+@pytest.mark.django_db
+def test_a_study_may_ask_for_marks_by_character_instead_of_whole_words(span_task, client, make_user):
+    """Whole words by default (spans.js grows a selection to them); a study that asks for characters says so to the
+    page, through the form, the API and the command alike."""
+    study, ranker, task = span_task(ask_ranking=False)
+    client.force_login(ranker)
+    assert b"data-span-unit" not in client.get(reverse("ranking_task", args=[task.pk])).content
+    exact, other, exact_task = span_task(ask_ranking=False, spans_by_character=True)
+    client.force_login(other)
+    page = client.get(reverse("ranking_task", args=[exact_task.pk])).content.decode()
+    assert 'data-span-unit="characters"' in page and exact.spans_by_character
+
+
+@pytest.mark.django_db
+def test_the_study_form_api_and_command_take_marks_by_character(systems_with_outputs, organizer, client):
+    from django.core.management import call_command
+
+    from ranking.models import Study
+
+    client.force_login(organizer)
+    base = {"systems": list(systems_with_outputs), "overlap": 1, "ask_spans": True, "ask_ranking": False}
+    response = client.post(reverse("api_study_list"), {**base, "name": "by API", "spans_by_character": True},
+                           content_type="application/json")  # fmt: skip
+    assert response.status_code == 201, response.content
+    assert Study.objects.get(name="by API").spans_by_character
+    call_command("create_study", "by command", "--system", systems_with_outputs[0], "--spans",
+                 "--no-ranking", "--span-characters", "--no-reference")  # fmt: skip
+    assert Study.objects.get(name="by command").spans_by_character
+    form_page = client.get(reverse("study_create")).content.decode()
+    assert 'name="spans_by_character"' in form_page and "Marks by character" in form_page

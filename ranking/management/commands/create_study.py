@@ -29,6 +29,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--spans", action="store_true", help="Ask rankers to mark each answer's hallucinated words."
         )
+        parser.add_argument(
+            "--span-characters",
+            action="store_true",
+            help="Span marks keep exactly the characters selected (by default a selection grows to whole words).",
+        )
         parser.add_argument("--guidelines", default="", help="Text, or @path to read it from a file.")
 
     def handle(self, *args, **o):
@@ -55,6 +60,7 @@ class Command(BaseCommand):
                 ask_ranking=not o["no_ranking"],
                 ask_nuggets=o["nuggets"],
                 ask_spans=o["spans"],
+                spans_by_character=o["span_characters"],
             )
         except DomainError as exc:
             raise CommandError(str(exc)) from exc

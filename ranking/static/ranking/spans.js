@@ -159,6 +159,7 @@
   // nothing a physician meant, so a selection grows to the whole words it touches (the keyboard's word cursor
   // already moves by words). Words as Intl.Segmenter cuts them, which handles Chinese without spaces.
   function wholeWords(slot, start, end) {
+    if (panel.dataset.spanUnit === "characters") return [start, end];  // the study asks for exact characters
     for (const [from, to] of words[slot] || []) {
       if (from < start && start < to) start = from;
       if (from < end && end < to) end = to;
