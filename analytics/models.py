@@ -10,7 +10,14 @@ from ranking.models import Study
 
 
 class ScoringRun(models.Model):
-    """One system's outputs scored with one metric profile, over a release (or every item it answered)."""
+    """One system's outputs scored with one metric profile, over a release (or every item it answered).
+
+    The profile :attr:`PROMPTCBLUE` scores the scope's PromptCBLUE items with the official PromptCBLUE evaluation
+    (:mod:`analytics.scoring.promptcblue`): ``summary`` holds the official report, each sample a
+    :class:`PromptCblueScore`. Every other profile is the ClinIQLink metric, each answer an :class:`AnswerScore`.
+    """
+
+    PROMPTCBLUE = "promptcblue"
 
     system = models.ForeignKey("ranking.System", on_delete=models.CASCADE, related_name="scoring_runs")
     release = models.ForeignKey(
@@ -85,6 +92,34 @@ class AnswerScore(models.Model):
         if self.correct is not None:
             return float(self.correct)
         return self.f1
+
+
+class PromptCblueScore(models.Model):
+    """One PromptCBLUE sample of a run scored with the official evaluation: the gold and the generated answer as
+    the official parser reads them, the generated lines no template of the task matched (parse misses), the
+    sample's statistics for its task's figure, and its own score. Unique per (run, item), as :class:`AnswerScore`."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="promptcblue_scores")
+    item = models.ForeignKey("annotation.QAItem", on_delete=models.CASCADE, related_name="+")
+    output = models.ForeignKey("ranking.SystemOutput", null=True, on_delete=models.SET_NULL, related_name="+")
+    task = models.CharField(max_length=40)
+    sample_id = models.CharField(max_length=500)
+    answered = models.BooleanField(default=True, help_text="False: the system gave no answer; scored as empty text.")
+    score = models.FloatField(null=True, help_text="The sample's own score, 0 to 1 (metrics.promptcblue.sample_score).")
+    gold = models.JSONField(encoder=FiniteJSONEncoder, help_text="The gold answer as the official parser reads it.")
+    prediction = models.JSONField(encoder=FiniteJSONEncoder, help_text="The generated answer as the parser reads it.")
+    parse_misses = models.JSONField(default=list, help_text="Generated lines that matched no template of the task.")
+    n_parse_misses = models.PositiveIntegerField(default=0)
+    official_parser_fails = models.BooleanField(default=False)
+    stats = models.JSONField(encoder=FiniteJSONEncoder, help_text="The sample's share of its task's figure.")
+
+    class Meta:
+        ordering = ["run", "pk"]
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="promptcblue_score_once_per_run")]
+        indexes = [models.Index(fields=["run", "task"], name="promptcblue_score_run_task")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} · {self.task} · {self.sample_id}"
 
 
 class ScoringChunk(models.Model):

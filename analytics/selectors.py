@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analytics.models import AnswerScore, ScoringRun
+from analytics.models import AnswerScore, PromptCblueScore, ScoringRun
 from annotation.models import Review
 from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
 from portal.models import User
@@ -14,7 +14,15 @@ from ranking.models import AnswerJudgement, RankingTask, Study
 RELEVANCE_SCALE = list(RELEVANCE_VALUES)
 VERDICT_SCALE = list(Verdict.values)
 SCORE_METRICS = ["semantic", "bleu", "rouge", "meteor"]
-SCORE_LABELS = {"semantic": "Semantic", "bleu": "BLEU", "rouge": "ROUGE", "meteor": "METEOR"}
+#: PromptCBLUE answers' own scores (the official evaluation, per sample) correlated like a metric, where there are any.
+PROMPTCBLUE_METRIC = "promptcblue"
+SCORE_LABELS = {
+    "semantic": "Semantic",
+    "bleu": "BLEU",
+    "rouge": "ROUGE",
+    "meteor": "METEOR",
+    PROMPTCBLUE_METRIC: "PromptCBLUE (official, per sample)",
+}
 
 
 def vetting_ratings() -> pd.DataFrame:
@@ -71,6 +79,18 @@ def study_scores(study, *, profile: str = "cliniqlink-2025") -> pd.DataFrame:
     closed = frame["semantic"].isna()
     frame.loc[closed, "semantic"] = frame.loc[closed, "correct"].astype(float).fillna(frame.loc[closed, "f1"])
     return frame.drop(columns=["correct", "f1"])
+
+
+def study_promptcblue_scores(study) -> pd.DataFrame:
+    """Each study answer's PromptCBLUE sample score (item, system, score) from each system's latest finished
+    PromptCBLUE run (:mod:`analytics.scoring.promptcblue`); empty when the study's systems have none. Answers a
+    system did not give are left out: the physicians ranked only the answers there were."""
+    runs = [run.pk for run in study_scoring_runs(study, profile=ScoringRun.PROMPTCBLUE)]
+    items = study.questions.values_list("item_id", flat=True)
+    rows = PromptCblueScore.objects.filter(
+        run_id__in=runs, item_id__in=items, answered=True, score__isnull=False
+    ).values_list("item__uid", "run__system__name", "score")
+    return pd.DataFrame(list(rows), columns=["item", "system", "score"])
 
 
 def study_physician_pseudonyms(study: Study) -> set[str]:

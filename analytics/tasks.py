@@ -8,6 +8,7 @@ from analytics.embeddings import embeddings_prune
 from analytics.models import Report, ScoringChunk, ScoringRun, ScoringSlice
 from analytics.nuggets.board import nugget_board_compute
 from analytics.nuggets.matching import nugget_matcher_run
+from analytics.scoring.promptcblue import promptcblue_run_execute
 from analytics.scoring.runs import scoring_chunk_encode, scoring_run_execute, scoring_run_split
 from analytics.scoring.slices import scoring_run_slice, scoring_slice_score
 from analytics.selectors import SCORE_LABELS
@@ -148,6 +149,43 @@ def scoring_finish_task(job_id: str) -> None:
 def _score(run, progress) -> dict:
     scoring_run_execute(run=run, progress=progress)
     return {"run_id": run.pk, "n_items": run.n_items, "overall_effectiveness": run.summary.get("overall_effectiveness")}
+
+
+def _promptcblue_sentences(result: dict, params: dict) -> list[str]:
+    run = ScoringRun.objects.select_related("system").filter(pk=result["run_id"]).first()
+    whose = f" of “{run.system.name}”" if run is not None else ""
+    sentences = [f"{count_phrase(int(result['n_items']), 'PromptCBLUE sample', 'PromptCBLUE samples')}{whose} scored."]
+    if result.get("score") is not None:
+        which = "official overall" if result.get("official_overall") else "mean over the tasks present"
+        sentences.append(f"Score ({which}): {float(result['score']):.2f} of 100.")
+    if result.get("unanswered"):
+        sentences.append(
+            f"{count_phrase(int(result['unanswered']), 'item', 'items')} without an answer, scored as empty."
+        )
+    return sentences
+
+
+@job_task(
+    kind="promptcblue_scoring",
+    label="Score a system on PromptCBLUE",
+    links=lambda result, params: [
+        ("The PromptCBLUE leaderboard", reverse("promptcblue_leaderboard")),
+        *([("The scored samples", reverse("promptcblue_run", args=[int(params["run_id"])]))] if result else []),
+    ],
+    describe=_promptcblue_sentences,
+)
+def promptcblue_scoring_task(job_id: str) -> None:
+    def work(job, progress):
+        run = promptcblue_run_execute(run=ScoringRun.objects.get(pk=job.params["run_id"]), progress=progress)
+        return {
+            "run_id": run.pk,
+            "n_items": run.n_items,
+            "score": run.summary.get("score"),
+            "official_overall": run.run_record.get("official_overall"),
+            "unanswered": run.run_record.get("unanswered", 0),
+        }
+
+    job_run(job_id, work)
 
 
 @job_task(

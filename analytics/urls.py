@@ -3,6 +3,7 @@ from django.urls import path
 from analytics import api
 from analytics.views import judges as judge_views
 from analytics.views import nuggets as nugget_views
+from analytics.views import promptcblue as promptcblue_views
 from analytics.views import reports as views
 from analytics.views import spans as span_views
 
@@ -14,6 +15,22 @@ urlpatterns = [
     path("analytics/reports/<int:pk>/download.<str:fmt>", views.ReportDownloadView.as_view(), name="report_download"),
     path("analytics/task1/", views.Task1LeaderboardView.as_view(), name="task1_leaderboard"),
     path("analytics/task1/plots/<str:metric>.<str:fmt>", views.Task1PlotView.as_view(), name="task1_plot"),
+    path(
+        "analytics/promptcblue/", promptcblue_views.PromptCblueLeaderboardView.as_view(), name="promptcblue_leaderboard"
+    ),
+    path(
+        "analytics/promptcblue/plots/<str:name>.<str:fmt>",
+        promptcblue_views.PromptCbluePlotView.as_view(),
+        name="promptcblue_plot",
+    ),
+    path(
+        "analytics/promptcblue/runs/<int:pk>/", promptcblue_views.PromptCblueRunView.as_view(), name="promptcblue_run"
+    ),
+    path(
+        "analytics/promptcblue/runs/<int:pk>/samples/<int:sample_pk>/",
+        promptcblue_views.PromptCblueSampleView.as_view(),
+        name="promptcblue_sample",
+    ),
     path(
         "analytics/studies/<int:pk>/nuggets/", nugget_views.NuggetLeaderboardView.as_view(), name="nugget_leaderboard"
     ),

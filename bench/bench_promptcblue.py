@@ -102,9 +102,21 @@ def main(n: int = 10_000) -> None:
 
         result = score_files(gold_path, pred_path, keep_samples=True)
         seconds = time.perf_counter() - start
+    scoring_peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from evaluation.promptcblue import score_intervals
+
+    start = time.perf_counter()
+    intervals = score_intervals(result.scores)  # what a portal run adds: the leaderboard's intervals
+    interval_seconds = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{n} samples over {len(result.scores.tasks)} tasks: score {result.report['score']:.4f}")
-    print(f"read and scored in {seconds:.2f} s; peak resident memory {peak_mib:.0f} MiB")
+    print(f"read and scored in {seconds:.2f} s; peak resident memory {scoring_peak_mib:.0f} MiB")
+    low, high = intervals["overall"]
+    print(
+        f"bootstrap intervals ({intervals['n_resamples']} resamples, 18 tasks and the overall) in "
+        f"{interval_seconds:.2f} s; overall interval {low * 100:.2f} – {high * 100:.2f}; peak resident memory "
+        f"{peak_mib:.0f} MiB with them"
+    )
 
 
 if __name__ == "__main__":

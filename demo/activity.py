@@ -35,6 +35,7 @@ from annotation.workflow import ItemStatus, Stage, Verdict
 from demo.judges import demo_judge_scores
 from demo.nugget_study import demo_nugget_study
 from demo.nuggets import demo_nuggets
+from demo.promptcblue import demo_promptcblue
 from demo.spans import demo_spans
 from portal.errors import DomainError
 from ranking.models import RankingTask, Study, StudyAnswer, System
@@ -65,6 +66,7 @@ def demo_activity(*, users: dict, out=None) -> list[str]:
         _nugget_study,
         _nugget_judges,
         _scoring,
+        demo_promptcblue,
         _study_judges,
         _spans,
         _reports,

@@ -8,15 +8,21 @@ reader (:mod:`records.jsonl`). Refused, naming the file and line (from 1), the s
 not a JSON object, a missing or wrong-typed field, an unknown task, a duplicate sample_id, a prediction for an
 unknown sample_id, a gold sample without a prediction, an empty gold answer of a classification task, and (unless
 ``present_tasks``) a gold file without every classification, generation and Text2DT task.
+
+:func:`score_intervals` adds 95 % bootstrap intervals to each task's figure and to the overall (for the leaderboard).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metrics.promptcblue import TASKS, GoldSample, Scores, ScoringError, score, task_named
+import numpy as np
+
+from metrics.promptcblue import TASKS, GoldSample, Scores, ScoringError, contributions, score, task_named
 from records import jsonl
 from records.jsonl import InputFileError, json_type
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_sums, interval_containing, percentile_interval
+from stats.results import finite_or_none
 
 MAX_TEXT_CHARS = 200_000
 
@@ -145,3 +151,102 @@ def format_text(result: PromptCblueResult) -> str:
             "line); they are read here with that line counted as a parse miss"
         )
     return "\n".join(lines) + "\n"
+
+
+def task_seed(seed: int, index: int) -> int:
+    """The seed of the task at ``index`` in :data:`TASKS`: derived from ``seed`` and the index, so that the same seed
+    always draws the same resamples, and two tasks with as many samples do not draw the same ones."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def _stats_by_task(scores: Scores) -> dict[str, list]:
+    if scores.samples is None:
+        raise ValueError("bootstrap intervals need the per-sample statistics: score with keep_samples=True")
+    by_task: dict[str, list] = {}
+    for sample in scores.samples:
+        by_task.setdefault(sample.task, []).append(sample.stats)
+    return by_task
+
+
+def task_resamples(
+    scores: Scores, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> dict[str, np.ndarray]:
+    """Each present task's figure on ``n_resamples`` resamples of its own samples (``(B,)``, NaN where undefined),
+    in the official order; task ``i`` of :data:`TASKS` resamples with :func:`task_seed` ``(seed, i)``."""
+    by_task = _stats_by_task(scores)
+    resampled: dict[str, np.ndarray] = {}
+    for index, task in enumerate(TASKS):
+        if task.name not in by_task:
+            continue
+        matrix, statistic = contributions(task, by_task[task.name])
+        outcome = bootstrap_sums(matrix, statistic, n_resamples=n_resamples, seed=task_seed(seed, index))
+        resampled[task.name] = outcome.samples
+    return resampled
+
+
+def overall_resamples(scores: Scores, resampled: dict[str, np.ndarray]) -> np.ndarray:
+    """The overall of each stratified resample: the tasks' resampled figures summed in the official order and
+    divided as the report divides (by 18, an absent task adding 0; by the tasks present with ``present_tasks``).
+    NaN where a task's figure is undefined in that resample."""
+    if not resampled:
+        raise ValueError("no task was resampled: there is no overall to resample")
+    total = np.zeros(len(next(iter(resampled.values()))))
+    for task in TASKS:
+        if task.name in resampled:
+            total = total + resampled[task.name]
+    return total / _overall_divisor(scores)
+
+
+def _overall_divisor(scores: Scores) -> int:
+    return len(scores.tasks) if scores.present_tasks else len(TASKS)
+
+
+def _overall_estimate(scores: Scores) -> float:
+    total = 0.0
+    for task in TASKS:
+        if task.name in scores.tasks:
+            total += scores.tasks[task.name].figure
+    return total / _overall_divisor(scores)
+
+
+def _interval(estimate: float, resampled: np.ndarray) -> tuple[float, float] | None:
+    """The percentile interval of the defined resamples, widened to contain the estimate; None if none is defined."""
+    percentile_low, percentile_high = percentile_interval(resampled)
+    low, high = interval_containing(estimate, percentile_low[0], percentile_high[0])
+    low, high = finite_or_none(low), finite_or_none(high)
+    return (low, high) if low is not None and high is not None else None
+
+
+def _method(scores: Scores, n_resamples: int) -> str:
+    divisor = f"the {len(scores.tasks)} tasks present" if scores.present_tasks else f"{len(TASKS)} (an absent task 0)"
+    return (
+        f"Percentile bootstrap, 95 %, {n_resamples} resamples: each task's samples resampled with replacement within "
+        f"the task, the overall from the same resamples (stratified by task) as the tasks' figures summed and divided "
+        f"by {divisor}; resamples where a figure is undefined are left out, and an interval is widened to its estimate."
+    )
+
+
+def score_intervals(scores: Scores, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+    """95 % percentile bootstrap intervals, as fractions: ``{"tasks": {name: (low, high) | None}, "overall":
+    (low, high) | None, "n_resamples", "seed", "method"}``, JSON-ready (an interval is a pair).
+
+    ``tasks`` lists the tasks present, in the official order. A task's interval resamples its samples (None for a
+    task of a single sample: nothing to resample). The overall's
+    is stratified: each resample draws every task's samples within the task (the very resamples of the tasks'
+    intervals), so each task keeps its size; None when no task has two samples. Needs ``scores.samples`` (score
+    with ``keep_samples=True``); raises ValueError otherwise.
+    """
+    resampled = task_resamples(scores, n_resamples=n_resamples, seed=seed)
+    tasks: dict[str, tuple[float, float] | None] = {}
+    for name, figures in resampled.items():
+        result = scores.tasks[name]
+        tasks[name] = _interval(result.figure, figures) if result.n >= 2 else None
+    any_resampled = any(result.n >= 2 for result in scores.tasks.values())
+    overall = _interval(_overall_estimate(scores), overall_resamples(scores, resampled)) if any_resampled else None
+    return {
+        "tasks": tasks,
+        "overall": overall,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "method": _method(scores, n_resamples),
+    }

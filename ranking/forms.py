@@ -121,7 +121,10 @@ class OutputsImportForm(forms.Form):
     )
     family = forms.CharField(max_length=100, required=False)
     parameter_count = WholeNumberField(min_value=1, required=False)
-    files = MultipleFileField(help_text="Harness output files (true_false.json … multi_hop_inverse.json) or .jsonl")
+    files = MultipleFileField(
+        help_text="Harness output files (true_false.json … multi_hop_inverse.json), .jsonl, or PromptCBLUE predictions "
+        "(test_predictions.json)"
+    )
 
     def clean_system(self):
         # The import job checks the name too (CLI); checked here as well so the page says it at once.

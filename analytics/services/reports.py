@@ -27,10 +27,12 @@ from analytics.models import Report, ScoringRun
 from analytics.nuggets.board import nugget_metric_scores, study_nugget_scores
 from analytics.nuggets.selectors import nugget_questions
 from analytics.selectors import (
+    PROMPTCBLUE_METRIC,
     RELEVANCE_SCALE,
     SCORE_LABELS,
     SCORE_METRICS,
     VERDICT_SCALE,
+    study_promptcblue_scores,
     study_rankings,
     study_scores,
     study_scoring_runs,
@@ -237,6 +239,10 @@ def report_study(
     _stage(progress, "nugget scores, judges, automatic leaderboard")
     nugget_metrics = _nugget_metrics(study, kw)
     result["nuggets"] = bool(nugget_metrics)
+    promptcblue = study_promptcblue_scores(study)
+    if not promptcblue.empty:  # PromptCBLUE items scored the official way: a metric beside the others
+        result["correlation"][PROMPTCBLUE_METRIC] = _correlation_block(ranked, promptcblue, kw)
+        result["scatter"][PROMPTCBLUE_METRIC] = _scatter(human, promptcblue)
     for metric, metric_scores in nugget_metrics.items():
         result["correlation"][metric] = _correlation_block(ranked, metric_scores, kw)
         result["scatter"][metric] = _scatter(human, metric_scores)

@@ -41,16 +41,19 @@ def scoring_request(
     seed: int = 0,
     user: User | None = None,
 ) -> ScoringRun:
-    """Create a scoring run for one system (over a release, or every item it answered) and queue its job."""
+    """Create a scoring run for one system (over a release, or every item it answered) and queue its job: the
+    ClinIQLink metric with one of its profiles, or the official PromptCBLUE evaluation (``ScoringRun.PROMPTCBLUE``)."""
 
-    if profile not in PROFILES:
-        raise DomainError(f"unknown metric profile {profile!r}; use one of {', '.join(PROFILES)}")
+    if profile not in PROFILES and profile != ScoringRun.PROMPTCBLUE:
+        choices = ", ".join([*PROFILES, ScoringRun.PROMPTCBLUE])
+        raise DomainError(f"unknown metric profile {profile!r}; use one of {choices}")
     if system.is_reference:
         raise DomainError("the reference pseudo-system is not scored")
     with transaction.atomic():
         run = ScoringRun.objects.create(
             system=system, release=release, profile=profile, seed=seed, created_by=acting_user(user)
         )
-        run.job = job_start(kind="scoring", params={"run_id": run.pk}, user=user)
+        kind = "promptcblue_scoring" if profile == ScoringRun.PROMPTCBLUE else "scoring"
+        run.job = job_start(kind=kind, params={"run_id": run.pk}, user=user)
         run.save(update_fields=["job"])
     return run

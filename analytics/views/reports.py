@@ -31,6 +31,7 @@ from analytics.presentation.tables import REVIEWER_GAPS, pair_rows, report_csv, 
 from analytics.presentation.task1 import task1_display
 from analytics.services.requests import report_request, scoring_request
 from annotation.models import Release
+from metrics import PROFILES
 from portal import csv_cells
 from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
@@ -161,6 +162,8 @@ class Task1LeaderboardView(RoleRequiredMixin, View):
 
     def _scope(self, request):
         profile = request.GET.get("profile", "cliniqlink-2025")
+        if profile not in PROFILES:  # the ClinIQLink metric's profiles; PromptCBLUE has a leaderboard of its own
+            profile = "cliniqlink-2025"
         if "release" not in request.GET:  # first visit; an empty choice means "all answered items"
             return default_release(profile=profile), profile
         label = request.GET.get("release") or ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -206,6 +206,8 @@ class Scores:
 
 
 MUST_BE_PRESENT = (CLASSIFICATION, GENERATION, TREE)
+# Samples between two calls of score()'s progress callback: often enough for a job's progress bar to move.
+PROGRESS_EVERY = 500
 
 
 def score(
@@ -214,6 +216,7 @@ def score(
     *,
     present_tasks: bool = False,
     keep_samples: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Scores:
     """Score generated ``predictions`` (sample_id -> text) against ``gold``.
 
@@ -221,6 +224,7 @@ def score(
     classification, generation or Text2DT task is refused (the official code fails on it). With ``present_tasks``
     the overall is the mean over the tasks present in the gold instead (not comparable to the official figure; the
     report says so). ``keep_samples`` keeps a :class:`SampleResult` per sample (for pages that show why).
+    ``progress(done, total)`` is called every :data:`PROGRESS_EVERY` samples and once the last is scored.
     """
     from .parsing import parse
 
@@ -229,7 +233,7 @@ def score(
     per_task_missed_samples: Counter = Counter()
     per_task_fails: Counter = Counter()
     samples: list[SampleResult] | None = [] if keep_samples else None
-    for sample in gold:
+    for done, sample in enumerate(gold, start=1):
         if sample.sample_id not in predictions:
             raise ScoringError(f"sample_id {sample.sample_id!r} ({sample.task.name}) has no prediction")
         task = sample.task
@@ -255,6 +259,8 @@ def score(
                     stats,
                 )
             )
+        if progress is not None and (done % PROGRESS_EVERY == 0 or done == len(gold)):
+            progress(done, len(gold))
     if not present_tasks:
         absent = [t.name for t in TASKS if t.kind in MUST_BE_PRESENT and t.name not in by_task]
         if absent:

@@ -89,3 +89,26 @@ TASK_ALIASES: dict[str, str] = {"CMeIE": "CMeIE-V2"}
 def task_named(name: str) -> Task | None:
     """The task a gold record's ``task_dataset`` names, the old CMeIE name included; None if unknown."""
     return TASKS_BY_NAME.get(TASK_ALIASES.get(name, name))
+
+
+#: Each task in words, in English and as the CBLUE benchmark names it in Chinese (for pages and plots).
+TASK_TITLES: dict[str, tuple[str, str]] = {
+    "CMeEE-V2": ("medical entity recognition", "医学实体识别"),
+    "CMeIE-V2": ("medical relation extraction", "医学关系抽取"),
+    "CHIP-CDN": ("diagnosis normalisation", "临床术语标准化"),
+    "CHIP-CDEE": ("clinical event extraction", "临床发现事件抽取"),
+    "IMCS-V2-NER": ("entities in a consultation", "医疗对话实体识别"),
+    "CHIP-MDCFNPC": ("findings and their status in a consultation", "医疗对话临床发现阴阳性判别"),
+    "IMCS-V2-SR": ("symptoms in a consultation", "医疗对话症状识别"),
+    "IMCS-V2-DAC": ("dialogue act of a consultation turn", "医疗对话意图识别"),
+    "IMCS-V2-MRG": ("medical report from a consultation", "医疗报告生成"),
+    "CHIP-CTC": ("clinical trial criterion type", "临床试验筛选标准分类"),
+    "CHIP-STS": ("same meaning of two questions", "医学句子语义相似度"),
+    "KUAKE-IR": ("search result relevance", "医学搜索检索相关性"),
+    "KUAKE-QIC": ("search query intent", "医学搜索意图分类"),
+    "KUAKE-QQR": ("relation of two search queries", "医学搜索查询相关性"),
+    "KUAKE-QTR": ("query and title match", "医学搜索查询与标题相关性"),
+    "MedDG": ("doctor's reply in a dialogue", "医疗对话生成"),
+    "Text2DT": ("clinical decision tree from text", "诊疗决策树抽取"),
+    "CMedCausal": ("medical causal relations", "医学因果关系抽取"),
+}

@@ -8,6 +8,12 @@ scoring. Accepted input:
   ``inputs[i]`` is the dataset item plus ``response`` / ``prompt``; it is matched to a :class:`QAItem` by the
   content uid the item importer gives it (the dataset fields only), then by (type, question, paragraph_id).
 - JSONL: one ``{"item_uid", "system", "response"}`` object per line (``prompt`` optional).
+- PromptCBLUE predictions (the official ``test_predictions.json``, JSON Lines whatever its suffix): one
+  ``{"sample_id", "target"}`` object per line, other fields ignored. ``sample_id`` names the item the PromptCBLUE
+  importer made (uid ``pcb-<sample_id>``); ``target`` is kept exactly as written, since the official parser reads
+  every character of it.
+
+A ``.json`` file that is not a harness file name and holds JSON Lines is read as JSONL.
 
 All-or-nothing: everything is parsed and matched before the first write. Idempotent: the same response again
 changes nothing; a changed response is updated and the change audited.
@@ -15,9 +21,10 @@ changes nothing; a changed response is updated and the change audited.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from django.db import connection, transaction
 
@@ -33,6 +40,7 @@ from portal.importing import (
     json_type,
     load_json,
     require_fits,
+    require_str,
     shown,
 )
 from portal.jobs import Progress, job_start
@@ -44,6 +52,7 @@ from ranking.models import System, SystemOutput
 _OUTPUTS_LOCK = 734_212  # pg_advisory_xact_lock key: one outputs import at a time
 _CHUNK = 2000
 _NOT_DATASET_FIELDS = ("response", "prompt")
+_SNIFF_BYTES = 8 << 20  # the most of a .json file read to tell JSON Lines from one JSON document
 _T = TypeVar("_T")
 
 
@@ -58,10 +67,15 @@ class ParsedOutput:
     question: str = ""
     paragraph_id: str = ""
     system: str = ""
+    sample_id: str = ""
     item_id: int | None = None
 
     @property
     def text(self) -> str:
+        # A PromptCBLUE target goes to the official parser, which reads every character, leading and trailing
+        # newlines included: flattening (which strips) would change what the model is scored on.
+        if self.sample_id and isinstance(self.response_raw, str):
+            return self.response_raw
         return to_text(self.response_raw)
 
 
@@ -160,6 +174,17 @@ def _parse_harness(path: Path, limits: Limits, display: str) -> list[ParsedOutpu
 def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]:
     parsed = []
     for index, record in iter_jsonl(path, limits, display):
+        if "item_uid" not in record:
+            if "sample_id" not in record:
+                raise ImportProblem(
+                    display,
+                    "missing, and so is sample_id: a line names its item by item_uid (or, in PromptCBLUE "
+                    "predictions, by sample_id)",
+                    record=index,
+                    field="item_uid",
+                )
+            parsed.append(_promptcblue_prediction(record, display, index))
+            continue
         uid = identifier(record.get("item_uid"), display, index, field="item_uid")
         if "response" not in record:
             raise ImportProblem(display, "missing", record=index, field="response")
@@ -177,6 +202,36 @@ def _parse_jsonl(path: Path, limits: Limits, display: str) -> list[ParsedOutput]
             )
         )
     return parsed
+
+
+def _promptcblue_prediction(record: dict, display: str, index: int) -> ParsedOutput:
+    """One line of the official PromptCBLUE predictions: the item by ``sample_id``, by the importer's rule
+    (``annotation.importers.promptcblue.parse_record``), and ``target`` as written (empty allowed)."""
+    sample_id = identifier(record.get("sample_id"), display, index, field="sample_id")
+    target = require_str(record, "target", display, index, allow_empty=True)
+    return ParsedOutput(file=display, record=index, response_raw=target, uid=f"pcb-{sample_id}", sample_id=sample_id)
+
+
+def _is_json_lines(path: Path) -> bool:
+    """Whether a ``.json`` file holds JSON Lines (the official PromptCBLUE ``test_predictions.json`` does): its first
+    non-blank line is a whole JSON object and another line follows. Only the start of the file is read; a first line
+    longer than that is taken as one JSON document, left to the harness reader."""
+    with path.open("rb") as file:
+        first = _next_non_blank_line(file)
+        if first is None or not first.endswith(b"\n") or _next_non_blank_line(file) is None:
+            return False  # empty, or one document (a harness file is written on one line)
+    try:
+        return isinstance(json.loads(first.decode("utf-8-sig")), dict)
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON: the reader that gets the file names the problem
+        return False
+
+
+def _next_non_blank_line(file: BinaryIO) -> bytes | None:
+    """The next line holding more than whitespace (at most ``_SNIFF_BYTES`` of it), or None at the end of the file."""
+    while line := file.readline(_SNIFF_BYTES):
+        if line.strip():
+            return line
+    return None
 
 
 def _optional(
@@ -242,9 +297,15 @@ def outputs_parse(
     parsed: list[ParsedOutput] = []
     for path in _expand(paths):
         display = displays.get(path, displays.get(str(path), path.name))
-        reader = _parse_jsonl if path.suffix == ".jsonl" else _parse_harness
+        reader = _parse_jsonl if _holds_jsonl(path) else _parse_harness
         parsed.extend(reader(path, limits, display))
     return parsed
+
+
+def _holds_jsonl(path: Path) -> bool:
+    if path.suffix == ".jsonl":
+        return True
+    return path.suffix == ".json" and path.name not in HARNESS_OUTPUT_FILES and _is_json_lines(path)
 
 
 # --- matching ------------------------------------------------------------------------------------------------
@@ -277,10 +338,18 @@ def _match_items(parsed: list[ParsedOutput]) -> None:
                 p.file, f"matches {len(candidates)} items by question and paragraph_id", record=p.record
             )
         else:
-            what = f"item_uid {p.uid!r}" if not p.question else f"question {p.question[:80]!r} (uid {p.uid})"
             raise ImportProblem(
-                p.file, f"no item in the portal matches {what}; import the items first", record=p.record
+                p.file,
+                f"no item in the portal matches {_unmatched(p)}; import the items first",
+                record=p.record,
+                field="sample_id" if p.sample_id else None,
             )
+
+
+def _unmatched(p: ParsedOutput) -> str:
+    if p.sample_id:
+        return f"sample_id {p.sample_id!r} (uid {p.uid})"
+    return f"item_uid {p.uid!r}" if not p.question else f"question {p.question[:80]!r} (uid {p.uid})"
 
 
 # --- the service ---------------------------------------------------------------------------------------------
@@ -318,7 +387,12 @@ def outputs_import(
         assert p.item_id is not None  # _match_items matched every record or raised
         first = seen.setdefault(p.item_id, p)
         if first is not p:
-            raise ImportProblem(p.file, f"the same item as record {first.record} of {first.file}", record=p.record)
+            raise ImportProblem(
+                p.file,
+                f"the same item as record {first.record} of {first.file}",
+                record=p.record,
+                field="sample_id" if p.sample_id else None,
+            )
     result = OutputsImportResult(system=system_name, files=sorted({p.file for p in parsed}))
     if progress is not None:
         progress.start(len(parsed), f"importing outputs of {system_name}")

@@ -41,7 +41,9 @@ def test_load_demo_is_idempotent_and_covers_every_role(demo, capsys, django_capt
     again = capsys.readouterr().out
     assert _counts() == counts
     assert sorted(QAItem.objects.values_list("uid", "status")) == statuses
-    assert counts["QAItem"] == 38 and counts["Study"] == 2  # the demo study and the demo nugget study
+    assert (
+        counts["QAItem"] == 38 + 89 and counts["Study"] == 2
+    )  # ClinIQLink and PromptCBLUE samples, the toy set  # the demo study and the demo nugget study
     for role in Role:
         assert User.objects.filter(groups__name=role.value).exists(), role
     assert "freeze-and-export-25" in demo and "freeze-and-export-25" in again

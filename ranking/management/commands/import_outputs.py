@@ -10,7 +10,8 @@ from ranking.services.outputs import outputs_import
 class Command(BaseCommand):
     help = (
         "Import one system's outputs, all-or-nothing: ClinIQLink harness output folders or files (true_false.json … "
-        "multi_hop_inverse.json) or JSONL lines {item_uid, system, response}. Re-importing is idempotent."
+        "multi_hop_inverse.json), JSONL lines {item_uid, system, response}, or PromptCBLUE predictions (lines "
+        "{sample_id, target}, as the official test_predictions.json). Re-importing is idempotent."
     )
 
     def add_arguments(self, parser):
