@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from analytics.models import AnswerScore, PromptCblueScore, ScoringRun
-from annotation.models import Review
-from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
+from annotation.second_review import Reason
+from annotation.selectors.review import judging_reviews
+from annotation.workflow import RELEVANCE_VALUES, Verdict
 from portal.models import User
 from ranking.models import AnswerJudgement, RankingTask, Study
 
@@ -26,11 +27,21 @@ SCORE_LABELS = {
 
 
 def vetting_ratings() -> pd.DataFrame:
-    """One row per independent review of a real item: item, annotator, qa_type, verdict, relevance, stage."""
-    rows = Review.objects.filter(stage__in=[Stage.PRIMARY, Stage.SECONDARY]).values_list(
-        "item__uid", "reviewer_id", "item__qa_type", "verdict", "relevance", "stage"
+    """One row per independent review of a real item: item, annotator, qa_type, verdict, relevance, stage, and
+    why the item was read twice (``second_reason``, ``annotation.second_review.Reason``; empty for an item read
+    once)."""
+    rows = judging_reviews().values_list(
+        "item__uid", "reviewer_id", "item__qa_type", "verdict", "relevance", "stage", "item__second_review_reason"
     )
-    return pd.DataFrame(list(rows), columns=["item", "annotator", "qa_type", "verdict", "relevance", "stage"])
+    columns = ["item", "annotator", "qa_type", "verdict", "relevance", "stage", "second_reason"]
+    return pd.DataFrame(list(rows), columns=columns)
+
+
+def chosen_for_doubt(frame: pd.DataFrame) -> pd.Series:
+    """Rows of :func:`vetting_ratings` on items the adaptive second review chose because the model doubted their
+    first verdict: agreement on them is not agreement on the benchmark's items (they were picked for being hard),
+    so the agreement figures leave them out; every other item was read twice, or once, by a random draw."""
+    return frame["second_reason"] == Reason.MODEL
 
 
 def study_rankings(study) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from annotation.models import ImportBatch
 from annotation.services.imports import by_type_phrase, items_import, sources_import
 from annotation.services.nuggets import nugget_tasks_expire
 from annotation.services.queue import assignments_expire
+from annotation.services.reliability import reliability_fit, reliability_fit_request, reliability_refit_due
 from portal.job_kinds import count_phrase, job_task, words_list
 from portal.jobs import job_run
 
@@ -122,3 +123,37 @@ def assignments_expire_task() -> int:
 def nugget_tasks_expire_task() -> int:
     """End nugget leases that ran out (safe to run any time; the nugget queue also treats them as free)."""
     return nugget_tasks_expire()
+
+
+def _reliability_sentences(result: dict, params: dict) -> list[str]:
+    if not result.get("fit_id"):
+        return ["Nothing to fit yet: no review, adjudication or gold answer is stored."]
+    return [
+        f"The reliability model was fitted to {count_phrase(int(result['labels']), 'judgement', 'judgements')} on "
+        f"{count_phrase(int(result['items']), 'item', 'items')} in {float(result['seconds']):.1f} s."
+    ]
+
+
+@job_task(
+    kind="reliability_fit",
+    label="Fit the reviewers' reliability model",
+    links=lambda result, params: [("Reviewers' reliability", reverse("reliability"))],
+    describe=_reliability_sentences,
+)
+def reliability_fit_task(job_id: str) -> None:
+    def work(job, progress):
+        fitted = reliability_fit(job=job, progress=progress)
+        if fitted is None:
+            return {"fit_id": None}
+        return {"fit_id": fitted.pk, "labels": fitted.n_labels, "items": fitted.n_items, "seconds": fitted.seconds}
+
+    job_run(job_id, work)
+
+
+@shared_task
+def reliability_refit_task() -> bool:
+    """Periodic: a fit once ``RELIABILITY_REFIT_EVERY`` reviews have been stored since the last one."""
+    if not reliability_refit_due():
+        return False
+    reliability_fit_request()
+    return True

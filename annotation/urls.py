@@ -16,6 +16,7 @@ from annotation.views import (
     nugget_admin,
     nuggets,
     releases,
+    reliability,
     review,
     review_edit,
     vetting,
@@ -55,6 +56,7 @@ urlpatterns = [
     path("organize/vetting/progress/", vetting.VettingProgressPartialView.as_view(), name="vetting_progress"),
     path("organize/vetting/batches/<int:pk>/", vetting.BatchUpdateView.as_view(), name="vetting_batch"),
     path("organize/vetting/gold/", vetting.GoldMarkView.as_view(), name="vetting_gold"),
+    path("organize/vetting/reliability/", reliability.ReliabilityView.as_view(), name="reliability"),
     path(
         "organize/vetting/judgements/<str:table>/<str:fmt>/",
         items.JudgementExportView.as_view(),

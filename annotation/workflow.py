@@ -12,6 +12,9 @@ States and what they mean
 - ``in_adjudication``: the reviews disagree (verdict differs, or GP relevance differs by at least the configured
   gap), or the only / agreed verdict was "cannot tell from the source": an adjudicator decides.
 - ``verified``: final verdict ``correct``.  ``rejected``: final verdict ``incorrect`` or ``cannot_tell``.
+- ``reviewed`` → ``imported`` / ``in_second_review`` → ``in_second_review`` (``return_to_queue``): the reviewer said
+  "cannot tell: outside my field". Such a review judges nothing: it is stored set aside at once (as a review whose item
+  was sent back to review), its lease ends, and the item waits for someone else (see :func:`counts_as_judgement`).
 - ``in_adjudication`` → ``imported`` (``reassign``): no adjudicator may decide the item because each of them
   reviewed it; an organizer sends it back to review. Its reviews are kept but marked superseded, and it is
   reviewed again by people who were never given it.
@@ -64,12 +67,28 @@ class Action(models.TextChoices):
     RELEASE_HOLD = "release_hold", "Hold released"
     REASSIGN = "reassign", "Sent back to review by fresh reviewers"
     REVISE_PRIMARY = "revise_primary", "Primary review changed by its author"
+    RETURN_TO_QUEUE = "return_to_queue", "Back to the queue: outside the reviewer's field"
 
 
 class Verdict(models.TextChoices):
     CORRECT = "correct", "Correct"
     INCORRECT = "incorrect", "Incorrect"
     CANNOT_TELL = "cannot_tell", "Cannot tell from the source"
+
+
+class CannotTellReason(models.TextChoices):
+    """Why a reviewer cannot tell (required with ``Verdict.CANNOT_TELL``, refused with any other verdict)."""
+
+    EXCERPT = "excerpt", "The excerpt is missing or wrong"
+    AMBIGUOUS = "ambiguous", "The question is ambiguous"
+    OUTDATED = "outdated", "The medicine is outdated"
+    OUTSIDE_FIELD = "outside_field", "Outside my field"
+
+
+# The reasons an organizer can act on (mend the excerpt, reword the question, update the item): the vetting dashboard
+# lists the items reviewers gave them for. "Outside my field" says something about the reviewer, not the item.
+FIXABLE_REASONS = (CannotTellReason.EXCERPT, CannotTellReason.AMBIGUOUS, CannotTellReason.OUTDATED)
+CANNOT_TELL_REASONS_TEXT = ", ".join(CannotTellReason.values[:-1]) + " or " + CannotTellReason.values[-1]
 
 
 class Stage(models.TextChoices):
@@ -125,6 +144,9 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (S.HELD, A.RELEASE_HOLD): "",  # back to the state it was held from, see hold_return_state
     # No adjudicator may decide the item (each reviewed it): an organizer starts its review over with fresh people.
     (S.IN_ADJUDICATION, A.REASSIGN): S.IMPORTED,
+    # "Cannot tell: outside my field" judges nothing: the item waits again for the review it was handed out for.
+    (S.REVIEWED, A.RETURN_TO_QUEUE): S.IMPORTED,
+    (S.IN_SECOND_REVIEW, A.RETURN_TO_QUEUE): S.IN_SECOND_REVIEW,
     # The author changed their primary review while nothing later had happened (see review_edit_refusal): the
     # item goes back to "reviewed" and is routed again from the changed review, in the same transaction.
     (S.IN_SECOND_REVIEW, A.REVISE_PRIMARY): S.REVIEWED,
@@ -188,18 +210,50 @@ class Route:
     final_source: str = ""
 
 
-def route_after_primary(*, verdict: str, relevance: int, selected: bool) -> Route:
-    """What happens to an item once its primary review is stored."""
+def cannot_tell_reason_problem(*, verdict: str, reason: str) -> str:
+    """``""`` when ``reason`` fits ``verdict`` (one of :class:`CannotTellReason` with "cannot tell", none with any
+    other verdict), else the sentence to show."""
+    if verdict != Verdict.CANNOT_TELL:
+        if reason:
+            return f"A reason is given only with “{Verdict.CANNOT_TELL.label}”: leave it out, or choose that verdict."
+        return ""
+    if not reason:
+        return "Say why you cannot tell: " + "; ".join(str(label).lower() for label in CannotTellReason.labels) + "."
+    if reason not in CannotTellReason.values:
+        return f"The reason must be {CANNOT_TELL_REASONS_TEXT}."
+    return ""
+
+
+def counts_as_judgement(reason: str) -> bool:
+    """Whether a review with this "cannot tell" reason judges its item. "Outside my field" does not: the review is
+    kept (set aside at once), counts in no agreement figure, and the item goes back to the queue for someone else;
+    the reviewer keeps their lease row, so the queue never hands them the item again (``review_barred_q``)."""
+    return reason != CannotTellReason.OUTSIDE_FIELD
+
+
+def route_after_primary(
+    *, verdict: str, relevance: int, selected: bool, reason: str = "", straight_to_adjudication: bool = False
+) -> Route:
+    """What happens to an item once its primary review is stored (``reason``: why the reviewer cannot tell;
+    ``straight_to_adjudication``: the adaptive second review found the verdict more likely wrong than right,
+    ``annotation.second_review.choose``)."""
+    if not counts_as_judgement(reason):
+        return Route(A.RETURN_TO_QUEUE)
     if selected:
         return Route(A.ROUTE_SECOND)
-    if verdict == Verdict.CANNOT_TELL:
+    if verdict == Verdict.CANNOT_TELL or straight_to_adjudication:
         return Route(A.ROUTE_ADJUDICATE)
     action = A.ROUTE_VERIFY if verdict == Verdict.CORRECT else A.ROUTE_REJECT
     return Route(action, verdict, float(relevance), "primary")
 
 
-def route_after_secondary(*, first: tuple[str, int], second: tuple[str, int], relevance_gap: int) -> list[Route]:
-    """The moves after the second review: disagreement → adjudication; agreement → final from both reviews."""
+def route_after_secondary(
+    *, first: tuple[str, int], second: tuple[str, int], relevance_gap: int, reason: str = ""
+) -> list[Route]:
+    """The moves after the second review: disagreement → adjudication; agreement → final from both reviews; a second
+    reviewer outside their field (``reason``) → the item waits for another second reviewer."""
+    if not counts_as_judgement(reason):
+        return [Route(A.RETURN_TO_QUEUE)]
     if needs_adjudication(first=first, second=second, relevance_gap=relevance_gap):
         return [Route(A.SUBMIT_DISAGREE)]
     verdict = first[0]

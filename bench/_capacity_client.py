@@ -94,9 +94,11 @@ def main() -> None:
                     result["errors"].append(f"next {status} {data[:120]!r}")
                     return
                 lease = json.loads(data)
+            verdict = rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0]
             body = {
                 "idempotency_key": lease["idempotency_key"],
-                "verdict": rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0],
+                "verdict": verdict,
+                **({"cannot_tell_reason": "excerpt"} if verdict == "cannot_tell" else {}),
                 "relevance": rng.choice([3, 4, 5, 5, 5]),
                 "comment": "bench",
                 "active_seconds": 10,

@@ -100,9 +100,9 @@ WITH done AS (
 ), undrafted AS (
     DELETE FROM annotation_reviewdraft d USING done WHERE d.item_id = done.item_id AND d.reviewer_id = %(reviewer)s
 ), stored AS (
-    INSERT INTO annotation_review (assignment_id, item_id, reviewer_id, stage, verdict, relevance, comment,
-                                   server_seconds, active_seconds, guideline_id, created_at)
-    SELECT d.id, d.item_id, %(reviewer)s, d.stage, %(verdict)s, %(relevance)s, %(comment)s,
+    INSERT INTO annotation_review (assignment_id, item_id, reviewer_id, stage, verdict, cannot_tell_reason, relevance,
+                                   comment, server_seconds, active_seconds, guideline_id, created_at)
+    SELECT d.id, d.item_id, %(reviewer)s, d.stage, %(verdict)s, '', %(relevance)s, %(comment)s,
            extract(epoch FROM %(now)s - d.created_at), %(active)s, d.guideline_id, %(now)s
     FROM done d
     RETURNING id, item_id, created_at

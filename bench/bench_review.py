@@ -116,6 +116,7 @@ class Reviewer(threading.Thread):
                     "relevance": self.rng.choice([3, 4, 5, 5, 5]),
                     "comment": "bench",
                     "active_seconds": 10,
+                    **({"cannot_tell_reason": "excerpt"} if verdict == "cannot_tell" else {}),
                 }
                 self._pause()
                 status, data, ms = self._post(conn, f"/api/review/assignments/{lease['id']}/review/", body)
@@ -176,10 +177,11 @@ class HtmlReviewer(Reviewer):
                     self.errors.append(f"review page {status}")
                     break
                 self._pause()
+                verdict = self.rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0]
                 form = {
                     "csrfmiddlewaretoken": csrf.group(1), "idempotency_key": key.group(1).decode(),
-                    "verdict": self.rng.choices(["correct", "incorrect", "cannot_tell"], [0.8, 0.15, 0.05])[0],
-                    "relevance": self.rng.choice([3, 4, 5, 5, 5]), "comment": "bench", "active_seconds": 10,
+                    "verdict": verdict, "relevance": self.rng.choice([3, 4, 5, 5, 5]), "comment": "bench",
+                    "active_seconds": 10, **({"cannot_tell_reason": "excerpt"} if verdict == "cannot_tell" else {}),
                 }  # fmt: skip
                 assignment = int(location.rstrip("/").rsplit("/", 1)[-1])
                 status, location, data, ms = self._request(conn, "POST", location, form)

@@ -291,6 +291,7 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-jobs": {"task": "portal.tasks.jobs_recover_task", "schedule": 300.0},
     "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
     "prune-uploads": {"task": "portal.tasks.uploads_prune_task", "schedule": 24 * 3600.0},
+    "refit-reliability": {"task": "annotation.tasks.reliability_refit_task", "schedule": 300.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # A task whose worker died is redelivered by Redis after this many seconds (late acknowledgement).
@@ -355,6 +356,10 @@ METRIC_EMBEDDING_RETENTION_DAYS = env_duration(
 # A scoring job with more new texts than this is split into encoding tasks of this many texts, which any
 # worker may take (0: never split).
 METRIC_CHUNK_TEXTS = env_int("METRIC_CHUNK_TEXTS", 400, minimum=0)
+# The reviewers' reliability model (annotation.services.reliability): refitted once this many reviews have been stored
+# since the last fit (checked every five minutes), and each reviewer's accuracy read over windows of this many labels.
+RELIABILITY_REFIT_EVERY = env_int("RELIABILITY_REFIT_EVERY", 200, minimum=1)
+RELIABILITY_WINDOW = env_int("RELIABILITY_WINDOW", 50, minimum=5)
 # A scoring job with more open-ended answers than this is scored in slices of this many answers, one task each,
 # after a first task computes what the whole submission shares (IDF, paragraph baseline); 0: never sliced.
 METRIC_SLICE_ITEMS = env_int("METRIC_SLICE_ITEMS", 1000, minimum=0)

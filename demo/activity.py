@@ -31,7 +31,7 @@ from annotation.services.queue import assignment_next
 from annotation.services.releases import release_freeze
 from annotation.services.review import review_submit
 from annotation.services.vetting_config import vetting_config_update
-from annotation.workflow import ItemStatus, Stage, Verdict
+from annotation.workflow import CannotTellReason, ItemStatus, Stage, Verdict
 from demo.judges import demo_judge_scores
 from demo.nugget_study import demo_nugget_study
 from demo.nuggets import demo_nuggets
@@ -141,6 +141,8 @@ def _reviews(reviewers: list) -> dict:
             counts["disputes"] += 1
             continue
         verdict, relevance, comment = _judgement(rng, assignment)
+        # the demo's "cannot tell" is always the excerpt's fault (its passages were written for the demo)
+        reason = CannotTellReason.EXCERPT if verdict == Verdict.CANNOT_TELL else ""
         seconds = rng.randint(45, 240)
         review_submit(
             assignment_id=assignment.pk,
@@ -149,6 +151,7 @@ def _reviews(reviewers: list) -> dict:
             verdict=verdict,
             relevance=relevance,
             comment=comment,
+            cannot_tell_reason=reason,
             active_seconds=seconds * 0.8,
             now=timezone.now() + timedelta(seconds=seconds),  # the time the reviewer spent reading
         )

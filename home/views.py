@@ -18,6 +18,7 @@ from annotation.selectors.adjudication import adjudication_queue
 from annotation.selectors.items import item_counts_by_status
 from annotation.selectors.nuggets import nugget_work_waiting
 from annotation.selectors.queue import queue_outlook
+from annotation.selectors.reliability import own_drift
 from annotation.selectors.review import reviewer_progress
 from annotation.services.queue import assignment_current
 from home.next_steps import organizer_next_steps
@@ -73,6 +74,7 @@ def _own_work(user) -> dict:
         # The review page's own count (gold items this person may still be given included, so it moves on every
         # lease as there), never a second way of counting.
         work["review_waiting"] = queue_outlook(user, lease=current)["left"]
+        work["review_drift"] = own_drift(user)
     if can_adjudicate(user):
         work["adjudication_waiting"] = adjudication_queue(user=user).count()
     if may_write_nuggets(user_roles(user)):

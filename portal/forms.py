@@ -1,7 +1,7 @@
 from django import forms
 from django.db.models import Q
 
-from portal.models import Institution, User
+from portal.models import SPECIALTY_MAX_LENGTH, Institution, TrainingLevel, User
 from portal.roles import Role
 
 
@@ -31,7 +31,8 @@ class PersonForm(forms.Form):
 
 
 class PersonEditForm(forms.Form):
-    """A person's row edited: name, institution, roles (the email is their sign-in and stays)."""
+    """A person's row edited: name, institution, roles, training level and specialty (the email is their sign-in and
+    stays)."""
 
     name = forms.CharField(required=False, max_length=150)
     institution = forms.ModelChoiceField(
@@ -39,6 +40,16 @@ class PersonEditForm(forms.Form):
     )
     roles = forms.MultipleChoiceField(
         choices=[(r.value, r.value.title()) for r in Role], widget=forms.CheckboxSelectMultiple, required=False
+    )
+    training_level = forms.ChoiceField(
+        choices=[("", "Not given"), *TrainingLevel.choices],
+        required=False,
+        help_text="Seen by organizers only, never by other reviewers.",
+    )
+    specialty = forms.CharField(
+        required=False,
+        max_length=SPECIALTY_MAX_LENGTH,
+        help_text="e.g. cardiology (optional). Seen by organizers only.",
     )
 
     def __init__(self, *args, person, **kwargs):

@@ -56,6 +56,23 @@ class UserManager(BaseUserManager):
         return self._create(email, password, **extra)
 
 
+class TrainingLevel(models.TextChoices):
+    """How far a person is in their medical training (optional; organizers read it beside their judgements)."""
+
+    STUDENT_1 = "student_1", "Medical student, year 1"
+    STUDENT_2 = "student_2", "Medical student, year 2"
+    STUDENT_3 = "student_3", "Medical student, year 3"
+    STUDENT_4 = "student_4", "Medical student, year 4"
+    STUDENT_5 = "student_5", "Medical student, year 5"
+    STUDENT_6 = "student_6", "Medical student, year 6"
+    RESIDENT = "resident", "Resident"
+    ATTENDING = "attending", "Attending"
+    OTHER = "other", "Other"
+
+
+SPECIALTY_MAX_LENGTH = 100
+
+
 class User(AbstractUser):
     """A person: signs in with email; roles are groups (see portal.roles)."""
 
@@ -67,6 +84,12 @@ class User(AbstractUser):
     # Raised by "Sign out everywhere" (portal.sessions.sessions_end_everywhere): every session signed in before it
     # stops working, on every device (see get_session_auth_hash).
     session_epoch = models.PositiveIntegerField(default=0, editable=False)
+    # Organizers' knowledge of a person, private like an e-mail address: shown on the people pages only, never to
+    # other reviewers nor in what they download.
+    training_level = models.CharField(max_length=20, choices=TrainingLevel.choices, blank=True)
+    specialty = models.CharField(
+        max_length=SPECIALTY_MAX_LENGTH, blank=True, help_text="e.g. cardiology; free text, short."
+    )
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 
 from portal.audit import audit_record
 from portal.errors import DomainError, NotAllowed
-from portal.models import Institution, User
+from portal.models import SPECIALTY_MAX_LENGTH, Institution, TrainingLevel, User
 from portal.roles import Role, ranker_role_refusal
 
 
@@ -66,13 +66,24 @@ def person_admit(
     return user
 
 
-def person_update(*, user: User, name: str, institution: Institution | None, roles: list[str], by: User) -> User:
-    """Change a person's name, institution and roles (the row's Edit on the people page), audited with what
-    was there before. The same rules as admitting: only a superuser changes a superuser, nobody takes the
-    organizer role from themselves, and the last active organizer keeps it."""
+def person_update(
+    *,
+    user: User,
+    name: str,
+    institution: Institution | None,
+    roles: list[str],
+    by: User,
+    training_level: str | None = None,
+    specialty: str | None = None,
+) -> User:
+    """Change a person's name, institution and roles (the row's Edit on the people page), and their training level
+    and specialty when given (``None``: left as they are), audited with what was there before. The same rules as
+    admitting: only a superuser changes a superuser, nobody takes the organizer role from themselves, and the last
+    active organizer keeps it."""
     unknown = set(roles) - {r.value for r in Role}
     if unknown:
         raise DomainError(f"unknown role(s): {', '.join(sorted(unknown))}")
+    training = _training_check(training_level, specialty)
     with transaction.atomic():
         user = User.objects.select_for_update().get(pk=user.pk)
         _check_may_manage(by=by, user=user)
@@ -82,16 +93,39 @@ def person_update(*, user: User, name: str, institution: Institution | None, rol
             "name": user.get_full_name(),
             "institution": str(user.institution or ""),
             "roles": sorted(user.groups.values_list("name", flat=True)),
+            **{field: getattr(user, field) for field in training},
         }
         first, _, last = name.strip().partition(" ")
         user.first_name, user.last_name = first, last.strip()
         user.institution = institution
-        user.save(update_fields=["first_name", "last_name", "institution"])
+        for field, value in training.items():
+            setattr(user, field, value)
+        user.save(update_fields=["first_name", "last_name", "institution", *training])
         user.groups.set(_role_groups(roles))
-        after = {"name": user.get_full_name(), "institution": str(institution or ""), "roles": sorted(roles)}
+        after = {
+            "name": user.get_full_name(),
+            "institution": str(institution or ""),
+            "roles": sorted(roles),
+            **training,
+        }
         if after != before:
             audit_record(actor=by, obj=user, action="person_updated", before=before, after=after)
     return user
+
+
+def _training_check(training_level: str | None, specialty: str | None) -> dict[str, str]:
+    """The training fields to write (those given), checked: a known level or none, a short specialty."""
+    training: dict[str, str] = {}
+    if training_level is not None:
+        if training_level not in ("", *TrainingLevel.values):
+            raise DomainError(f"unknown training level: {training_level}", code="invalid_training_level")
+        training["training_level"] = training_level
+    if specialty is not None:
+        specialty = " ".join(specialty.split())
+        if len(specialty) > SPECIALTY_MAX_LENGTH:
+            raise DomainError(f"the specialty is at most {SPECIALTY_MAX_LENGTH} characters", code="invalid_specialty")
+        training["specialty"] = specialty
+    return training
 
 
 def password_check(*, password: str, user: User) -> None:

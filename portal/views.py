@@ -128,7 +128,8 @@ class PeopleView(RoleRequiredMixin, View):
 
 
 class PersonEditView(RoleRequiredMixin, View):
-    """One person's name, institution and roles, edited from their row on the people page."""
+    """One person's name, institution, roles, training level and specialty, edited from their row on the people
+    page (organizers only: the training level and specialty are shown nowhere else)."""
 
     required_roles = (Role.ORGANIZER,)
 
@@ -138,6 +139,8 @@ class PersonEditView(RoleRequiredMixin, View):
             "name": person.get_full_name(),
             "institution": person.institution_id,
             "roles": list(person.groups.values_list("name", flat=True)),
+            "training_level": person.training_level,
+            "specialty": person.specialty,
         }
         return self._render(request, person, PersonEditForm(initial=initial, person=person))
 

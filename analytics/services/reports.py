@@ -32,6 +32,7 @@ from analytics.selectors import (
     SCORE_LABELS,
     SCORE_METRICS,
     VERDICT_SCALE,
+    chosen_for_doubt,
     study_promptcblue_scores,
     study_rankings,
     study_scores,
@@ -146,6 +147,9 @@ def report_vetting_agreement(
 ) -> dict:
     """Verdict and GP-relevance agreement overall, per QA type and per reviewer pair."""
     frame = vetting_ratings()
+    chosen = chosen_for_doubt(frame)
+    left_out = int(frame.loc[chosen, "item"].nunique())
+    frame = frame[~chosen]
     names = _pseudonyms(frame["annotator"].unique())
     frame["annotator"] = frame["annotator"].map(names)
     types = sorted(frame["qa_type"].unique())
@@ -161,6 +165,17 @@ def report_vetting_agreement(
     _stage(progress, f"agreement per pair of reviewers ({frame['annotator'].nunique()} reviewers)")
     result["pairs"] = rater_pairs(frame, verdict_values=VERDICT_SCALE, relevance_values=RELEVANCE_SCALE)
     result["min_pair_items"] = MIN_PAIR_ITEMS
+    result["sample"] = {
+        "items_left_out": left_out,
+        "text": (
+            f"Agreement is measured on the items drawn at random for a second review; the {left_out} item"
+            f"{'s' if left_out != 1 else ''} the adaptive second review chose because the reliability model doubted "
+            "the first verdict are left out (chosen for being doubtful, they would make agreement look lower than "
+            "it is on the benchmark's items)."
+            if left_out
+            else "Every item read twice was drawn at random for its second review."
+        ),
+    }
     _advance(progress)
     return result
 

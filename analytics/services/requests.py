@@ -53,7 +53,9 @@ def scoring_request(
         run = ScoringRun.objects.create(
             system=system, release=release, profile=profile, seed=seed, created_by=acting_user(user)
         )
-        kind = "promptcblue_scoring" if profile == ScoringRun.PROMPTCBLUE else "scoring"
-        run.job = job_start(kind=kind, params={"run_id": run.pk}, user=user)
+        if profile == ScoringRun.PROMPTCBLUE:
+            run.job = job_start(kind="promptcblue_scoring", params={"run_id": run.pk}, user=user)
+        else:
+            run.job = job_start(kind="scoring", params={"run_id": run.pk}, user=user)
         run.save(update_fields=["job"])
     return run

@@ -81,7 +81,9 @@ _ALREADY_SENT = OpenApiResponse(
 class ReviewSubmitApi(APIView):
     """Submit the review of your lease. Idempotent: the same review again (same key) returns the stored review; a
     different one on a lease already answered (a second tab, a changed resend) is refused with 409 and what is
-    stored."""
+    stored. The verdict cannot_tell needs its ``cannot_tell_reason`` (excerpt, ambiguous, outdated, outside_field),
+    and no other verdict takes one (400 either way, nothing stored); outside_field hands the item to another
+    reviewer, never back to you."""
 
     required_roles = (Role.REVIEWER,)
 

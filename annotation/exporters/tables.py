@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -11,13 +12,24 @@ import pandas as pd
 from portal.csv_cells import guard_frame
 
 
-def table_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+def table_frame(rows: list[dict], columns: list[str], *, typed: bool = False) -> pd.DataFrame:
     """The rows as the frame the CSV and Parquet writers take: lists and mappings as JSON text, a column mixing text
-    and numbers as text. Build it once when writing both."""
+    and numbers as text. Build it once when writing both.
+
+    ``typed`` (a release's Parquet since releases carry a card): a column of lists of text stays a list column and
+    a column of whole numbers with gaps stays whole numbers (not floats), so that pandas and Hugging Face
+    ``datasets`` read lists and integers. A column mixing text and lists stays JSON text, as in the CSV: one Parquet
+    column has one type."""
     frame = pd.DataFrame(rows, columns=columns)
     for column in columns:
-        if pd.api.types.infer_dtype(frame[column], skipna=True) in _ONE_SCALAR_KIND:
+        kind = pd.api.types.infer_dtype(frame[column], skipna=True)
+        if typed and kind == "floating" and _whole_numbers(row.get(column) for row in rows):
+            frame[column] = pd.array([row.get(column) for row in rows], dtype="Int64")
+            continue
+        if kind in _ONE_SCALAR_KIND:
             continue  # no list or mapping, no text beside numbers: pandas' own scan (C) says so at once
+        if typed and _text_lists(frame[column]):
+            continue
         if frame[column].map(lambda v: isinstance(v, list | dict)).any():
             frame[column] = frame[column].map(_CELL_JSON.encode)
         elif _mixes_text_and_numbers(frame[column]):
@@ -37,6 +49,16 @@ _ONE_SCALAR_KIND = frozenset({"string", "integer", "floating", "mixed-integer-fl
 
 def _null(value) -> bool:
     return value is None or (isinstance(value, float) and pd.isna(value))
+
+
+def _whole_numbers(values: Iterable[object]) -> bool:
+    """Whether every value is a whole number (an ``int``, not a bool) or missing: pandas made such a column floats."""
+    return all(value is None or (isinstance(value, int) and not isinstance(value, bool)) for value in values)
+
+
+def _text_lists(values: pd.Series) -> bool:
+    """Whether every value is a list of text or missing (a Parquet ``list<string>`` column)."""
+    return all(_null(v) or (isinstance(v, list) and all(isinstance(element, str) for element in v)) for v in values)
 
 
 def _mixes_text_and_numbers(values: pd.Series) -> bool:

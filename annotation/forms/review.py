@@ -6,10 +6,18 @@ from django import forms
 
 from annotation.qa_types import QA_TYPE_LABELS
 from annotation.services.queue import GiveBackReason
-from annotation.workflow import RELEVANCE_SCALE, Verdict
+from annotation.workflow import RELEVANCE_SCALE, CannotTellReason, Verdict
 
 QA_TYPE_CHOICES = [("", "Any type")] + [(t.value, label) for t, label in QA_TYPE_LABELS.items()]
 RELEVANCE_CHOICES = [(k, f"{k} — {v}") for k, v in RELEVANCE_SCALE.items()]
+
+
+def cannot_tell_reason_field() -> forms.ChoiceField:
+    """Why the reviewer cannot tell: optional here (the page sends it only with that verdict); whether it must or must
+    not be given is the service's rule (``annotation.workflow.cannot_tell_reason_problem``)."""
+    return forms.ChoiceField(
+        choices=CannotTellReason.choices, required=False, widget=forms.RadioSelect, label="Why you cannot tell"
+    )
 
 
 class NextForm(forms.Form):
@@ -19,6 +27,7 @@ class NextForm(forms.Form):
 class ReviewForm(forms.Form):
     idempotency_key = forms.UUIDField(widget=forms.HiddenInput)
     verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    cannot_tell_reason = cannot_tell_reason_field()
     relevance = forms.TypedChoiceField(
         choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
     )
@@ -31,6 +40,7 @@ class ReviewEditForm(forms.Form):
     """Changing one's own review: the same fields as the review form, without the lease's key."""
 
     verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    cannot_tell_reason = cannot_tell_reason_field()
     relevance = forms.TypedChoiceField(
         choices=RELEVANCE_CHOICES, coerce=int, widget=forms.RadioSelect, label="GP relevance"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.second_review import Policy
 from annotation.workflow import (
     GOLD_MIN_ANSWERS_MAX,
     GOLD_MIN_ANSWERS_MIN,
@@ -23,6 +24,9 @@ class ReassignForm(forms.Form):
 class VettingConfigForm(forms.Form):
     seed = forms.CharField(max_length=64)
     second_share = forms.FloatField(min_value=0, max_value=1)
+    # Optional: a form (or a script) that leaves them out keeps the policy as it is.
+    second_review_policy = forms.ChoiceField(choices=Policy.choices, label="Second review policy", required=False)
+    uniform_share = forms.FloatField(min_value=0, max_value=1, label="Uniform share (adaptive policy)", required=False)
     relevance_gap = forms.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX)
     gold_rate = forms.FloatField(min_value=0, max_value=1)
     gold_min_accuracy = forms.FloatField(min_value=0, max_value=1)

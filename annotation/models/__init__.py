@@ -7,6 +7,7 @@ from annotation.models.guidelines import GuidelineAcknowledgement, GuidelineVers
 from annotation.models.items import ImportBatch, QAItem, SourcePassage
 from annotation.models.nuggets import Nugget, NuggetSet, NuggetTask
 from annotation.models.releases import Release, ReleaseItem
+from annotation.models.reliability import ReliabilityFit, ReviewerReliability
 from annotation.models.review import Assignment, Review, ReviewDraft, ReviewRevision
 from annotation.models.vetting import GoldAnswer, GoldItem, VettingConfig
 
@@ -33,4 +34,6 @@ __all__ = [
     "Nugget",
     "NuggetTask",
     "ItemExposure",
+    "ReliabilityFit",
+    "ReviewerReliability",
 ]

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.qa_types import QA_TYPE_LABELS, QAType, qa_type_label
+from annotation.second_review import Reason
 from annotation.workflow import ItemStatus
 
 
@@ -95,6 +96,12 @@ class QAItem(models.Model):
     finalized_at = models.DateTimeField(null=True, blank=True)
     second_review = models.BooleanField(
         null=True, blank=True, help_text="Drawn for second review (set at primary review)."
+    )
+    second_review_reason = models.CharField(
+        max_length=20,
+        choices=Reason.choices,
+        blank=True,
+        help_text="Why it was read twice, or sent straight to an adjudicator (annotation.second_review.Reason).",
     )
     held_from = models.CharField(max_length=30, blank=True, help_text="The status a held item returns to.")
     queue_key = models.GeneratedField(

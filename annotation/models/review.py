@@ -4,7 +4,8 @@ the server-side draft.
 A primary review can be changed by its author while nothing was built on it yet
 (``annotation.workflow.review_edit_refusal``); every earlier version is kept as a :class:`ReviewRevision` row and
 audited. A review's ``superseded_at`` is set once, audited, when an organizer sends
-its item back to review.
+its item back to review, or at once when its author could not tell because the item is outside their field
+(``annotation.workflow.counts_as_judgement``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.workflow import RELEVANCE_VALUES, Stage, Verdict
+from annotation.workflow import RELEVANCE_VALUES, CannotTellReason, Stage, Verdict
 
 RELEVANCE_CHOICES = [(i, str(i)) for i in RELEVANCE_VALUES]
 
@@ -27,7 +28,9 @@ class Assignment(models.Model):
         ACTIVE = "active"
         SUBMITTED = "submitted"  # a review (or gold answer) was stored
         RELEASED = "released"  # the lease ended without a review: expired, or a dispute / feedback instead
-        SUPERSEDED = "superseded"  # its review was set aside when an organizer sent the item back to review
+        # its review was set aside: an organizer sent the item back to review, or its author could not tell because
+        # the item is outside their field
+        SUPERSEDED = "superseded"
 
     # No index of their own: (item, stage, status) and (reviewer, status) lead with them (Meta), and every lease
     # row is written twice per review (annotation.models.items.QAItem.Meta says why that counts).
@@ -80,6 +83,12 @@ class Review(models.Model):
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews")
     stage = models.CharField(max_length=12, choices=Stage.choices)
     verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    cannot_tell_reason = models.CharField(
+        max_length=20,
+        choices=CannotTellReason.choices,
+        blank=True,
+        help_text="Why the reviewer cannot tell (with that verdict only; empty on reviews stored before it was asked).",
+    )
     relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
     comment = models.TextField(blank=True)
     server_seconds = models.FloatField(help_text="From lease start to submission, measured by the server.")
@@ -97,8 +106,9 @@ class Review(models.Model):
     superseded_at = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="When an organizer sent the item back to review because no adjudicator could decide it; the "
-        "review is kept (and counts in agreement figures) but no longer routes the item.",
+        help_text="When an organizer sent the item back to review because no adjudicator could decide it (the "
+        "review is kept and counts in agreement figures), or when it was stored, for a review outside its author's "
+        "field (it counts in none); either way it no longer routes the item.",
     )
     edited_at = models.DateTimeField(null=True, blank=True, help_text="Last change by its author; empty if never.")
 
@@ -107,7 +117,11 @@ class Review(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["item", "stage"], condition=Q(superseded_at__isnull=True), name="review_one_per_stage"
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(cannot_tell_reason="") | Q(verdict=Verdict.CANNOT_TELL),
+                name="review_reason_only_with_cannot_tell",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -122,6 +136,7 @@ class ReviewRevision(models.Model):
     review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="revisions")
     version = models.PositiveSmallIntegerField()
     verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    cannot_tell_reason = models.CharField(max_length=20, choices=CannotTellReason.choices, blank=True)
     relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
     comment = models.TextField(blank=True)
     stored_at = models.DateTimeField(help_text="When this version was submitted (or last changed).")

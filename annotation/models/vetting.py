@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db import connection, models
 
 from annotation.models.review import RELEVANCE_CHOICES, Assignment
-from annotation.workflow import Verdict
+from annotation.second_review import Policy
+from annotation.workflow import CannotTellReason, Verdict
 from portal.bulk import columns_sql, from_row, row_fields
 
 
@@ -23,6 +24,18 @@ class VettingConfig(models.Model):
 
     seed = models.CharField(max_length=64, default=_new_seed, help_text="Seed of the second-review draw.")
     second_share = models.FloatField(default=0.45, help_text="Share of items drawn for an independent second review.")
+    second_review_policy = models.CharField(
+        max_length=10,
+        choices=Policy.choices,
+        default=Policy.UNIFORM,
+        help_text="Which items get a second review: a random share, or where the reliability model expects a second "
+        "opinion to change the release (annotation.second_review).",
+    )
+    uniform_share = models.FloatField(
+        default=0.1,
+        help_text="Adaptive policy: the share of items always read twice at random, whatever the model says (the "
+        "agreement figures are measured on these).",
+    )
     relevance_gap = models.PositiveSmallIntegerField(
         default=2, help_text="Relevance difference that needs adjudication."
     )
@@ -84,6 +97,8 @@ class GoldAnswer(models.Model):
     gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_answers")
     verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    # Asked and kept as on a review: a gold item must look like any other to the reviewer.
+    cannot_tell_reason = models.CharField(max_length=20, choices=CannotTellReason.choices, blank=True)
     relevance = models.PositiveSmallIntegerField(choices=RELEVANCE_CHOICES)
     comment = models.TextField(blank=True)
     is_correct = models.BooleanField()

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 
 from annotation.models import Dispute, FeedbackNote, GoldItem, QAItem, VettingConfig
+from annotation.second_review import Reason
 from annotation.selectors.disputes import open_issue_q
 from annotation.selectors.review import _leases_of, conflict_of_interest_q, item_unblinded_for, reviews_visible_to
 from annotation.workflow import ItemStatus, Stage, Verdict
@@ -43,6 +44,7 @@ def item_for_adjudication(user, uid: str) -> QAItem:
 QUEUE_REASONS = {
     "disagreement": "The reviewers disagree",
     "cannot_tell": "A reviewer could not tell from the source",
+    "likely_wrong": "The reliability model reads the first verdict as more likely wrong than right",
     "dispute": "A dispute is open",
     "feedback": "A feedback note is open",
 }
@@ -55,6 +57,7 @@ def _queue_reason_q(reason: str, relevance_gap: int) -> Q:
     return {
         "disagreement": in_adjudication & (Q(verdicts_given__gt=1) | Q(relevance_spread__gte=relevance_gap)),
         "cannot_tell": in_adjudication & Q(cannot_tell_reviews__gt=0),
+        "likely_wrong": in_adjudication & Q(second_review_reason=Reason.ADJUDICATION),
         "dispute": Q(open_disputes__gt=0),
         "feedback": Q(open_feedback__gt=0),
     }[reason]
@@ -100,6 +103,7 @@ def queue_reasons(item: QAItem, *, relevance_gap: int) -> list[str]:
         "disagreement": in_adjudication
         and (item.verdicts_given > 1 or (spread is not None and spread >= relevance_gap)),
         "cannot_tell": in_adjudication and item.cannot_tell_reviews > 0,
+        "likely_wrong": in_adjudication and item.second_review_reason == Reason.ADJUDICATION,
         "dispute": item.open_disputes > 0,
         "feedback": item.open_feedback > 0,
     }

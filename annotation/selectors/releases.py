@@ -8,20 +8,17 @@ from typing import Any
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Dispute, FeedbackNote, QAItem, Review
+from annotation.models import Dispute, FeedbackNote, QAItem
 from annotation.qa_types import CLINIQLINK_TYPES
-from annotation.workflow import ItemStatus, Stage
+from annotation.selectors.review import judging_reviews
+from annotation.workflow import ItemStatus
 
 #: How many independent reviews (first and second, not gold answers) an item has: "double reviewed" is two.
 #: Counted per item through the reviews' item index: a join with GROUP BY and COUNT(DISTINCT) sorted every review of
 #: every selected item on disk at 50,000 items.
 REVIEW_COUNT = Coalesce(
     Subquery(
-        Review.objects.filter(item=OuterRef("pk"), stage__in=[Stage.PRIMARY, Stage.SECONDARY])
-        .order_by()
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n"),
+        judging_reviews().filter(item=OuterRef("pk")).order_by().values("item").annotate(n=Count("pk")).values("n"),
         output_field=IntegerField(),
     ),
     0,

@@ -11,8 +11,20 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Dispute, GoldAnswer, QAItem, Review
+from annotation.workflow import CannotTellReason, Stage
 from portal.errors import NotAllowed, NotFound
 from portal.roles import can_adjudicate, can_organize
+
+#: A review that judges its item: every review but one whose author could not tell because the item is outside their
+#: field (``annotation.workflow.counts_as_judgement``); that one is work of theirs, not a reading of the item, and
+#: counts in no figure (agreement, progress, double reviews, the reliability model).
+JUDGING_REVIEW = ~Q(cannot_tell_reason=CannotTellReason.OUTSIDE_FIELD)
+
+
+def judging_reviews() -> QuerySet[Review]:
+    """The first and second reviews that judge their items (:data:`JUDGING_REVIEW`)."""
+    return Review.objects.filter(JUDGING_REVIEW, stage__in=[Stage.PRIMARY, Stage.SECONDARY])
+
 
 CONFLICT_OF_INTEREST = (
     "You were given item {uid} to review, so you may not see its other reviews, its history or its disputes, "

@@ -1,6 +1,6 @@
 """Read side of the organizers' vetting oversight: the dashboard's progress figures, reviewer quality and dispute
-resolution times, progress as shares (for the bars), the settings in words, the gold items' statistics and the items
-without an excerpt."""
+resolution times, progress as shares (for the bars), the settings in words, the gold items' statistics, the items
+without an excerpt and the items reviewers could not judge for a reason an organizer can fix."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db.models import Avg, Count, F, Q
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q
 from django.db.models.functions import Length, Trim
 from django.utils import timezone
 
@@ -28,8 +28,8 @@ from annotation.models import (
 from annotation.qa_types import qa_type_label
 from annotation.selectors.adjudication import adjudication_blocked
 from annotation.selectors.items import missing_excerpt_q
-from annotation.selectors.review import conflict_of_interest_q
-from annotation.workflow import ItemStatus, Stage
+from annotation.selectors.review import JUDGING_REVIEW, conflict_of_interest_q
+from annotation.workflow import FIXABLE_REASONS, CannotTellReason, ItemStatus, Stage
 
 User = get_user_model()
 
@@ -60,9 +60,9 @@ def progress_bars(progress: dict) -> dict[str, list[Bar]]:
 
     real = QAItem.objects.filter(gold__isnull=True)
     total = real.count()
-    primary_done = real.filter(reviews__stage=Stage.PRIMARY).values("pk").distinct().count()
+    primary_done = real.filter(_judged_at(Stage.PRIMARY)).count()
     drawn = real.filter(second_review=True)
-    second_done = drawn.filter(reviews__stage=Stage.SECONDARY).values("pk").distinct().count()
+    second_done = drawn.filter(_judged_at(Stage.SECONDARY)).count()
     adjudicated = Adjudication.objects.values("item_id").distinct().count()
     waiting = real.filter(status=ItemStatus.IN_ADJUDICATION).count()
     return {
@@ -79,13 +79,24 @@ def progress_bars(progress: dict) -> dict[str, list[Bar]]:
     }
 
 
+def _judged_at(stage: str) -> Q:
+    """``Q`` true for items with a review that judges them at ``stage``."""
+    return Q(Exists(Review.objects.filter(JUDGING_REVIEW, item=OuterRef("pk"), stage=stage)))
+
+
 def config_explained(config: VettingConfig) -> dict[str, str]:
     """Each vetting setting in one sentence, with its current value."""
     return {
         "seed": "Which items get a second review is drawn as sha256(seed:uid) < share, so anyone with this seed "
         "can re-derive the draw; a new seed changes only the draws still to come.",
         "second_share": f"{config.second_share:.0%} of the items are drawn, at their first review, for an "
-        "independent second review by someone else.",
+        "independent second review by someone else (the adaptive policy uses at most as many judgements).",
+        "second_review_policy": "Uniform: that share at random, whoever reviewed first. Adaptive: a random slice "
+        "(below) and, beyond it, the items whose first verdict the reliability model finds most likely wrong, "
+        "within the same number of judgements; a verdict more likely wrong than right goes straight to an "
+        "adjudicator, a decisive one needs no second reading.",
+        "uniform_share": f"Under the adaptive policy, {config.uniform_share:.0%} of the items are still drawn at "
+        "random for a second review; agreement between reviewers is measured on those.",
         "relevance_gap": f"Two reviews that disagree on the verdict, or whose GP relevance differs by "
         f"{config.relevance_gap} or more, go to an adjudicator.",
         "gold_rate": f"{config.gold_rate:.0%} of the requests for a next item are answered with a gold item, to "
@@ -155,6 +166,40 @@ def missing_excerpts(*, limit: int = 50) -> dict:
         "passages": list(empty[:limit]),
         "passage_count": empty.count(),
         "reviews_without_excerpt": Review.objects.filter(item__in=items_missing_excerpt()).count(),
+    }
+
+
+@dataclass(frozen=True)
+class RepairItem:
+    """An item of the repair list: how many reviewers gave each fixable reason for not being able to tell."""
+
+    item: QAItem
+    reasons: tuple[tuple[str, int], ...]  # (the reason in words, how many reviewers gave it), most given first
+
+    @property
+    def reviewers(self) -> int:
+        return sum(n for _, n in self.reasons)
+
+
+def repair_list(user, *, limit: int = 50) -> dict:
+    """The items reviewers could not judge for a reason an organizer can fix (``annotation.workflow.FIXABLE_REASONS``:
+    the excerpt, the question's wording, outdated medicine), most reviewers first, with how many gave each reason.
+
+    Every review counts, set-aside ones too (what they say of the item still holds). Items ``user`` was given to
+    review are left out: the list tells what other reviewers answered (blinding, as ``gold_statistics``)."""
+    fixable = Review.objects.filter(cannot_tell_reason__in=FIXABLE_REASONS).exclude(
+        conflict_of_interest_q(user, "item__")
+    )
+    per_item = fixable.values("item_id").annotate(n=Count("reviewer", distinct=True)).order_by("-n", "item_id")
+    top = [row["item_id"] for row in per_item[:limit]]
+    counts: dict[int, list[tuple[str, int]]] = {pk: [] for pk in top}
+    per_reason = fixable.filter(item_id__in=top).values("item_id", "cannot_tell_reason")
+    for row in per_reason.annotate(n=Count("reviewer", distinct=True)).order_by("-n", "cannot_tell_reason"):
+        counts[row["item_id"]].append((str(CannotTellReason(row["cannot_tell_reason"]).label), row["n"]))
+    items = QAItem.objects.only("uid", "qa_type", "status", "question").in_bulk(top)
+    return {
+        "items": [RepairItem(item=items[pk], reasons=tuple(counts[pk])) for pk in top],
+        "item_count": per_item.count(),
     }
 
 
@@ -241,7 +286,7 @@ def vetting_progress() -> dict:
         for b in ImportBatch.objects.order_by("-priority", "-created_at")
     ]
     by_type = _count_map(real.values("qa_type", "status").annotate(n=Count("id")), "qa_type")
-    primary_done = Review.objects.filter(stage=Stage.PRIMARY).count()
+    primary_done = Review.objects.filter(JUDGING_REVIEW, stage=Stage.PRIMARY).count()
     drawn = real.filter(second_review=True).count()
     return {
         "statuses": statuses,
@@ -252,7 +297,7 @@ def vetting_progress() -> dict:
         ],
         "stages": {
             "primary_reviews": primary_done,
-            "secondary_reviews": Review.objects.filter(stage=Stage.SECONDARY).count(),
+            "secondary_reviews": Review.objects.filter(JUDGING_REVIEW, stage=Stage.SECONDARY).count(),
             "adjudications": Adjudication.objects.count(),
             "live_leases": Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__gt=now).count(),
         },

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from annotation.models import QAItem
 from annotation.selectors.guidelines import guideline_for_assignment
 from annotation.services.queue import GiveBackReason
-from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, Verdict
+from annotation.workflow import RELEVANCE_MAX, RELEVANCE_MIN, CannotTellReason, Verdict
 
 # Plain serializers with the fields written out: "next" returns one of these hundreds of times a day per reviewer,
 # and a ModelSerializer rebuilds its fields from the model on every instantiation. The two the review loop answers
@@ -98,9 +98,19 @@ class NextRequestSerializer(serializers.Serializer):
     qa_type = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+_REASON_HELP = (
+    "Why you cannot tell: required with the verdict cannot_tell and refused (400, nothing stored) with any other. "
+    "outside_field stores the review set aside: it judges nothing, the item goes to another reviewer and never back "
+    "to you."
+)
+
+
 class ReviewSubmitSerializer(serializers.Serializer):
     idempotency_key = serializers.UUIDField()
     verdict = serializers.ChoiceField(choices=Verdict.choices)
+    cannot_tell_reason = serializers.ChoiceField(
+        choices=CannotTellReason.choices, required=False, allow_blank=True, default="", help_text=_REASON_HELP
+    )
     relevance = serializers.IntegerField(min_value=RELEVANCE_MIN, max_value=RELEVANCE_MAX)
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     active_seconds = serializers.FloatField(required=False, allow_null=True, min_value=0, default=None)
@@ -115,6 +125,7 @@ class OwnReviewSerializer(serializers.Serializer):
 
     assignment = serializers.IntegerField(source="assignment_id")
     verdict = serializers.CharField()
+    cannot_tell_reason = serializers.CharField(help_text='Why you could not tell; "" with any other verdict.')
     relevance = serializers.IntegerField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -123,6 +134,7 @@ class OwnReviewSerializer(serializers.Serializer):
         return {
             "assignment": review.assignment_id,
             "verdict": _text(review.verdict),
+            "cannot_tell_reason": _text(review.cannot_tell_reason),
             "relevance": review.relevance,
             "comment": _text(review.comment),
             "created_at": _datetime(review.created_at),

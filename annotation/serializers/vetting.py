@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from annotation.second_review import Policy
 from annotation.workflow import (
     GOLD_MIN_ANSWERS_MAX,
     GOLD_MIN_ANSWERS_MIN,
@@ -21,6 +22,8 @@ class ReassignRequestSerializer(serializers.Serializer):
 class VettingConfigSerializer(serializers.Serializer):
     seed = serializers.CharField(max_length=64, required=False)
     second_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    second_review_policy = serializers.ChoiceField(choices=Policy.choices, required=False)
+    uniform_share = serializers.FloatField(min_value=0, max_value=1, required=False)
     relevance_gap = serializers.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)

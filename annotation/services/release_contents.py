@@ -19,6 +19,7 @@ from annotation.qa_types import (
     benchmark_label,
     qa_type_label,
 )
+from annotation.services.release_card import frozen_with_card
 from annotation.services.release_rules import SelectionRule, rule_description
 from annotation.services.releases import EXPORT_FORMATS
 
@@ -131,6 +132,11 @@ def export_readme(release: Release, fmt: str) -> str:
             if release.with_nuggets
             else []
         ),
-        "SHA256SUMS lists the data files with their SHA-256 (check with: sha256sum -c SHA256SUMS).",
+        (
+            "SHA256SUMS lists the data files and the evaluation card (CARD.md) with their SHA-256 (check with: "
+            "sha256sum -c SHA256SUMS)."
+            if frozen_with_card(release)
+            else "SHA256SUMS lists the data files with their SHA-256 (check with: sha256sum -c SHA256SUMS)."
+        ),
     ]
     return "\n".join(lines) + "\n"

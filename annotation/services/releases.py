@@ -1,8 +1,10 @@
 """Freezing releases and exporting them byte for byte.
 
 A release snapshots, in one transaction: the selection rule as used, every selected item's record and final
-judgement, the composition report, and the SHA-256 manifest of every export format (computed by actually
-writing the files; they are kept, see :mod:`annotation.services.release_files`). Nothing here updates a release:
+judgement, the composition report, its evaluation card (``CARD.md``, :mod:`annotation.services.release_card`), and
+the SHA-256 manifest of every export format (computed by actually writing the files, the card included; they are
+kept, see :mod:`annotation.services.release_files`). The checksum covers the ClinIQLink export's data files, not
+the card, which states it. Nothing here updates a release:
 there is no such function, and the database refuses it anyway.
 """
 
@@ -16,11 +18,21 @@ from typing import Any
 
 import pandas as pd
 from django.db import connection, transaction
+from django.utils import timezone
 
 from annotation.exporters import cliniqlink, manifest, tables
 from annotation.models import Release
 from annotation.qa_types import CLINIQLINK_TYPES
 from annotation.selectors.releases import REVIEW_COUNT, composition_report
+from annotation.services.release_card import (
+    CARD_FILE,
+    card_facts,
+    card_items_of_entries,
+    card_markdown,
+    card_write,
+    frozen_with_card,
+    release_card,
+)
 from annotation.services.release_files import FreezeFiles, freeze_files, kept_files_copy
 from annotation.services.release_nuggets import (
     NUGGETS_FILE,
@@ -28,6 +40,7 @@ from annotation.services.release_nuggets import (
     nuggets_jsonl_write,
     release_nugget_snapshot,
 )
+from annotation.services.release_quality import items_wrong_estimate
 from annotation.services.release_rules import SelectionRule
 from annotation.services.release_snapshot import (
     release_entries,
@@ -139,15 +152,25 @@ def release_freeze(
         manifests = _manifests(entries, files, csv_cells=csv_cells, with_nuggets=with_nuggets)
         latest = Release.objects.filter(name=name).order_by("-version").first()
         # A version identical to the one before it (same rule, same items with the same content) would only
-        # be a confusing duplicate: refused, naming the release that already holds exactly this.
-        if latest is not None and latest.rule == selection.as_dict() and latest.manifests == manifests:
+        # be a confusing duplicate: refused, naming the release that already holds exactly this. The cards are
+        # left out of the comparison: each names its own version.
+        if (
+            latest is not None
+            and latest.rule == selection.as_dict()
+            and _data_files(latest.manifests) == _data_files(manifests)
+        ):
             raise Conflict(
                 f"Nothing changed since {latest.label}: the same rule selects the same {latest.item_count} items "
                 f"with identical content (checksum {latest.checksum}). No new version was frozen.",
                 code="identical_release",
             )
         version = (latest.version if latest else 0) + 1
-        release = Release.objects.create(
+        report = composition_report(included_ids={entry["item_id"] for entry in entries})
+        report["card_facts"] = card_facts(card_items_of_entries(entries), at_freeze=True)
+        # How many of the items are probably wrong, from every judgement as the reliability model reads them (None:
+        # no judgement to read; the card says it could not be computed).
+        report["quality"] = items_wrong_estimate([entry["item_id"] for entry in entries])
+        release = Release(
             name=name,
             version=version,
             note=note,
@@ -157,9 +180,14 @@ def release_freeze(
             csv_cells=csv_cells,
             with_nuggets=with_nuggets,
             checksum=manifest.combined_checksum(manifests["cliniqlink"]),
-            report=composition_report(included_ids={entry["item_id"] for entry in entries}),
+            report=report,
             created_by=acting_user(user),
         )
+        # The card states the checksum, so the checksum cannot cover the card: it is taken over the data files
+        # first, as for every release before cards, and the card is then hashed into each format's manifest.
+        report["card"] = card_markdown(release, at=timezone.now())
+        _card_keep(report["card"], files, manifests)
+        release.save(force_insert=True)
         snapshot_store(release)
         files.keep(release)
         # From here on the database refuses any item for this release (and requires this before commit).
@@ -177,6 +205,20 @@ def release_freeze(
             },
         )
     return release
+
+
+def _data_files(manifests: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """The manifests without the card: the files that hold the release's items (and nuggets)."""
+    return {
+        fmt: {name: digest for name, digest in files.items() if name != CARD_FILE} for fmt, files in manifests.items()
+    }
+
+
+def _card_keep(card: str, files: FreezeFiles, manifests: dict[str, dict[str, str]]) -> None:
+    """Write the card into every format's folder of the freeze and add its SHA-256 to that format's manifest."""
+    for fmt in EXPORT_FORMATS:
+        folder = files.folder / fmt
+        manifests[fmt][CARD_FILE] = manifest.sha256_file(card_write(card, folder))
 
 
 #: The formats hashed together in one process: the three tables share their rows, CSV and Parquet their frame.
@@ -198,7 +240,9 @@ def _manifests(
         result = {}
         for fmt in formats:
             folder = files.folder / fmt
-            paths = _write(fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, table=table)
+            paths = _write(
+                fmt, entries, folder, csv_cells=csv_cells, with_nuggets=with_nuggets, typed_parquet=True, table=table
+            )
             result[fmt] = manifest.build(paths, folder)
         return result
 
@@ -222,6 +266,11 @@ class _Table:
     def frame(self) -> pd.DataFrame:
         return tables.table_frame(self.rows, TABLE_COLUMNS)
 
+    @cached_property
+    def typed_frame(self) -> pd.DataFrame:
+        """The Parquet's frame since releases carry a card: lists of text as lists, whole numbers as integers."""
+        return tables.table_frame(self.rows, TABLE_COLUMNS, typed=True)
+
 
 def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
     """Write the release in ``fmt`` to ``out_dir``; the bytes always match the manifest recorded at freeze.
@@ -243,7 +292,17 @@ def release_export(*, release: Release, fmt: str, out_dir: Path) -> list[Path]:
     if fmt == NUGGETS_FORMAT:
         out_dir.mkdir(parents=True, exist_ok=True)
         return [nuggets_jsonl_write(entries, out_dir)]
-    return _write(fmt, entries, out_dir, csv_cells=release.csv_cells, with_nuggets=release.with_nuggets)
+    with_card = frozen_with_card(release)
+    paths = _write(
+        fmt,
+        entries,
+        out_dir,
+        csv_cells=release.csv_cells,
+        with_nuggets=release.with_nuggets,
+        typed_parquet=with_card,
+    )
+    # The card stored at freeze time, byte for byte (a release frozen before cards has none in its manifest).
+    return paths + [card_write(release_card(release), out_dir)] if with_card else paths
 
 
 def _write(
@@ -253,15 +312,26 @@ def _write(
     *,
     csv_cells: str,
     with_nuggets: bool = False,
+    typed_parquet: bool = False,
     table: _Table | None = None,
 ) -> list[Path]:
+    """The release's data files in ``fmt`` (the card is written apart: it is the same text in every format).
+
+    ``typed_parquet``: the Parquet of releases frozen with a card (``release_card.frozen_with_card``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     nuggets = [nuggets_jsonl_write(entries, out_dir)] if with_nuggets else []
-    return _write_items(fmt, entries, out_dir, csv_cells=csv_cells, table=table or _Table(entries)) + nuggets
+    table = table or _Table(entries)
+    return _write_items(fmt, entries, out_dir, csv_cells=csv_cells, typed_parquet=typed_parquet, table=table) + nuggets
 
 
 def _write_items(
-    fmt: str, entries: Sequence[Mapping[str, Any]], out_dir: Path, *, csv_cells: str, table: _Table
+    fmt: str,
+    entries: Sequence[Mapping[str, Any]],
+    out_dir: Path,
+    *,
+    csv_cells: str,
+    typed_parquet: bool,
+    table: _Table,
 ) -> list[Path]:
     if fmt == "cliniqlink":
         by_type: dict[str, list] = {}  # records, or their JSON text (a ClinIQLink export)
@@ -273,7 +343,8 @@ def _write_items(
         guard = csv_cells == Release.CsvCells.GUARDED
         return [tables.write_csv(table.frame, out_dir / "items.csv", guard_formulas=guard)]
     if fmt == "parquet":
-        return [tables.write_parquet(table.frame, out_dir / "items.parquet")]
+        frame = table.typed_frame if typed_parquet else table.frame
+        return [tables.write_parquet(frame, out_dir / "items.parquet")]
     return [tables.write_jsonl(table.rows, TABLE_COLUMNS, out_dir / f"items.{fmt}")]
 
 

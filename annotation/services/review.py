@@ -14,6 +14,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, GoldAnswer, QAItem, Review, ReviewDraft, ReviewRevision, VettingConfig
+from annotation.second_review import Choice
+from annotation.selectors.reliability import second_review_choice
 from annotation.services.transitions import (
     Move,
     item_from_lock_row,
@@ -27,12 +29,14 @@ from annotation.workflow import (
     RELEVANCE_MIN,
     RELEVANCE_RANGE_TEXT,
     Action,
+    CannotTellReason,
     ItemStatus,
     Stage,
     Verdict,
+    cannot_tell_reason_problem,
+    counts_as_judgement,
     route_after_primary,
     route_after_secondary,
-    second_review_selected,
 )
 from portal.audit import audit_batch, audit_record
 from portal.bulk import (
@@ -66,6 +70,27 @@ def review_validate(*, verdict: str, relevance: Any) -> int:
         raise DomainError(f"GP relevance must be {RELEVANCE_RANGE_TEXT}", code="invalid_relevance")
     return value
 
+
+def cannot_tell_reason_check(*, verdict: str, reason: str | None) -> str:
+    """Check why a reviewer cannot tell against their verdict (``annotation.workflow.cannot_tell_reason_problem``);
+    returns the reason ("" with any other verdict)."""
+    reason = reason or ""
+    problem = cannot_tell_reason_problem(verdict=verdict, reason=reason)
+    if problem:
+        raise DomainError(problem, code="invalid_cannot_tell_reason")
+    return reason
+
+
+def lease_end_status(*, stage: str, reason: str) -> str:
+    """How a lease ends with its review: submitted, or superseded when the review judges nothing (outside the
+    reviewer's field), which frees the stage's slot for someone else. A gold answer never touches its item."""
+    if stage == Stage.GOLD or counts_as_judgement(reason):
+        return Assignment.Status.SUBMITTED
+    return Assignment.Status.SUPERSEDED
+
+
+# The lease states that hold the lease's review (a repeated POST returns it).
+_ANSWERED = (Assignment.Status.SUBMITTED, Assignment.Status.SUPERSEDED)
 
 _ASSIGNMENT_FIELDS = row_fields(Assignment)
 
@@ -143,22 +168,25 @@ class ReviewAlreadySent(Conflict):
     def __init__(self, stored: Review | GoldAnswer):
         self.stored = stored
         comment = f"comment “{stored.comment}”" if stored.comment else "no comment"
+        verdict = Verdict(stored.verdict).label
+        if stored.cannot_tell_reason:
+            verdict += f" ({CannotTellReason(stored.cannot_tell_reason).label.lower()})"
         super().__init__(
-            f"You had already sent a review of this item: {Verdict(stored.verdict).label}, GP relevance "
+            f"You had already sent a review of this item: {verdict}, GP relevance "
             f"{stored.relevance}, {comment}. The different review you sent now was not saved."
         )
 
 
-def _same_review(stored: Review | GoldAnswer, *, verdict: str, relevance: int, comment: str) -> bool:
+def _same_review(stored: Review | GoldAnswer, *, verdict: str, reason: str, relevance: int, comment: str) -> bool:
     """Whether a review sent again on an answered lease is the one stored: a retry or a double click, not a change.
     A review its author has changed since also matches what they first sent (a retry of the first request)."""
-    sent = (verdict, relevance, comment.strip())
-    if (stored.verdict, stored.relevance, stored.comment) == sent:
+    sent = (verdict, reason, relevance, comment.strip())
+    if (stored.verdict, stored.cannot_tell_reason, stored.relevance, stored.comment) == sent:
         return True
     if isinstance(stored, GoldAnswer) or stored.edited_at is None:
         return False
-    first = ReviewRevision.objects.filter(review=stored, version=1).values_list("verdict", "relevance", "comment")
-    return first.first() == sent
+    first = ReviewRevision.objects.filter(review=stored, version=1)
+    return first.values_list("verdict", "cannot_tell_reason", "relevance", "comment").first() == sent
 
 
 def review_submit(
@@ -169,6 +197,7 @@ def review_submit(
     verdict: str,
     relevance: Any,
     comment: str = "",
+    cannot_tell_reason: str = "",
     active_seconds: float | None = None,
     now: datetime | None = None,
 ) -> Review | GoldAnswer:
@@ -177,9 +206,12 @@ def review_submit(
 
     Primary review: the item is drawn (or not) for second review from the organizer's seed; if not drawn, the
     primary review is final. Secondary review: agreement finalises, disagreement goes to adjudication.
+    "Cannot tell" needs its reason (refused otherwise, and a reason with another verdict); "outside my field" is
+    stored set aside and sends the item back to the queue for the same stage (``workflow.counts_as_judgement``).
     Gold leases store a :class:`GoldAnswer` and never touch the item.
     """
     relevance = review_validate(verdict=verdict, relevance=relevance)
+    reason = cannot_tell_reason_check(verdict=verdict, reason=cannot_tell_reason)
     now = now or timezone.now()
     if active_seconds is not None:
         active_seconds = max(0.0, min(float(active_seconds), 24 * 3600.0))
@@ -189,10 +221,10 @@ def review_submit(
         assignment, locked_item, review_id, config = _submit_reads(
             assignment_id=assignment_id, reviewer=reviewer, idempotency_key=idempotency_key, now=now
         )
-        if assignment.status == Assignment.Status.SUBMITTED:
+        if assignment.status in _ANSWERED:
             existing = GoldAnswer if assignment.stage == Stage.GOLD else Review
             stored = existing.objects.get(assignment=assignment)
-            if not _same_review(stored, verdict=verdict, relevance=relevance, comment=comment):
+            if not _same_review(stored, verdict=verdict, reason=reason, relevance=relevance, comment=comment):
                 raise ReviewAlreadySent(stored)  # a second tab, or a form sent again after a change: not a retry
             return stored  # a retried or double POST: stored once
         late = now > assignment.expires_at
@@ -200,13 +232,14 @@ def review_submit(
             raise Conflict("Your lease on this item has ended; take the next item.", code="lease_ended")
         fields = {
             "verdict": verdict,
+            "cannot_tell_reason": reason,
             "relevance": relevance,
             "comment": comment.strip(),
             "server_seconds": (now - assignment.created_at).total_seconds(),
             "active_seconds": active_seconds,
             "guideline_id": assignment.guideline_id,  # recorded when the lease was handed out (guideline_for_assignment)
         }
-        assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+        assignment.status, assignment.finished_at = lease_end_status(stage=assignment.stage, reason=reason), now
         update_row(Assignment, assignment.pk, {"status": assignment.status, "finished_at": now})
         delete_where(ReviewDraft, reviewer_id=reviewer.pk, item_id=assignment.item_id)  # the draft became this
         if assignment.stage == Stage.GOLD:
@@ -230,11 +263,21 @@ def review_submit(
                     f"The item is now {item.get_status_display().lower()}; your review was not stored.",
                     code="item_moved",
                 )
+        # A review outside its author's field is set aside the moment it is stored: it frees the stage's slot.
+        set_aside = None if counts_as_judgement(reason) else now
         review = Review(
-            pk=review_id, assignment=assignment, item=item, reviewer=reviewer, stage=assignment.stage, **fields
+            pk=review_id,
+            assignment=assignment,
+            item=item,
+            reviewer=reviewer,
+            stage=assignment.stage,
+            superseded_at=set_aside,
+            **fields,
         )
         insert_rows([review], returning=False)  # its id was taken with the reads: the insert waits for the batch
         after = {"item": item.uid, "stage": review.stage, "verdict": verdict, "relevance": relevance}
+        if reason:
+            after["cannot_tell_reason"] = reason
         if late:
             after["late_seconds"] = round((now - assignment.expires_at).total_seconds())
         audit_record(actor=reviewer, obj=review, action="review_created", after=after)
@@ -295,11 +338,21 @@ def _late_slot_check(*, assignment: Assignment, item: QAItem, now: datetime) -> 
 
 def _route(*, item: QAItem, review: Review, actor: User, config: VettingConfig) -> None:
     """Move the item on after a review: stored, then routed, in one write with an audit entry per move."""
+    reason = review.cannot_tell_reason
     if review.stage == Stage.PRIMARY:
-        selected = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
-        route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=selected)
+        # An item back in the queue is drawn again at its next first review (as one sent back by an organizer).
+        choice = (
+            second_review_choice(item=item, reviewer_id=review.reviewer_id, verdict=review.verdict, config=config)
+            if counts_as_judgement(reason)
+            else Choice(False)
+        )
+        route = route_after_primary(
+            verdict=review.verdict, relevance=review.relevance, selected=choice.second_review, reason=reason,
+            straight_to_adjudication=choice.straight_to_adjudication,
+        )  # fmt: skip
+        fields = {"second_review": choice.second_review, "second_review_reason": choice.reason}
         moves = [
-            Move("submit_primary", note=f"review {review.pk}", fields={"second_review": selected}),
+            Move("submit_primary", note=f"review {review.pk}", fields=fields),
             Move(route.action, note=f"seed {config.seed}", route=route),
         ]
     else:
@@ -307,6 +360,7 @@ def _route(*, item: QAItem, review: Review, actor: User, config: VettingConfig) 
             first=_first_judgement(item.pk),
             second=(review.verdict, review.relevance),
             relevance_gap=config.relevance_gap,
+            reason=reason,
         )
         moves = [Move(route.action, note=f"review {review.pk}", route=route) for route in routes]
     item_moves(item=item, moves=moves, actor=actor, row_locked=True)

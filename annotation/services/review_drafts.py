@@ -7,7 +7,7 @@ lease ends in a review, a dispute or a feedback note.
 from __future__ import annotations
 
 from annotation.models import Assignment, ReviewDraft
-from annotation.workflow import RELEVANCE_VALUES, VERDICTS_TEXT, Verdict
+from annotation.workflow import CANNOT_TELL_REASONS_TEXT, RELEVANCE_VALUES, VERDICTS_TEXT, CannotTellReason, Verdict
 from portal.errors import Conflict, DomainError, NotFound
 from portal.models import User
 
@@ -27,7 +27,7 @@ def review_draft_clean(data: object) -> dict:
     """Check a draft's shape; returns the cleaned dict or raises :class:`DomainError` naming the field."""
     if not isinstance(data, dict):
         raise DomainError("the draft must be a JSON object", code="invalid_draft")
-    unknown = set(data) - {"verdict", "relevance", "active", "saved", *_TEXT_FIELDS}
+    unknown = set(data) - {"verdict", "reason", "relevance", "active", "saved", *_TEXT_FIELDS}
     if unknown:
         raise DomainError(f"unknown draft field: {sorted(unknown)[0]}", code="invalid_draft")
     clean: dict = {}
@@ -35,6 +35,10 @@ def review_draft_clean(data: object) -> dict:
     if verdict not in ("", *Verdict.values):
         raise DomainError(f"verdict must be {VERDICTS_TEXT}", code="invalid_draft")
     clean["verdict"] = verdict
+    reason = data.get("reason") or ""  # why the reviewer cannot tell: a draft may hold one before the verdict
+    if reason not in ("", *CannotTellReason.values):
+        raise DomainError(f"reason must be {CANNOT_TELL_REASONS_TEXT}", code="invalid_draft")
+    clean["reason"] = reason
     relevance = str(data.get("relevance") or "")
     if relevance not in ("", *map(str, RELEVANCE_VALUES)):
         raise DomainError("relevance must be a whole number from 1 to 5", code="invalid_draft")

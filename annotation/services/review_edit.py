@@ -27,13 +27,15 @@ from annotation.models import (
     ReviewRevision,
     VettingConfig,
 )
-from annotation.services.review import review_validate
+from annotation.services.review import cannot_tell_reason_check, lease_end_status, review_validate
 from annotation.services.transitions import LOCK_FIELDS, item_transition
 from annotation.workflow import (
     Action,
+    CannotTellReason,
     EditRefusal,
     Stage,
     Verdict,
+    counts_as_judgement,
     edit_refusal_message,
     review_edit_refusal,
     route_after_primary,
@@ -96,6 +98,7 @@ class OwnAnswer:
     assignment_id: int
     item: QAItem
     verdict: str
+    cannot_tell_reason: str
     relevance: int
     comment: str
     created_at: datetime
@@ -117,6 +120,11 @@ class OwnAnswer:
     def verdict_label(self) -> str:
         return str(Verdict(self.verdict).label)
 
+    @property
+    def reason_label(self) -> str:
+        """Why its author could not tell, in words ("" with any other verdict)."""
+        return str(CannotTellReason(self.cannot_tell_reason).label) if self.cannot_tell_reason else ""
+
 
 # A gold answer is never changed (the accuracy figures are built on it). It reads as a second review does, which
 # its author cannot change either from the moment it is sent: the generic "the item has moved on" words, shown at
@@ -129,6 +137,7 @@ def _from_review(review: WithAnnotations[Review, EditFacts]) -> OwnAnswer:
         assignment_id=review.assignment_id,
         item=review.item,
         verdict=review.verdict,
+        cannot_tell_reason=review.cannot_tell_reason,
         relevance=review.relevance,
         comment=review.comment,
         created_at=review.created_at,
@@ -144,6 +153,7 @@ def _from_gold(answer: GoldAnswer) -> OwnAnswer:
         assignment_id=answer.assignment_id,
         item=answer.gold.item,
         verdict=answer.verdict,
+        cannot_tell_reason=answer.cannot_tell_reason,
         relevance=answer.relevance,
         comment=answer.comment,
         created_at=answer.created_at,
@@ -201,16 +211,30 @@ def answer_revisions(answer: OwnAnswer) -> list[ReviewRevision]:
 
 
 def answer_edit(
-    *, reviewer: User, assignment_id: int, verdict: str, relevance: Any, comment: str = "", now: datetime | None = None
+    *,
+    reviewer: User,
+    assignment_id: int,
+    verdict: str,
+    relevance: Any,
+    comment: str = "",
+    cannot_tell_reason: str = "",
+    now: datetime | None = None,
 ) -> OwnAnswer:
     """Change the reviewer's own answer of one of their leases (see :func:`review_edit`); a gold answer is refused
     as a locked review is, after the same checks of the input."""
     answer = answer_own(reviewer=reviewer, assignment_id=assignment_id)
     if answer.review_id is None:
         review_validate(verdict=verdict, relevance=relevance)
+        cannot_tell_reason_check(verdict=verdict, reason=cannot_tell_reason)
         raise Conflict(answer.refusal, code="review_locked")
     review_edit(
-        reviewer=reviewer, review_id=answer.review_id, verdict=verdict, relevance=relevance, comment=comment, now=now
+        reviewer=reviewer,
+        review_id=answer.review_id,
+        verdict=verdict,
+        relevance=relevance,
+        comment=comment,
+        cannot_tell_reason=cannot_tell_reason,
+        now=now,
     )
     return answer_own(reviewer=reviewer, assignment_id=assignment_id)
 
@@ -230,16 +254,19 @@ def review_edit(
     verdict: str,
     relevance: Any,
     comment: str = "",
+    cannot_tell_reason: str = "",
     now: datetime | None = None,
 ) -> Review:
     """Change the reviewer's own review while ``annotation.workflow.review_edit_refusal`` allows it.
 
     The earlier version is kept as a :class:`ReviewRevision` and the change is audited (before / after). The item is
     routed again from the changed review (a changed verdict can turn a verified item into a rejected one, or send it
-    to adjudication). Sending the same values again changes nothing. Raises ``NotFound`` for someone else's review
+    to adjudication; "cannot tell: outside my field" sets the review aside and the item goes back to the queue, as
+    on a first submit). Sending the same values again changes nothing. Raises ``NotFound`` for someone else's review
     and ``Conflict`` once the item has moved on.
     """
     relevance = review_validate(verdict=verdict, relevance=relevance)
+    reason = cannot_tell_reason_check(verdict=verdict, reason=cannot_tell_reason)
     comment = comment.strip()
     with transaction.atomic():
         owned = Review.objects.filter(reviewer=reviewer, pk=review_id).values_list("item_id", flat=True).first()
@@ -254,21 +281,31 @@ def review_edit(
         code = review_edit_refusal_for(review)
         if code:
             raise Conflict(edit_refusal_message(code), code="review_locked")
-        if (review.verdict, review.relevance, review.comment) == (verdict, relevance, comment):
+        stored = (review.verdict, review.cannot_tell_reason, review.relevance, review.comment)
+        if stored == (verdict, reason, relevance, comment):
             return review
         version = ReviewRevision.objects.filter(review=review).count() + 1
         ReviewRevision.objects.create(
             review=review,
             version=version,
             verdict=review.verdict,
+            cannot_tell_reason=review.cannot_tell_reason,
             relevance=review.relevance,
             comment=review.comment,
             stored_at=review.edited_at or review.created_at,
         )
-        before = {"verdict": review.verdict, "relevance": review.relevance, "comment": review.comment}
-        review.verdict, review.relevance, review.comment, review.edited_at = verdict, relevance, comment, now
-        review.save(update_fields=["verdict", "relevance", "comment", "edited_at"])
-        after = {"verdict": verdict, "relevance": relevance, "comment": comment}
+        before = _version_of(review)
+        review.verdict, review.cannot_tell_reason = verdict, reason
+        review.relevance, review.comment, review.edited_at = relevance, comment, now
+        if not counts_as_judgement(reason):  # set aside as on a first submit: the stage's slot is free again
+            review.superseded_at = now
+            Assignment.objects.filter(pk=review.assignment_id).update(
+                status=lease_end_status(stage=review.stage, reason=reason)
+            )
+        review.save(
+            update_fields=["verdict", "cannot_tell_reason", "relevance", "comment", "edited_at", "superseded_at"]
+        )
+        after = _version_of(review)
         audit_record(
             actor=reviewer,
             obj=review,
@@ -278,6 +315,14 @@ def review_edit(
         )
         _reroute(item=item, review=review, actor=reviewer)
     return review
+
+
+def _version_of(review: Review) -> dict:
+    """What an edit audits of a review, before and after (the reason only where there is one)."""
+    version = {"verdict": review.verdict, "relevance": review.relevance, "comment": review.comment}
+    if review.cannot_tell_reason:
+        version["cannot_tell_reason"] = review.cannot_tell_reason
+    return version
 
 
 def _reroute(*, item: QAItem, review: Review, actor: User) -> None:
@@ -291,7 +336,20 @@ def _reroute(*, item: QAItem, review: Review, actor: User) -> None:
         row_locked=True,
         fields={"final_verdict": "", "final_relevance": None, "final_source": "", "finalized_at": None},
     )
-    route = route_after_primary(verdict=review.verdict, relevance=review.relevance, selected=bool(item.second_review))
+    judged = counts_as_judgement(review.cannot_tell_reason)
+    route = route_after_primary(
+        verdict=review.verdict,
+        relevance=review.relevance,
+        selected=bool(item.second_review),
+        reason=review.cannot_tell_reason,
+    )
     item_transition(
-        item=item, action=route.action, actor=actor, route=route, note=f"seed {config.seed}", row_locked=True
+        item=item,
+        action=route.action,
+        actor=actor,
+        route=route,
+        note=f"seed {config.seed}",
+        row_locked=True,
+        # back in the queue: drawn again at its next first review, as on a first submit
+        fields={} if judged else {"second_review": False},
     )

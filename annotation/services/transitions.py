@@ -20,7 +20,7 @@ from portal.models import User
 _FINAL_FIELDS = ("final_verdict", "final_relevance", "final_source")
 
 
-LOCK_FIELDS = ("pk", "uid", "status", "held_from", *_FINAL_FIELDS)
+LOCK_FIELDS = ("pk", "uid", "qa_type", "status", "held_from", *_FINAL_FIELDS)
 _LOCK_COLUMNS = row_fields(QAItem, only=LOCK_FIELDS)
 
 

@@ -7,12 +7,16 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import ImportBatch, VettingConfig
+from annotation.second_review import Policy
 from annotation.workflow import GOLD_MIN_ANSWERS_MAX, GOLD_MIN_ANSWERS_MIN, RELEVANCE_GAP_MAX, RELEVANCE_GAP_MIN
 from portal.audit import audit_record
 from portal.errors import DomainError
 from portal.models import User
 
-_FIELDS = ("seed", "second_share", "relevance_gap", "gold_rate", "gold_min_accuracy", "gold_min_answers")
+_FIELDS = (
+    "seed", "second_share", "second_review_policy", "uniform_share", "relevance_gap", "gold_rate",
+    "gold_min_accuracy", "gold_min_answers",
+)  # fmt: skip
 
 
 def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
@@ -20,7 +24,9 @@ def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
     unknown = set(changes) - set(_FIELDS)
     if unknown:
         raise DomainError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-    for name in ("second_share", "gold_rate", "gold_min_accuracy"):
+    if "second_review_policy" in changes and changes["second_review_policy"] not in Policy.values:
+        raise DomainError(f"second_review_policy must be one of {', '.join(Policy.values)}", code="invalid_policy")
+    for name in ("second_share", "uniform_share", "gold_rate", "gold_min_accuracy"):
         if name in changes and not 0 <= float(changes[name]) <= 1:
             raise DomainError(f"{name} must be between 0 and 1", code="invalid_share")
     if "relevance_gap" in changes and not RELEVANCE_GAP_MIN <= int(changes["relevance_gap"]) <= RELEVANCE_GAP_MAX:
@@ -37,6 +43,13 @@ def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
         config = VettingConfig.load()
         config = VettingConfig.objects.select_for_update().get(pk=config.pk)
         before = {f: getattr(config, f) for f in _FIELDS}
+        if float(changes.get("uniform_share", config.uniform_share)) > float(
+            changes.get("second_share", config.second_share)
+        ):
+            raise DomainError(
+                "uniform_share cannot be more than second_share: the uniform slice is part of the second reviews",
+                code="invalid_share",
+            )
         for name, value in changes.items():
             setattr(config, name, value)
         config.updated_by = by

@@ -16,6 +16,7 @@ from annotation.forms.releases import FreezeForm
 from annotation.models import Release
 from annotation.qa_types import CLINIQLINK_TYPES, DEFAULT_BENCHMARK, qa_type_label
 from annotation.selectors.releases import REPORT_COLUMNS, composition_report, report_rows
+from annotation.services.release_card import CARD_FILE, card_split, frozen_with_card, release_card
 from annotation.services.release_contents import FORMAT_LABELS, export_readme, release_coverage, selection_preview
 from annotation.services.release_nuggets import NUGGETS_FORMAT
 from annotation.services.release_rules import SelectionRule, rule_description
@@ -103,11 +104,18 @@ class ReleaseDetailView(RoleRequiredMixin, View):
 
     def get(self, request, label):
         release = _release_or_404(label)
+        # The card as the exports hold it: its front matter shown as written, its body rendered with raw HTML
+        # escaped (the template's guideline_markdown filter).
+        card_front, card_body = card_split(release_card(release))
         return render(
             request,
             "annotation/release_detail.html",
             {
                 "release": release,
+                "card_file": CARD_FILE,
+                "card_front": card_front,
+                "card_body": card_body,
+                "card_in_exports": frozen_with_card(release),
                 "rule_text": rule_description(release.rule),
                 "rows": _labelled(report_rows(release.report)),
                 "columns": REPORT_COLUMNS,

@@ -25,7 +25,7 @@ from annotation.services.review import ReviewAlreadySent, review_submit
 from annotation.services.review_drafts import review_draft_clear, review_draft_get
 from annotation.services.review_edit import answer_own
 from annotation.views.guidelines import guideline_gate, guideline_panel_context, guideline_start_context
-from annotation.workflow import RELEVANCE_SCALE
+from annotation.workflow import RELEVANCE_SCALE, counts_as_judgement
 from portal.errors import DomainError, NotAllowed, NotFound
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
@@ -158,12 +158,18 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
     form_context = "form"
     success_message = "Review saved."
 
+    def success_message_for(self, data) -> str:
+        if not counts_as_judgement(data.get("cannot_tell_reason") or ""):
+            return "Saved: the item goes to another reviewer, and it will not come back to you."
+        return self.success_message
+
     def act(self, request, assignment_id: int, data) -> None:
         review_submit(
             assignment_id=assignment_id,
             reviewer=request.user,
             idempotency_key=data["idempotency_key"],
             verdict=data["verdict"],
+            cannot_tell_reason=data["cannot_tell_reason"],
             relevance=data["relevance"],
             comment=data["comment"],
             active_seconds=data["active_seconds"],
@@ -187,7 +193,7 @@ class ReviewAssignmentView(RoleRequiredMixin, View):
             messages.error(request, str(exc))
             return self._render(request, assignment, status=exc.http_status, **{self.form_context: form})
         review_draft_clear(reviewer=request.user, assignment_id=pk)  # a dispute or feedback note ends the lease too
-        messages.success(request, self.success_message)
+        messages.success(request, self.success_message_for(form.cleaned_data))
         return _go_next(request, form.cleaned_data["qa_type"])
 
 

@@ -62,7 +62,12 @@ class ReviewEditView(RoleRequiredMixin, View):
     required_roles = (Role.REVIEWER,)
 
     def _render(self, request, review, *, form=None, status=200):
-        initial = {"verdict": review.verdict, "relevance": review.relevance, "comment": review.comment}
+        initial = {
+            "verdict": review.verdict,
+            "cannot_tell_reason": review.cannot_tell_reason,
+            "relevance": review.relevance,
+            "comment": review.comment,
+        }
         return render(
             request,
             "annotation/review_edit.html",
@@ -99,6 +104,7 @@ class ReviewEditView(RoleRequiredMixin, View):
                 reviewer=request.user,
                 assignment_id=pk,
                 verdict=data["verdict"],
+                cannot_tell_reason=data["cannot_tell_reason"],
                 relevance=data["relevance"],
                 comment=data["comment"],
             )

@@ -15,6 +15,7 @@ from annotation.selectors.vetting import (
     gold_statistics,
     missing_excerpts,
     progress_bars,
+    repair_list,
     vetting_progress,
 )
 from annotation.services.adjudication import item_reassign, may_decide
@@ -50,6 +51,8 @@ class VettingDashboardView(RoleRequiredMixin, View):
                 # An organizer who also reviews never learns that an item they were given is gold.
                 "gold": gold_statistics(request.user),
                 "missing": missing_excerpts(),
+                # An organizer who also reviews does not see what others answered on items they were given.
+                "repair": repair_list(request.user),
             },
             status=status,
         )
@@ -62,7 +65,8 @@ class VettingDashboardView(RoleRequiredMixin, View):
         if not form.is_valid():
             return self._render(request, config_form=form, status=400)
         try:
-            vetting_config_update(by=request.user, **form.cleaned_data)
+            changes = {name: value for name, value in form.cleaned_data.items() if value not in (None, "")}
+            vetting_config_update(by=request.user, **changes)
         except DomainError as exc:
             messages.error(request, str(exc))
             return self._render(request, config_form=form, status=exc.http_status)

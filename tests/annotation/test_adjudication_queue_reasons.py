@@ -28,7 +28,7 @@ def waiting(sample_items, config, make_user, review):
     config.second_share = 0.0
     config.save()
     unclear = assignment_next(reviewer=alice, qa_type="short_answer")
-    review(unclear, "cannot_tell", 4)
+    review(unclear, "cannot_tell", 4, cannot_tell_reason="excerpt")
     disputed = assignment_next(reviewer=alice, qa_type="true_false")
     dispute_file(
         raised_by=alice,

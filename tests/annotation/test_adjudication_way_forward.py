@@ -191,7 +191,7 @@ def test_after_a_decision_the_next_item_opens(blocked, client, make_user, review
     # a second blocked item after the first
     a = assignment_next(reviewer=first)
     review(a, "correct", 5)
-    review(assignment_next(reviewer=second), "cannot_tell", 2)
+    review(assignment_next(reviewer=second), "cannot_tell", 2, cannot_tell_reason="ambiguous")
     other = QAItem.objects.get(pk=a.item_id)
     assert other.status == ItemStatus.IN_ADJUDICATION
     client.force_login(make_user("organizer"))

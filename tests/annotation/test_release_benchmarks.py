@@ -68,9 +68,9 @@ def test_all_benchmarks_is_a_choice_and_the_page_and_zip_say_what_the_cliniqlink
     )
     readme = archive.read("everything-v1-cliniqlink/README.txt").decode()
     assert sentence in readme and "all benchmarks" in readme
-    # The seven files hold the 17 ClinIQLink items only: the manifest's files are unchanged by the README.
+    # The seven files hold the 17 ClinIQLink items only, with the release's card: the README is not in the manifest.
     sums = archive.read("everything-v1-cliniqlink/SHA256SUMS").decode()
-    assert "README.txt" not in sums and len(sums.splitlines()) == 7
+    assert "README.txt" not in sums and len(sums.splitlines()) == 8 and "CARD.md" in sums
 
 
 def test_coverage_of_a_one_benchmark_release_is_complete(both_benchmarks):

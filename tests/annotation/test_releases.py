@@ -3,6 +3,7 @@ the seven files' schema, the composition report, manifest verification."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from annotation.models import Dispute, FeedbackNote, QAItem, Release, ReleaseIte
 from annotation.qa_types import CLINIQLINK_FILES
 from annotation.selectors.releases import composition_report
 from annotation.services.imports import items_import
-from annotation.services.releases import release_export, release_freeze, release_verify
+from annotation.services.releases import _data_files, release_export, release_freeze, release_verify
 from portal.errors import DomainError
 from tests.release_tables import release_tables_wipe
 from tests.reviews import done_review
@@ -121,7 +122,7 @@ def test_cliniqlink_export_holds_the_sample_records_unchanged_in_order(sample_it
         _finalize(item)
     release = release_freeze(name="sample")
     paths = release_export(release=release, fmt="cliniqlink", out_dir=tmp_path)
-    assert sorted(p.name for p in paths) == sorted(CLINIQLINK_FILES)
+    assert sorted(p.name for p in paths) == sorted([*CLINIQLINK_FILES, "CARD.md"])  # the data, and its card
     for name in CLINIQLINK_FILES:
         assert json.loads((tmp_path / name).read_text()) == json.loads((SAMPLE / name).read_text()), name
 
@@ -252,7 +253,7 @@ def test_release_pages_show_table_and_download_zip(sample_items, organizer_clien
 
     names = zipfile.ZipFile(io.BytesIO(download.content)).namelist()
     assert (
-        len(names) == 9
+        len(names) == 10  # the seven data files, the card, the manifest and the README
         and any(n.endswith("SHA256SUMS") for n in names)
         and any(n.endswith("README.txt") for n in names)
     )
@@ -271,8 +272,11 @@ def test_a_large_release_hashed_and_exported_by_parallel_processes_has_the_seria
     serial = release_freeze(name="serial", with_nuggets=True)
     monkeypatch.setattr(portal.parallel, "PARALLEL_FROM_ROWS", 0)
     forked = release_freeze(name="forked", with_nuggets=True)
-    assert forked.manifests == serial.manifests and forked.checksum == serial.checksum
+    # the data files are byte for byte the serial ones (each release's card names its own version)
+    assert _data_files(forked.manifests) == _data_files(serial.manifests) and forked.checksum == serial.checksum
     assert forked.items.count() == serial.items.count() == QAItem.objects.count()
     for fmt in ("cliniqlink", "csv", "parquet", "jsonl"):
         release_export(release=forked, fmt=fmt, out_dir=tmp_path / fmt)
-        assert release_verify(release=serial, folder=tmp_path / fmt, fmt=fmt) == []
+        assert release_verify(release=forked, folder=tmp_path / fmt, fmt=fmt) == []
+        for name, digest in _data_files(serial.manifests)[fmt].items():
+            assert hashlib.sha256((tmp_path / fmt / name).read_bytes()).hexdigest() == digest, name

@@ -105,7 +105,7 @@ def test_cannot_tell_after_a_change_sends_the_item_to_adjudication_and_locks_the
     sample_items, config, reviewer, review
 ):
     first = _primary(config, reviewer, review, second=0.0)
-    review_edit(reviewer=reviewer, review_id=first.pk, verdict="cannot_tell", relevance=3)
+    review_edit(reviewer=reviewer, review_id=first.pk, verdict="cannot_tell", relevance=3, cannot_tell_reason="excerpt")
     item = QAItem.objects.get(pk=first.item_id)
     assert item.status == S.IN_ADJUDICATION and item.final_verdict == "" and item.final_source == ""
     with pytest.raises(Conflict) as refused:

@@ -63,7 +63,7 @@ def test_a_retry_of_the_first_request_after_a_change_is_still_a_retry(sample_ite
     review_edit(reviewer=reviewer, review_id=first.pk, verdict="incorrect", relevance=2)
     assert review(lease, "correct", 5).verdict == "incorrect"  # the stored (changed) review, nothing changed
     with pytest.raises(ReviewAlreadySent):
-        review(lease, "cannot_tell", 3)
+        review(lease, "cannot_tell", 3, cannot_tell_reason="excerpt")
 
 
 def test_a_gold_answer_sent_again_differently_is_refused_too(sample_items, config, organizer, reviewer, review):
@@ -134,6 +134,8 @@ def test_a_refused_second_review_and_a_refused_gold_answer_read_the_same(
 
 def _post(client, lease, verdict, relevance, comment, **kw):
     body = _body(lease, verdict, relevance, comment)
+    if verdict == "cannot_tell":
+        body["cannot_tell_reason"] = "excerpt"
     return client.post(reverse("review_assignment", args=[lease.pk]), body, **kw)
 
 

@@ -33,6 +33,7 @@ def test_the_review_is_stored_and_the_next_lease_is_the_one_next_would_give(samp
     assert body["review"] == {
         "assignment": lease["id"],
         "verdict": "correct",
+        "cannot_tell_reason": "",
         "relevance": 4,
         "comment": "dose <b>checked</b>",
         "created_at": body["review"]["created_at"],

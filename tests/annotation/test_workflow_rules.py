@@ -32,6 +32,8 @@ S, A = ItemStatus, Action
         (S.IN_ADJUDICATION, A.ADJUDICATE_REJECT, S.REJECTED),
         (S.VERIFIED, A.HOLD, S.HELD),
         (S.HELD, A.ADJUDICATE_VERIFY, S.VERIFIED),
+        (S.REVIEWED, A.RETURN_TO_QUEUE, S.IMPORTED),
+        (S.IN_SECOND_REVIEW, A.RETURN_TO_QUEUE, S.IN_SECOND_REVIEW),
     ],
 )
 def test_allowed_moves_reach_their_target(state, action, target):
@@ -47,6 +49,9 @@ def test_allowed_moves_reach_their_target(state, action, target):
         (S.HELD, A.HOLD),
         (S.IN_REVIEW, A.FINAL_VERIFY),
         (S.IMPORTED, "fly"),
+        (S.IN_REVIEW, A.RETURN_TO_QUEUE),
+        (S.IN_ADJUDICATION, A.RETURN_TO_QUEUE),
+        (S.VERIFIED, A.RETURN_TO_QUEUE),
     ],
 )
 def test_illegal_moves_are_refused(state, action):

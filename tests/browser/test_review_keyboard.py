@@ -38,6 +38,8 @@ def test_reviewer_reviews_three_items_and_files_a_dispute_with_the_keyboard_only
     for verdict_key, relevance_key, comment in plan:
         assert "/review/" in page.url and page.locator("#shortcuts").is_visible()
         page.keyboard.press(verdict_key)
+        if verdict_key == "u":
+            page.keyboard.press("Space")  # "cannot tell" moves to its reasons: the first one, the excerpt
         page.keyboard.press(relevance_key)
         if comment:
             page.keyboard.press("e")

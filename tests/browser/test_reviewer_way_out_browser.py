@@ -117,6 +117,7 @@ def test_the_adjudication_queue_says_why_and_filters_by_it(open_page, queue, mak
         reviewer=alice,
         idempotency_key=unclear.idempotency_key,
         verdict="cannot_tell",
+        cannot_tell_reason="excerpt",
         relevance=3,
         comment="",
     )

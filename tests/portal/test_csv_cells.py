@@ -90,7 +90,9 @@ def hostile_release(tmp_path):
 @pytest.mark.django_db
 def test_new_release_csv_guards_text_cells_and_verifies(hostile_release, tmp_path):
     assert hostile_release.csv_cells == Release.CsvCells.GUARDED
-    (path,) = release_export(release=hostile_release, fmt="csv", out_dir=tmp_path / "out")
+    (path,) = [
+        p for p in release_export(release=hostile_release, fmt="csv", out_dir=tmp_path / "out") if p.name == "items.csv"
+    ]
     (row,) = _cells(path.read_text())
     assert (row["question"], row["answer"], row["final_relevance"]) == ("'=1+1 is it?", "'-1", "5.0")
     assert release_verify(release=hostile_release, folder=tmp_path / "out") == []

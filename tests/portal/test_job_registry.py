@@ -47,6 +47,8 @@ def test_every_kind_a_service_starts_has_a_task_and_a_label():
         "import_outputs",
         "report",
         "scoring",
+        "promptcblue_scoring",
+        "reliability_fit",
         "nugget_matcher",
         "span_leaderboard",
         "nugget_leaderboard",

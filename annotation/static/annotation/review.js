@@ -24,7 +24,10 @@
     return el ? el.value : "";
   }
   function saveDraft() {
-    const draft = { verdict: checked("verdict"), relevance: checked("relevance"), active: active, saved: Date.now() };
+    const draft = {
+      verdict: checked("verdict"), reason: checked("cannot_tell_reason"), relevance: checked("relevance"),
+      active: active, saved: Date.now(),
+    };
     for (const [k, el] of Object.entries(fields)) if (el) draft[k] = el.value;
     try { localStorage.setItem(draftKey, JSON.stringify(draft)); } catch (e) { /* storage full or off */ }
     document.dispatchEvent(new CustomEvent("review:draft", { detail: draft }));
@@ -33,8 +36,9 @@
     let draft = null;
     try { draft = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { draft = null; }
     if (!draft) return;
-    for (const name of ["verdict", "relevance"]) {
-      const el = draft[name] && reviewForm.querySelector("input[name=" + name + "][value='" + draft[name] + "']");
+    const radios = { verdict: "verdict", reason: "cannot_tell_reason", relevance: "relevance" };
+    for (const [key, name] of Object.entries(radios)) {
+      const el = draft[key] && reviewForm.querySelector("input[name=" + name + "][value='" + draft[key] + "']");
       if (el && !checked(name)) el.checked = true;
     }
     for (const [k, el] of Object.entries(fields)) if (el && draft[k] && !el.value) el.value = draft[k];
@@ -42,7 +46,24 @@
     if (draft.feedback) feedbackPanel.open = true;
     active = Number(draft.active) || 0;
   }
+  // --- "cannot tell" asks why: the reasons are shown, required and sent only with that verdict --------------
+  // (a disabled fieldset sends nothing and is not checked, so a reason left chosen under another verdict stays out)
+  const reasonField = document.getElementById("cannot-tell-reason");
+  function syncReason(focus) {
+    if (!reasonField) return;
+    const asked = checked("verdict") === "cannot_tell";
+    reasonField.hidden = !asked;
+    reasonField.disabled = !asked;
+    if (asked && focus) {  // straight to the reasons: the arrow keys pick one, as in any radio group
+      (reasonField.querySelector("input:checked") || reasonField.querySelector("input")).focus();
+    }
+  }
+  reviewForm.addEventListener("change", (e) => {
+    if (e.target.name === "verdict") syncReason(e.target.value === "cannot_tell");
+  });
+
   restoreDraft();
+  syncReason(false);
   document.addEventListener("input", saveDraft);
   document.addEventListener("change", saveDraft);
 

@@ -4,9 +4,24 @@
   const form = document.getElementById("edit-form");
   if (!form) return;
   const verdictKeys = { c: "correct", i: "incorrect", u: "cannot_tell" };
+  // "cannot tell" asks why: the reasons are shown, required and sent only with that verdict (a disabled fieldset
+  // sends nothing), as on the review page.
+  const reasonField = document.getElementById("cannot-tell-reason");
+  function syncReason(focus) {
+    if (!reasonField) return;
+    const chosen = form.querySelector("input[name=verdict]:checked");
+    const asked = Boolean(chosen) && chosen.value === "cannot_tell";
+    reasonField.hidden = !asked;
+    reasonField.disabled = !asked;
+    if (asked && focus) (reasonField.querySelector("input:checked") || reasonField.querySelector("input")).focus();
+  }
+  form.addEventListener("change", (e) => {
+    if (e.target.name === "verdict") syncReason(e.target.value === "cannot_tell");
+  });
+  syncReason(false);
   function setRadio(name, value) {
     const el = form.querySelector("input[name=" + name + "][value='" + value + "']");
-    if (el) el.checked = true;
+    if (el) { el.checked = true; el.dispatchEvent(new Event("change", { bubbles: true })); }
   }
   function typing(t) {
     if (!t || !t.tagName) return false;
