@@ -27,6 +27,7 @@ def _review(lease, verdict, relevance, comment=""):
         verdict=verdict,
         relevance=relevance,
         comment=comment,
+        cannot_tell_reason="excerpt" if verdict == "cannot_tell" else "",
     )
 
 
