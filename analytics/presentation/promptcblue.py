@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from analytics.models import ScoringRun
 from analytics.presentation.tables import number
 from analytics.presentation.task1 import decimals_for
-from metrics.promptcblue import TASKS
+from metrics.promptcblue import TASKS, TASKS_BY_NAME
 from metrics.promptcblue.scoring import instance_key
 from metrics.promptcblue.tasks import CLASSIFICATION, EXTRACTION, GENERATION, TASK_TITLES
 from stats.plots import Bar, BarChart
@@ -166,7 +166,7 @@ def board_csv_rows(runs: list[ScoringRun]) -> list[dict]:
                 {
                     **base,
                     "task": name,
-                    "metric": next(metric_name(t) for t in TASKS if t.name == name),
+                    "metric": metric_name(TASKS_BY_NAME[name]),
                     "score": stored["figure"] * SCALE,
                     "ci_low": ci[0] if ci else None,
                     "ci_high": ci[1] if ci else None,

@@ -125,11 +125,10 @@ class PromptCblueRunView(RoleRequiredMixin, View):
         samples = PromptCblueScore.objects.filter(run=run).select_related("item").order_by("pk")
         if request.GET.get("format") == "csv":
             return self._csv(run, samples)
-        task = request.GET.get("task") or ""
-        if task_named(task) is not None:
-            samples = samples.filter(task=task_named(task).name)
-        else:
-            task = ""
+        chosen = task_named(request.GET.get("task") or "")
+        task = chosen.name if chosen is not None else ""
+        if chosen is not None:
+            samples = samples.filter(task=task)
         misses_only = request.GET.get("misses") == "1"
         if misses_only:
             samples = samples.filter(n_parse_misses__gt=0)
@@ -192,12 +191,11 @@ class PromptCblueSampleView(RoleRequiredMixin, View):
         task = task_named(sample.task)
         if task is None:
             raise Http404("unknown task")
-        others = [
-            (other_run, other)
-            for other_run in latest_runs(release=run.release, profile=PROFILE)
-            if other_run.pk != run.pk
-            for other in PromptCblueScore.objects.filter(run=other_run, item_id=sample.item_id)
-        ]
+        other_runs = {other.pk: other for other in latest_runs(release=run.release, profile=PROFILE)}
+        other_runs.pop(run.pk, None)
+        # one read for every other system's score of this sample
+        found = PromptCblueScore.objects.filter(run_id__in=list(other_runs), item_id=sample.item_id).order_by("run_id")
+        others = [(other_runs[other.run_id], other) for other in found]
         raw_record = sample.item.raw if isinstance(sample.item.raw, dict) else {}
         return render(
             request,

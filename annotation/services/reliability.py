@@ -213,7 +213,8 @@ def threshold_for(
     by_key = {(row.person_id, row.qa_type): (row.n_labels, row.confusion) for row in rows if not row.as_adjudicator}
     typical = _typical_confusion(rows)
     types = sorted(set(data.qa_types))
-    type_code = np.asarray([types.index(qa_type) for qa_type in data.qa_types], dtype=np.int64)
+    index_of = {qa_type: index for index, qa_type in enumerate(types)}
+    type_code = np.asarray([index_of[qa_type] for qa_type in data.qa_types], dtype=np.int64)
     primary = np.flatnonzero(data.primary)
     if not len(primary):
         return None
@@ -284,14 +285,23 @@ def reliability_fit(*, job: Job | None = None, progress: Progress | None = None)
 
 
 def reliability_fit_request(*, user: User | None = None) -> Job:
-    """Queue a fit as a job (the reliability page's button, and the periodic check below)."""
+    """Queue a fit as a job (the reliability page's button, and the periodic check below); a fit already queued or
+    running is the answer to a second request (two tabs, a double click): one fit reads every judgement anyway."""
+    waiting = fit_waiting()
+    if waiting is not None:
+        return waiting
     return job_start(kind="reliability_fit", params={}, user=user)
+
+
+def fit_waiting() -> Job | None:
+    """The fit queued or running, if any."""
+    return Job.objects.filter(kind="reliability_fit", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
 
 
 def reliability_refit_due() -> bool:
     """Whether ``RELIABILITY_REFIT_EVERY`` reviews have been stored since the latest fit (or there is none yet and
     there are reviews), and no fit is queued or running."""
-    if Job.objects.filter(kind="reliability_fit", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists():
+    if fit_waiting() is not None:
         return False
     latest = ReliabilityFit.objects.order_by("-created_at").values_list("n_reviews_seen", flat=True).first()
     stored = Review.objects.count()

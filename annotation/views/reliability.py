@@ -16,8 +16,7 @@ from annotation.selectors.reliability import (
     reviewer_figures,
     type_table,
 )
-from annotation.services.reliability import reliability_fit_request
-from portal.models import Job
+from annotation.services.reliability import fit_waiting, reliability_fit_request
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -31,9 +30,7 @@ class ReliabilityView(RoleRequiredMixin, View):
             "fit": fit,
             "config": VettingConfig.load(),
             "refit_every": settings.RELIABILITY_REFIT_EVERY,
-            "running": Job.objects.filter(
-                kind="reliability_fit", status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-            ).first(),
+            "running": fit_waiting(),
         }
         if fit is not None:
             figures = reviewer_figures(fit)

@@ -201,3 +201,10 @@ def test_the_reliability_page_groups_reviewers_by_training_level_for_organizers_
 def test_an_empty_database_fits_nothing():
     assert reliability_fit() is None
     assert not ReliabilityFit.objects.exists()
+
+
+def test_a_second_request_while_a_fit_waits_is_the_same_job(organizer, make_user):
+    """Two tabs (or a double click) on "Fit again now" start one fit: it reads every judgement either way."""
+    first = reliability_fit_request(user=organizer)  # queued: its transaction's commit never runs here
+    assert reliability_fit_request(user=make_user("organizer")).pk == first.pk
+    assert Job.objects.filter(kind="reliability_fit").count() == 1

@@ -75,6 +75,7 @@ def test_an_organizer_imports_scores_and_reads_promptcblue_in_the_browser(open_p
         page.goto("/analytics/promptcblue/")
         page.locator("tr", has_text="CMeEE-V2").last.locator("a").first.click()  # the parse-miss count
         page.wait_for_url(f"**/runs/{run.pk}/?task=CMeEE-V2&misses=1")
+        assert_page_fits(page, width, "promptcblue-run")
         page.click(f"text={own['sample_id']}")
         main = page.inner_text("main")
         assert "Parse misses" in main and "As the official parser reads them" in main
