@@ -72,6 +72,16 @@ def _missing_mask(col: pd.Series) -> np.ndarray:
     return (col.isna() | as_str.isna() | (as_str == "")).to_numpy(dtype=bool)
 
 
+def _factorize_sorted(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The items coded in sorted order. The bootstrap draws items by position, so with items in the order the rows
+    came (a query without ORDER BY) the same ratings could give another interval, and a stored figure (a release
+    card's agreement) would not match its recomputation. Items of mixed, unorderable types keep first appearance."""
+    try:
+        return pd.factorize(column, sort=True)
+    except TypeError:
+        return pd.factorize(column, sort=False)
+
+
 def prepare_ratings(
     ratings: pd.DataFrame,
     *,
@@ -120,7 +130,7 @@ def prepare_ratings(
             codes = np.fromiter((lookup[v] for v in as_str), dtype=np.int64, count=len(raw))
 
     positions = np.array([float(v) for v in scale]) if numeric else np.arange(len(scale), dtype=np.float64)
-    item_idx, item_labels = pd.factorize(df[item_col], sort=False)
+    item_idx, item_labels = _factorize_sorted(df[item_col])
     rater_idx, rater_labels = pd.factorize(df[rater_col], sort=True)
     return RatingTable(
         scale=scale,

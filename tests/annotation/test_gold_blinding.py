@@ -113,6 +113,11 @@ def _without_the_item(html: str, seen: dict) -> str:
     item = QAItem.objects.get(pk=assignment.item_id)
     html = re.sub(r'<section class="card" id="item-card">.*?</section>', "ITEM", html, flags=re.S)
     html = re.sub(r"<h2>Source excerpt</h2>.*?</section>", "EXCERPT", html, flags=re.S)
+    # Quoting from the excerpt is offered when the item has one: the item's own content, gold or not.
+    html = re.sub(r"\(optional<span class=\"keys\">.*?</span>\)", "(optional)", html, flags=re.S)
+    html = html.replace(
+        '<button type="button" class="quote-selection" id="quote-selection" hidden>Quote this</button>', ""
+    )
     for value in (str(assignment.idempotency_key), item.uid):
         html = html.replace(value, "X")
     html = re.sub(rf"/review/{assignment.pk}/", "/review/N/", html)

@@ -308,6 +308,17 @@ def test_bootstrap_is_seeded_and_brackets_the_value():
     assert a.ci[0] <= a.value <= a.ci[1]
 
 
+def test_the_interval_does_not_depend_on_the_order_of_the_rows():
+    """Ratings read in another row order (a query without ORDER BY) give the same figure and interval: a release
+    card's stored agreement failed to match its recomputation when the database returned the reviews reordered."""
+    df = long(K2011)
+    first = krippendorff_alpha(df, level="ordinal", seed=5)
+    for seed in range(3):
+        shuffled = df.sample(frac=1.0, random_state=seed)
+        assert krippendorff_alpha(shuffled, level="ordinal", seed=5).ci == first.ci
+        assert fleiss_kappa(shuffled, seed=5).ci == fleiss_kappa(df, seed=5).ci
+
+
 def test_summary_keys_and_quadratic_undefined_for_nominal():
     out = agreement_summary(pairs_to_long([(1, 1), (2, 2), (1, 2)]), level="nominal", n_resamples=0)
     assert set(out) == {
