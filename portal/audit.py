@@ -9,9 +9,11 @@ from contextlib import contextmanager
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.db.models import Model, QuerySet
+from django.http import HttpRequest
 
 from portal.actors import acting_user
 from portal.bulk import insert_rows
+from portal.clientip import client_ip
 from portal.models import AuditEntry, User
 
 _pending = threading.local()
@@ -78,6 +80,26 @@ def audit_export(
     """Record an export of people's judgements: every one, saying whether it carried identities (e-mail addresses
     instead of pseudonyms), so who took which names out is on record. ``actor`` None: the command line."""
     return audit_record(actor=actor, obj=obj, action=action, after={"format": fmt, "identities": identities})
+
+
+def audit_access(
+    *,
+    action: str,
+    actor: User | AnonymousUser | None,
+    obj: Model | tuple[str, str],
+    detail: str = "",
+    request: HttpRequest | None = None,
+    extra: dict | None = None,
+) -> AuditEntry:
+    """Record an access: a sign-in or a refused one, a download, a token, a page that shows identities.
+
+    ``detail`` is the sentence the audit page and ``manage.py audit_log`` show (e.g. ``sso`` or ``password`` for a
+    sign-in, the format of a download); the client's address (``portal.clientip``) goes with it when ``request``
+    is given, so "from where" is on record. Access entries share the table of change entries: one trail to read."""
+    after = dict(extra or {})
+    if request is not None:
+        after["ip"] = client_ip(request)
+    return audit_record(actor=actor, obj=obj, action=action, after=after or None, note=detail)
 
 
 def audit_history(obj: Model) -> QuerySet[AuditEntry]:
