@@ -11,14 +11,20 @@ first. **Adaptive**: the second opinion goes where it is expected to change the 
   wrong items) and the first reviewer's confusion matrix on that type (their overall one while they have few
   labels of it). "correct" from a reviewer who often passes wrong items on a type with many of them is likely
   wrong; "correct" from a careful reviewer on a clean type is decisive and needs no second reading (early stop).
-- Above ``threshold`` the item gets a second review; above ``ADJUDICATE_ABOVE`` (the first verdict is more likely
-  wrong than right) it goes straight to an adjudicator: one senior judgement instead of a second review that
-  would likely disagree and need the adjudicator anyway.
+- Items are ranked by their **release risk**: the chance that the first verdict decides them wrongly, weighed by
+  what a wrong decision does to the release. A "correct" that is wrong lets a wrong item into the benchmark, where
+  it misleads every model scored on it; an "incorrect" or "cannot tell" that is wrong only keeps a good item out,
+  so it weighs :data:`EXCLUSION_WEIGHT` as much. (Unweighted, a careless reviewer's "incorrect" verdicts, likely
+  wrong on a mostly correct set, took the budget, and the second readings rescued good items instead of catching
+  wrong ones: more items released, and more wrong ones among them, than the uniform rule.)
+- Above ``threshold`` the item gets a second review; when its first verdict is also more likely wrong than
+  right (``ADJUDICATE_ABOVE``) it goes straight to an adjudicator: one senior judgement instead of a second review
+  that would likely disagree and need the adjudicator anyway.
 - Before the model knows the first reviewer (no fit yet, or too few of their labels), the item is drawn at the
   uniform rule's share: no worse than uniform.
 
 ``threshold`` is set at each fit by :func:`adaptive_threshold` so that the expected number of human judgements
-(second reviews, plus the adjudications their disagreements and the straight referrals cause) is no more than the
+(second reviews, plus the adjudications their disagreements cause, and the straight referrals) is no more than the
 uniform rule's at ``second_share``.
 """
 
@@ -29,8 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import models
 
-#: A first verdict more likely wrong than right goes straight to an adjudicator.
+from annotation.workflow import Verdict
+
+#: A first verdict more likely wrong than right goes straight to an adjudicator (when its risk earns a second look).
 ADJUDICATE_ABOVE = 0.5
+#: The weight of a first verdict that keeps the item out of the release, against one that lets it in (1).
+EXCLUSION_WEIGHT = 0.1
 #: Labels a reviewer needs on a QA type before their confusion on that type is used (else their overall one).
 MIN_TYPE_LABELS = 20
 #: Labels a reviewer needs in a fit before the adaptive rule trusts their confusion at all.
@@ -98,55 +108,65 @@ def disagreement_chance(
     return 1.0 - sum(weight * typical.get(k, {}).get(first, 0.0) for k, weight in truth.items())
 
 
+def release_risk(first: str, error: float) -> float:
+    """What a first verdict's ``error`` (:func:`decision_error`) risks for the release: all of it when the verdict
+    lets the item in, :data:`EXCLUSION_WEIGHT` of it when the verdict keeps the item out."""
+    return error if first == Verdict.CORRECT else EXCLUSION_WEIGHT * error
+
+
 def choose(
     *,
     policy: str,
     uniform_draw: bool,
     share_draw: bool,
+    first: str,
     error: float | None,
     threshold: float | None,
 ) -> Choice:
-    """What happens after a primary review. ``uniform_draw``: the item is in the random slice of ``uniform_share``
-    (adaptive) ; ``share_draw``: it is in the random ``second_share`` (the uniform rule, and the adaptive rule's
-    fallback); ``error``: :func:`decision_error` for its first verdict, None when the model does not know the first
-    reviewer; ``threshold``: the latest fit's, None before any fit."""
+    """What happens after a primary review that said ``first``. ``uniform_draw``: the item is in the random slice of
+    ``uniform_share`` (adaptive) ; ``share_draw``: it is in the random ``second_share`` (the uniform rule, and the
+    adaptive rule's fallback); ``error``: :func:`decision_error` for its first verdict, None when the model does not
+    know the first reviewer; ``threshold``: the latest fit's, on :func:`release_risk`, None before any fit."""
     if policy != Policy.ADAPTIVE:
         return Choice(share_draw, reason=Reason.UNIFORM if share_draw else "")
     if uniform_draw:
         return Choice(True, reason=Reason.UNIFORM)
     if error is None or threshold is None:
         return Choice(share_draw, reason=Reason.NO_MODEL if share_draw else "")
+    if release_risk(first, error) <= threshold:
+        return Choice(False)
     if error >= ADJUDICATE_ABOVE:
         return Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)
-    if error >= threshold:
-        return Choice(True, reason=Reason.MODEL)
-    return Choice(False)
+    return Choice(True, reason=Reason.MODEL)
 
 
 def adaptive_threshold(
-    errors: np.ndarray, disagreements: np.ndarray, *, second_share: float, uniform_share: float
+    risks: np.ndarray, errors: np.ndarray, disagreements: np.ndarray, *, second_share: float, uniform_share: float
 ) -> float:
-    """The lowest error threshold whose expected judgements stay within the uniform rule's.
+    """The release-risk threshold above which the items chosen keep the expected judgements within the uniform
+    rule's.
 
-    ``errors`` and ``disagreements`` are, per primary review the model knows, the chance its verdict decides the
-    item wrongly and the chance a second reviewer would disagree with it. The uniform rule spends, per item,
-    ``second_share`` second reviews plus their disagreements' adjudications; the adaptive rule spends the uniform
-    slice's share of the same, one adjudication per item above :data:`ADJUDICATE_ABOVE`, and a second review plus
-    its chance of disagreement per chosen item. Items are chosen from the most likely wrong down until the budget
-    is spent. Returns ``inf`` when nothing beyond the slice fits the budget (then only the slice is read twice)."""
+    ``risks``, ``errors`` and ``disagreements`` are, per primary review the model knows, its :func:`release_risk`,
+    the chance its verdict decides the item wrongly and the chance a second reviewer would disagree with it. The
+    uniform rule spends, per item, ``second_share`` second reviews plus their disagreements' adjudications; the
+    adaptive rule spends the uniform slice's share of the same and, per item it chooses, one adjudication (a first
+    verdict above :data:`ADJUDICATE_ABOVE`) or a second review plus its chance of disagreement. Items are chosen
+    from the riskiest down until the budget is spent; the threshold is the risk of the first item that no longer
+    fits, and only items strictly above it are chosen. Many items share a risk (one reviewer's verdict on one QA
+    type reads the same for all of them): taking a whole tie at the edge could overspend by as many judgements as
+    the tie holds, so the tie is left out. ``-inf`` when every item fits (all are read twice)."""
+    risks = np.asarray(risks, dtype=float)
     errors = np.asarray(errors, dtype=float)
     disagreements = np.asarray(disagreements, dtype=float)
-    if not len(errors):
-        return float("inf")
+    if not len(risks):
+        return -float("inf")
     mean_disagreement = float(disagreements.mean())
-    budget = second_share * (1.0 + mean_disagreement) - uniform_share * (1.0 + mean_disagreement)
+    budget = (second_share - uniform_share) * (1.0 + mean_disagreement)
     rest = 1.0 - uniform_share  # the items outside the slice, per item of all
-    referred = errors >= ADJUDICATE_ABOVE
-    budget -= rest * float(referred.mean())  # one adjudication each
-    order = np.argsort(-np.where(referred, -np.inf, errors), kind="stable")
-    candidates = order[~referred[order]]
-    cost = rest * np.cumsum(1.0 + disagreements[candidates]) / len(errors)
+    spend = np.where(errors >= ADJUDICATE_ABOVE, 1.0, 1.0 + disagreements)
+    order = np.argsort(-risks, kind="stable")
+    cost = rest * np.cumsum(spend[order]) / len(risks)
     affordable = int(np.searchsorted(cost, budget, side="right"))
-    if affordable == 0:
-        return float("inf")
-    return float(errors[candidates[affordable - 1]])
+    if affordable == len(risks):
+        return -float("inf")
+    return float(risks[order[affordable]])

@@ -35,6 +35,7 @@ from portal.env import (
     env_time_zone,
     env_url,
 )
+from portal.sso import socialaccount_providers, sso_config_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PORTAL_VAR_DIR", str(BASE_DIR / "var")))
@@ -81,6 +82,10 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    # Single sign-on (portal.sso): always installed, so the table linking an identity to a person exists; with
+    # OIDC_ISSUER unset there is no provider.
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "portal",
     "annotation",
     "ranking",
@@ -239,6 +244,23 @@ EMAIL_BACKEND = env_dotted_path(
 )
 DEFAULT_FROM_EMAIL = env_email("DEFAULT_FROM_EMAIL", "portal@localhost")
 
+# --- Single sign-on: OpenID Connect (portal.sso; docs/security.md, "Single sign-on") --------------------------
+# The identity provider is configured here from OIDC_* variables (no database row): its button on the sign-in page,
+# /accounts/oidc/sso/login/ and its callback exist only while OIDC_ISSUER is set.
+PORTAL_SSO = sso_config_from_env()
+SOCIALACCOUNT_PROVIDERS = socialaccount_providers(PORTAL_SSO)
+SOCIALACCOUNT_ADAPTER = "portal.adapters.PortalSocialAccountAdapter"
+# New people are made by the identity provider's groups, never by a sign-up form; the hospital vouches for the
+# address, so no confirmation mail.
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_VERIFICATION = "none"
+# An existing account is linked to the identity only when the IdP says the address is verified (email_verified).
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+SOCIALACCOUNT_STORE_TOKENS = False
+# SAML (allauth's "saml" provider) is not wired: python3-saml needs the xmlsec C library, and the role mapping reads
+# the OpenID Connect ID token (portal.sso.id_token_claims). docs/security.md, "Single sign-on", says what it takes.
+
 # --- API --------------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -291,6 +313,7 @@ CELERY_BEAT_SCHEDULE = {
     "recover-stalled-jobs": {"task": "portal.tasks.jobs_recover_task", "schedule": 300.0},
     "prune-metric-embeddings": {"task": "analytics.tasks.embeddings_prune_task", "schedule": 24 * 3600.0},
     "prune-uploads": {"task": "portal.tasks.uploads_prune_task", "schedule": 24 * 3600.0},
+    "prune-audit-trail": {"task": "portal.tasks.audit_prune_task", "schedule": 24 * 3600.0},
     "refit-reliability": {"task": "annotation.tasks.reliability_refit_task", "schedule": 300.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -329,6 +352,9 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # job again; the imported rows themselves are in the database.
 PORTAL_UPLOADS_DIR = MEDIA_ROOT / "uploads"
 PORTAL_UPLOAD_RETENTION_DAYS = env_duration("PORTAL_UPLOAD_RETENTION_DAYS", timedelta(days=7)).days
+# Audit entries (sign-ins, downloads, changes) are kept this many days, then deleted by the daily audit_prune; the
+# database refuses to delete any younger entry (portal/migrations/0011_audit_append_only.py).
+AUDIT_RETENTION_DAYS = env_duration("AUDIT_RETENTION_DAYS", timedelta(days=400), minimum=timedelta(days=1)).days
 # The export files a freeze wrote, one folder per release (annotation.services.release_files): downloads copy them
 # after checking them against the release's manifest. A cache only: a missing folder is written again on demand.
 RELEASE_FILES_DIR = Path(env_str("RELEASE_FILES_DIR", str(MEDIA_ROOT / "releases")))

@@ -32,6 +32,7 @@ urlpatterns = [
     path("health/", views.health, name="health"),
     path("organize/people/", views.PeopleView.as_view(), name="people"),
     path("organize/people/<int:pk>/", views.PersonEditView.as_view(), name="person_edit"),
+    path("organize/audit/", views.AuditTrailView.as_view(), name="audit_trail"),
     path("tokens/", views.ApiTokensView.as_view(), name="api_tokens"),
     path("jobs/", views.JobListView.as_view(), name="job_list"),
     path("jobs/<uuid:job_id>/", views.JobView.as_view(), name="job"),

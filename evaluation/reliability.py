@@ -17,13 +17,12 @@ row summing to 1 over the labels given), the number of labels, and the share of 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from evaluation.agreement import StatsInputError, read_csv
+from evaluation.csv_input import data_line, read_fields
 from records.jsonl import InputFileError
 from stats.dawid_skene import DawidSkeneFit, accuracy, confusion_intervals, fit
 
@@ -61,32 +60,32 @@ def reliability_report(labels_path: str | Path, gold_path: str | Path | None = N
 
 def read_labels(path: str | Path) -> pd.DataFrame:
     """The LABELS file's ``item_uid, reviewer, label`` rows, checked (see the module docstring)."""
-    votes = _read(path, LABEL_FIELDS)
+    votes = read_fields(path, LABEL_FIELDS)
     repeated = votes.duplicated(["item_uid", "reviewer"]).to_numpy()
     if repeated.any():
         pos = int(repeated.argmax())
         uid, reviewer = votes["item_uid"].iloc[pos], votes["reviewer"].iloc[pos]
-        first = _line(int(((votes["item_uid"] == uid) & (votes["reviewer"] == reviewer)).to_numpy().argmax()))
+        first = data_line(int(((votes["item_uid"] == uid) & (votes["reviewer"] == reviewer)).to_numpy().argmax()))
         detail = f"{reviewer!r} already labelled item {uid!r} on line {first}"
-        raise InputFileError(str(path), detail, line=_line(pos), field="reviewer")
+        raise InputFileError(str(path), detail, line=data_line(pos), field="reviewer")
     return votes
 
 
 def read_gold(path: str | Path, label_names: list[str]) -> dict[str, str]:
     """The GOLD file as ``{item_uid: label}`` in the file's order; every label must be one a reviewer used."""
-    rows = _read(path, GOLD_FIELDS)
+    rows = read_fields(path, GOLD_FIELDS)
     unknown = (~rows["label"].isin(label_names)).to_numpy()
     if unknown.any():
         pos = int(unknown.argmax())
         detail = f"{rows['label'].iloc[pos]!r} is not a label any reviewer used ({', '.join(label_names)})"
-        raise InputFileError(str(path), detail, line=_line(pos), field="label")
+        raise InputFileError(str(path), detail, line=data_line(pos), field="label")
     repeated = rows.duplicated(["item_uid"]).to_numpy()
     if repeated.any():
         pos = int(repeated.argmax())
         uid = rows["item_uid"].iloc[pos]
-        first = _line(int((rows["item_uid"] == uid).to_numpy().argmax()))
+        first = data_line(int((rows["item_uid"] == uid).to_numpy().argmax()))
         detail = f"item {uid!r} already has a gold label on line {first}"
-        raise InputFileError(str(path), detail, line=_line(pos), field="item_uid")
+        raise InputFileError(str(path), detail, line=data_line(pos), field="item_uid")
     return dict(zip(rows["item_uid"], rows["label"], strict=True))
 
 
@@ -109,39 +108,6 @@ def format_table(report: dict) -> str:
             f"{name:<{width}}  {r['accuracy']:8.3f}  {r['share_correct']:11.3f}  {interval:<16}  {r['n_labels']:6d}"
         )
     return "\n".join(lines) + "\n"
-
-
-def _read(path: str | Path, fields: tuple[str, ...]) -> pd.DataFrame:
-    """Rows of a CSV with ``fields`` present and non-empty; other columns are left out."""
-    display = str(path)
-    try:
-        rows = read_csv(path, fields)
-    except StatsInputError as exc:
-        raise _input_file_error(exc, display) from None
-    if not isinstance(rows.index, pd.RangeIndex):
-        # pandas takes the first column as the index when every row has one field more than the header
-        raise InputFileError(display, f"{rows.shape[1] + 1} fields where the header has {rows.shape[1]}", line=2)
-    if rows.empty:
-        raise InputFileError(display, "a header and no rows", line=1)
-    for field in fields:
-        empty = (rows[field] == "").to_numpy()
-        if empty.any():
-            raise InputFileError(display, "is empty", line=_line(int(empty.argmax())), field=field)
-    return rows.loc[:, list(fields)]
-
-
-def _input_file_error(exc: StatsInputError, display: str) -> InputFileError:
-    """The CSV reader's refusal ("FILE: line N: why", or "FILE: why") with its line kept apart."""
-    detail = str(exc).removeprefix(f"{display}: ")
-    found = re.fullmatch(r"line (\d+)(?: \(header\))?: (.*)", detail, flags=re.DOTALL)
-    if found:
-        return InputFileError(display, found.group(2), line=int(found.group(1)))
-    # an empty file has nothing past its first line
-    return InputFileError(display, detail, line=1 if detail == "the file is empty" else None)
-
-
-def _line(pos: int) -> int:
-    return pos + 2  # the header is line 1
 
 
 def _by_label(values: np.ndarray, label_names: list[str]) -> dict[str, float]:

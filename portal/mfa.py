@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from allauth.mfa.stages import AuthenticateStage
 from django.conf import settings
 
 from portal.roles import can_organize
@@ -38,3 +39,21 @@ def session_passed_mfa(request) -> bool:
     from allauth.account.authentication import get_authentication_records
 
     return any(record.get("method") == "mfa" for record in get_authentication_records(request, request.user))
+
+
+class AuthenticateUnlessIdpVouchedStage(AuthenticateStage):
+    """allauth's TOTP step at sign-in, except for a single sign-on whose identity provider vouched for its own second
+    factor where the deployment trusts it (``portal.sso.idp_vouched_for_mfa``: ``OIDC_TRUSTS_MFA`` and ``amr``
+    containing ``mfa``). That sign-in is recorded as one that gave a second factor, as a TOTP code would be, so
+    :func:`session_passed_mfa` holds for the session."""
+
+    def handle(self):
+        from allauth.account.internal.flows.login import record_authentication
+
+        from portal.sso import idp_vouched_for_mfa
+
+        sociallogin = (self.login.signal_kwargs or {}).get("sociallogin")
+        if self.login.user is not None and idp_vouched_for_mfa(sociallogin):
+            record_authentication(self.request, self.login.user, "mfa", type="identity_provider")
+            return None, True
+        return super().handle()

@@ -7,6 +7,8 @@ validators (AUTH_PASSWORD_VALIDATORS).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
@@ -111,6 +113,36 @@ def person_update(
         if after != before:
             audit_record(actor=by, obj=user, action="person_updated", before=before, after=after)
     return user
+
+
+def person_roles_from_idp(*, user: User, roles: Collection[str], created: bool = False) -> User:
+    """Set a person's roles to those their identity provider's groups grant (``portal.sso``, at every SSO sign-in),
+    so a group removed at the IdP takes its role away at the next sign-in. Roles that cannot go together are refused
+    (``DomainError``) before anything changes. ``created``: the account was just made by the sign-in.
+
+    The IdP is the authority here, so the organizers' own guards (nobody takes their own organizer role, the last
+    organizer keeps it) do not apply: a superuser still acts as organizer. Audited with no actor, noted as coming
+    from the identity provider, when the roles changed or the account is new."""
+    wanted = sorted(set(roles))
+    unknown = set(wanted) - {r.value for r in Role}
+    if unknown:
+        raise DomainError(f"unknown role(s): {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        person = User.objects.select_for_update().get(pk=user.pk)
+        _check_roles_combination(user=person, roles=wanted)
+        before = sorted(person.groups.values_list("name", flat=True))
+        if before == wanted and not created:
+            return person
+        person.groups.set(_role_groups(wanted))
+        audit_record(
+            actor=None,
+            obj=person,
+            action="person_admitted" if created else "person_updated",
+            before=None if created else {"roles": before},
+            after={"roles": wanted, **({"institution": str(person.institution or "")} if created else {})},
+            note="from the identity provider",
+        )
+    return person
 
 
 def _training_check(training_level: str | None, specialty: str | None) -> dict[str, str]:

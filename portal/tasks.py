@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.conf import settings
 
+from portal.audit_trail import audit_prune
 from portal.jobs import jobs_recover
 from portal.uploads import uploads_prune
 
@@ -17,3 +18,9 @@ def jobs_recover_task() -> dict:
 def uploads_prune_task() -> dict:
     """Periodic: delete the uploaded files of jobs that ended more than PORTAL_UPLOAD_RETENTION_DAYS ago."""
     return uploads_prune(older_than_days=settings.PORTAL_UPLOAD_RETENTION_DAYS).as_dict()
+
+
+@shared_task
+def audit_prune_task() -> dict:
+    """Periodic: delete the audit entries older than AUDIT_RETENTION_DAYS (the only deletion the database allows)."""
+    return {"deleted": audit_prune(older_than_days=settings.AUDIT_RETENTION_DAYS)}

@@ -3,6 +3,8 @@ every app, so it lives at the top of the stack, in ``home``.)"""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta
+
 from celery import current_app
 from django.conf import settings
 from django.contrib import messages
@@ -10,12 +12,25 @@ from django.contrib.auth import logout
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connection, transaction
-from django.http import JsonResponse
+from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views import View
 
 from portal.api_tokens import api_token_create, api_token_revoke
-from portal.audit import audit_history
+from portal.audit import audit_access, audit_history
+from portal.audit_trail import (
+    ACCESS_ACTIONS,
+    ACTION_WORDS,
+    AuditFilter,
+    action_words,
+    audit_matching,
+    audit_origin,
+    audit_page,
+    audit_rows,
+)
+from portal.csv_cells import DictWriter
+from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.forms import InstitutionForm, PersonEditForm, PersonForm
 from portal.job_kinds import job_kinds
@@ -135,6 +150,8 @@ class PersonEditView(RoleRequiredMixin, View):
 
     def get(self, request, pk):
         person = get_object_or_404(User, pk=pk)
+        # The page shows the person's history (what they and others changed), with names.
+        audit_access(action="identities_viewed", actor=request.user, obj=person, detail="person page", request=request)
         initial = {
             "name": person.get_full_name(),
             "institution": person.institution_id,
@@ -159,7 +176,8 @@ class PersonEditView(RoleRequiredMixin, View):
 
     def _render(self, request, person, form, status=200):
 
-        history = audit_history(person).order_by("-at")[:20]
+        # Its changes only: the person's sign-ins and views of this page are on the audit trail's page.
+        history = audit_history(person).exclude(action__in=ACCESS_ACTIONS).order_by("-at")[:20]
         return render(request, "portal/person_edit.html", {"person": person, "form": form, "history": history},
                       status=status)  # fmt: skip
 
@@ -285,6 +303,111 @@ class JobRetryView(RoleRequiredMixin, View):
         except DomainError as exc:
             messages.error(request, str(exc))
         return redirect("job", job.pk)
+
+
+class AuditTrailView(RoleRequiredMixin, View):
+    """The audit trail (sign-ins, refused ones, downloads, names viewed, tokens, role changes), newest first, a page
+    at a time; filtered by person, action and days; ``?format=csv``: every entry the filters select."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    def get(self, request):
+        chosen = _audit_filter(request.GET)
+        if request.GET.get("format") == "csv":
+            return _audit_csv(chosen)
+        entries, following = audit_page(chosen, after=_audit_cursor_read(request.GET.get("after", "")))
+        query = request.GET.copy()
+        query.pop("after", None)
+        return render(
+            request,
+            "portal/audit.html",
+            {
+                "lines": [
+                    {"row": row, "at": entry.at, "words": action_words(row["action"]), "origin": audit_origin(entry)}
+                    for row, entry in zip(audit_rows(entries), entries, strict=True)
+                ],
+                "chosen": chosen,
+                "actions": ACTION_WORDS,
+                "query": query.urlencode(),
+                "older": _audit_cursor_text(following) if following else "",
+                "paged": "after" in request.GET,
+                # A date field's value is ISO 8601 whatever the house format of dates shown.
+                "since_iso": chosen.since.isoformat() if chosen.since else "",
+                "until_iso": chosen.until.isoformat() if chosen.until else "",
+                "retention_days": settings.AUDIT_RETENTION_DAYS,
+            },
+        )
+
+
+_AUDIT_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _audit_filter(params) -> AuditFilter:
+    """The page's filters from the query; a value that is not one of them (an unknown action, a date that is not
+    one) filters nothing."""
+    action = params.get("action", "")
+    return AuditFilter(
+        person=params.get("person", "").strip()[:254] or None,
+        action=action if action in ACTION_WORDS else None,
+        since=_iso_day(params.get("since", "")),
+        until=_iso_day(params.get("until", "")),
+    )
+
+
+def _iso_day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text) if len(text) == 10 else None
+    except ValueError:
+        return None
+
+
+def _audit_cursor_text(cursor: tuple[datetime, int]) -> str:
+    """The next page's start as "microseconds-id" (exact, and plain in a URL, unlike an ISO time's "+")."""
+    at, pk = cursor
+    return f"{(at - _AUDIT_EPOCH) // timedelta(microseconds=1)}-{pk}"
+
+
+def _audit_cursor_read(text: str) -> tuple[datetime, int] | None:
+    micros, _, pk = text.partition("-")
+    if not (micros.isascii() and micros.isdigit() and pk.isascii() and pk.isdigit()) or len(micros) > 18:
+        return None
+    return _AUDIT_EPOCH + timedelta(microseconds=int(micros)), int(pk)
+
+
+class _Echo:
+    """A file whose write returns the text: the CSV writer's lines go straight into the streamed response."""
+
+    def write(self, text: str) -> str:
+        return text
+
+
+def _audit_csv(chosen: AuditFilter) -> StreamingHttpResponse:
+    """Every selected entry, newest first, streamed a chunk at a time; text cells guarded against formulas."""
+    fields = ["at", "actor", "action", "object", "detail", "from"]
+    writer = DictWriter(_Echo(), fieldnames=fields, lineterminator="\n")
+
+    def lines():
+        yield writer.writeheader()
+        batch: list = []
+        for entry in audit_matching(chosen):
+            batch.append(entry)
+            if len(batch) == 1000:
+                yield from _audit_csv_lines(writer, batch)
+                batch = []
+        yield from _audit_csv_lines(writer, batch)
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = attachment_header(
+        download_name("audit trail", timezone.localdate().isoformat(), "csv")
+    )
+    return response
+
+
+def _audit_csv_lines(writer: DictWriter, entries: list) -> list[str]:
+    return [
+        writer.writerow(row | {"from": audit_origin(entry)})
+        for row, entry in zip(audit_rows(entries), entries, strict=True)
+    ]
 
 
 def health(request):

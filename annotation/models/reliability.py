@@ -9,6 +9,8 @@ history of how the figures moved.
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
 from django.db import models
 
@@ -32,8 +34,9 @@ class ReliabilityFit(models.Model):
     window = models.PositiveIntegerField(help_text="Reviews per time window of a reviewer's accuracy.")
     adaptive_threshold = models.FloatField(
         null=True,
-        help_text="The adaptive second review's threshold on a first verdict's chance of being wrong (infinity: "
-        "only the uniform slice is read twice); None when no first reviewer was known well enough.",
+        help_text="The adaptive second review's threshold on a first verdict's release risk: items above it are read "
+        "twice (infinity: only the uniform slice; minus infinity: every item); None when no first reviewer was known "
+        "well enough.",
     )
     seconds = models.FloatField(help_text="How long the fit took.")
 
@@ -43,6 +46,15 @@ class ReliabilityFit(models.Model):
 
     def __str__(self) -> str:
         return f"reliability fit {self.pk} ({self.n_labels} labels)"
+
+    @property
+    def adaptive_scope(self) -> str:
+        """Which items beyond the uniform slice the threshold sends to a second reading: "none", "all" or "some"."""
+        if self.adaptive_threshold == math.inf:
+            return "none"
+        if self.adaptive_threshold == -math.inf:
+            return "all"
+        return "some"
 
 
 class ReviewerReliability(models.Model):

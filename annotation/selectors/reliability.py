@@ -119,7 +119,9 @@ def second_review_choice(*, item, reviewer_id: int, verdict: str, config) -> Cho
     item's QA type and the type's prior (two indexed reads); under the uniform one, the seeded draw alone."""
     share_draw = second_review_selected(seed=config.seed, uid=item.uid, share=config.second_share)
     if config.second_review_policy != Policy.ADAPTIVE:
-        return choose(policy=Policy.UNIFORM, uniform_draw=False, share_draw=share_draw, error=None, threshold=None)
+        return choose(
+            policy=Policy.UNIFORM, uniform_draw=False, share_draw=share_draw, first=verdict, error=None, threshold=None
+        )
     uniform_draw = second_review_selected(seed=config.seed, uid=item.uid, share=config.uniform_share)
     fit = latest_fit()
     error = None
@@ -128,6 +130,6 @@ def second_review_choice(*, item, reviewer_id: int, verdict: str, config) -> Cho
         prior = fit.prior_by_type.get(item.qa_type, fit.prior)
         error = decision_error(verdict, prior, confusion) if confusion is not None else None
     return choose(
-        policy=Policy.ADAPTIVE, uniform_draw=uniform_draw, share_draw=share_draw, error=error,
+        policy=Policy.ADAPTIVE, uniform_draw=uniform_draw, share_draw=share_draw, first=verdict, error=error,
         threshold=fit.adaptive_threshold if fit is not None else None,
     )  # fmt: skip

@@ -30,7 +30,13 @@ from django.db.models.functions import Extract
 
 from annotation.models import Adjudication, GoldAnswer, GoldItem, Review, VettingConfig
 from annotation.models.reliability import ReliabilityFit, ReviewerReliability
-from annotation.second_review import adaptive_threshold, decision_error, disagreement_chance, reader_confusion
+from annotation.second_review import (
+    adaptive_threshold,
+    decision_error,
+    disagreement_chance,
+    reader_confusion,
+    release_risk,
+)
 from annotation.selectors.review import judging_reviews
 from annotation.workflow import Stage, Verdict
 from portal.jobs import Progress, job_start
@@ -222,7 +228,7 @@ def threshold_for(
     # with the rule the queue uses, then counted as often as it occurs.
     kinds = np.stack([data.workers[primary], type_code[data.items[primary]], data.labels[primary]], axis=1)
     unique, counts = np.unique(kinds, axis=0, return_counts=True)
-    errors, disagreements, weights = [], [], []
+    risks, errors, disagreements, weights = [], [], [], []
     for (worker, type_index, label), count in zip(unique.tolist(), counts.tolist(), strict=True):
         person_id, _ = data.worker_keys[worker]
         qa_type = types[type_index]
@@ -230,14 +236,16 @@ def threshold_for(
         if confusion is None:
             continue
         first, prior = LABELS[label], prior_by_type[qa_type]
-        errors.append(decision_error(first, prior, confusion))
+        error = decision_error(first, prior, confusion)
+        risks.append(release_risk(first, error))
+        errors.append(error)
         disagreements.append(disagreement_chance(first, prior, confusion, typical))
         weights.append(int(count))
     if not errors:
         return None
     return adaptive_threshold(
-        np.repeat(errors, weights), np.repeat(disagreements, weights), second_share=config.second_share,
-        uniform_share=config.uniform_share,
+        np.repeat(risks, weights), np.repeat(errors, weights), np.repeat(disagreements, weights),
+        second_share=config.second_share, uniform_share=config.uniform_share,
     )  # fmt: skip
 
 

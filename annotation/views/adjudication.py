@@ -25,6 +25,7 @@ from annotation.services.blinding import adjudication_item_open
 from annotation.services.disputes import item_issues_reject, may_resolve_issues, quote_marked
 from annotation.views.review import RefusalPageMixin
 from annotation.workflow import RELEVANCE_SCALE, ItemStatus
+from portal.audit import audit_access
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role, can_organize
@@ -103,7 +104,12 @@ class AdjudicationItemView(RefusalPageMixin, RoleRequiredMixin, View):
         )
 
     def get(self, request, uid):
-        return self._render(request, adjudication_item_open(user=request.user, uid=uid, where="adjudication page"))
+        item = adjudication_item_open(user=request.user, uid=uid, where="adjudication page")
+        # The page compares the reviews with their reviewers' names.
+        audit_access(
+            action="identities_viewed", actor=request.user, obj=item, detail="adjudication page", request=request
+        )
+        return self._render(request, item)
 
     def post(self, request, uid):
         item = adjudication_item_open(user=request.user, uid=uid, where="adjudication page")

@@ -22,6 +22,7 @@ from annotation.services.imports import import_request
 from annotation.services.judgement_exports import judgements_download
 from annotation.views.review import RefusalPageMixin
 from annotation.workflow import ItemStatus, Verdict
+from portal.audit import audit_access
 from portal.downloads import attachment_header
 from portal.errors import DomainError
 from portal.importing import ImportProblem
@@ -67,6 +68,8 @@ class ItemDetailView(RefusalPageMixin, RoleRequiredMixin, View):
 
     def get(self, request, uid):
         item = item_page_open(user=request.user, uid=uid, where="item page")
+        # The page lists the item's reviews with their reviewers' names.
+        audit_access(action="identities_viewed", actor=request.user, obj=item, detail="item page", request=request)
         return self._render(request, item)
 
     def _render(self, request, item, *, gold_form=None, dispute_form=None, status=200):

@@ -21,6 +21,7 @@ from annotation.services.release_contents import FORMAT_LABELS, export_readme, r
 from annotation.services.release_nuggets import NUGGETS_FORMAT
 from annotation.services.release_rules import SelectionRule, rule_description
 from annotation.services.releases import EXPORT_FORMATS, release_export, release_freeze, release_get, release_next_label
+from portal.audit import audit_access
 from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.permissions import RoleRequiredMixin
@@ -140,6 +141,7 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
                 response = HttpResponse(path.read_bytes(), content_type="application/x-ndjson; charset=utf-8")
             name = download_name(f"{release.name} v{release.version}", "nuggets", "jsonl")
             response["Content-Disposition"] = attachment_header(name)
+            _audit_download(request, release, fmt)
             return response
         if fmt not in EXPORT_FORMATS:
             raise Http404("unknown export format")  # never echo the URL text into an HTML page
@@ -163,7 +165,16 @@ class ReleaseDownloadView(RoleRequiredMixin, View):
         response["Content-Disposition"] = attachment_header(
             download_name(f"{release.name} v{release.version}", fmt, "zip")
         )
+        _audit_download(request, release, fmt)
         return response
+
+
+def _audit_download(request, release: Release, fmt: str) -> None:
+    """The audit trail's entry of a release download: which release (by its label) and which format."""
+    audit_access(
+        action="export_download", actor=request.user, obj=release, detail=fmt, request=request,
+        extra={"name": release.label},
+    )  # fmt: skip
 
 
 def _labelled(rows: list[dict]) -> list[dict]:

@@ -17,6 +17,7 @@ from annotation.selectors.reliability import (
     type_table,
 )
 from annotation.services.reliability import fit_waiting, reliability_fit_request
+from portal.audit import audit_access
 from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 
@@ -25,6 +26,11 @@ class ReliabilityView(RoleRequiredMixin, View):
     required_roles = (Role.ORGANIZER,)
 
     def get(self, request):
+        # The page names each reviewer and adjudicator beside their accuracy.
+        audit_access(
+            action="identities_viewed", actor=request.user, obj=("annotation.reliability", ""),
+            detail="reliability page", request=request,
+        )  # fmt: skip
         fit = latest_fit()
         context = {
             "fit": fit,

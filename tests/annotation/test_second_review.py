@@ -8,6 +8,7 @@ import pytest
 
 from annotation.second_review import (
     ADJUDICATE_ABOVE,
+    EXCLUSION_WEIGHT,
     Choice,
     Policy,
     Reason,
@@ -16,6 +17,7 @@ from annotation.second_review import (
     decision_error,
     disagreement_chance,
     reader_confusion,
+    release_risk,
 )
 
 PRIOR = {"correct": 0.8, "incorrect": 0.2, "cannot_tell": 0.0}
@@ -60,27 +62,34 @@ def test_the_type_confusion_is_used_once_it_rests_on_enough_labels():
     ("kwargs", "expected"),
     [
         # the uniform rule: the share draw alone
-        ({"policy": Policy.UNIFORM, "uniform_draw": True, "share_draw": False, "error": 0.9, "threshold": 0.1},
+        ({"policy": Policy.UNIFORM, "uniform_draw": True, "share_draw": False, "first": "correct", "error": 0.9, "threshold": 0.1},
          Choice(False)),
-        ({"policy": Policy.UNIFORM, "uniform_draw": False, "share_draw": True, "error": 0.0, "threshold": 0.1},
+        ({"policy": Policy.UNIFORM, "uniform_draw": False, "share_draw": True, "first": "correct", "error": 0.0, "threshold": 0.1},
          Choice(True, reason=Reason.UNIFORM)),
         # adaptive: the uniform slice always, whatever the model says
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": True, "share_draw": False, "error": 0.0, "threshold": 0.1},
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": True, "share_draw": False, "first": "correct", "error": 0.0, "threshold": 0.1},
          Choice(True, reason=Reason.UNIFORM)),
         # a reviewer the model does not know: the uniform rule's share
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "error": None, "threshold": 0.1},
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "first": "correct", "error": None, "threshold": 0.1},
          Choice(True, reason=Reason.NO_MODEL)),
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "error": None, "threshold": 0.1},
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": None, "threshold": 0.1},
          Choice(False)),
         # more likely wrong than right: straight to an adjudicator
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "error": ADJUDICATE_ABOVE,
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": ADJUDICATE_ABOVE,
           "threshold": 0.1}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "error": 0.2, "threshold": 0.1},
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": 0.2, "threshold": 0.1},
          Choice(True, reason=Reason.MODEL)),
+        # an "incorrect" as likely wrong counts for less: it can only keep a good item out of the release
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "first": "incorrect", "error": 0.3,
+          "threshold": 0.1}, Choice(False)),
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "incorrect", "error": 0.6,
+          "threshold": 0.05}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "incorrect", "error": 0.6,
+          "threshold": 0.2}, Choice(False)),
         # decisive: no second reading (early stop)
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "error": 0.05, "threshold": 0.1},
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "first": "correct", "error": 0.05, "threshold": 0.1},
          Choice(False)),
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "error": 0.3,
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "first": "correct", "error": 0.3,
           "threshold": float("inf")}, Choice(False)),
     ],
 )  # fmt: skip
@@ -88,29 +97,56 @@ def test_the_choice_after_a_primary_review(kwargs, expected):
     assert choose(**kwargs) == expected
 
 
+def test_a_verdict_that_lets_an_item_in_risks_all_of_its_error_one_that_keeps_it_out_a_share():
+    assert release_risk("correct", 0.3) == 0.3
+    assert release_risk("incorrect", 0.3) == pytest.approx(EXCLUSION_WEIGHT * 0.3)
+    assert release_risk("cannot_tell", 1.0) == pytest.approx(EXCLUSION_WEIGHT)
+    assert 0 < EXCLUSION_WEIGHT < 1
+
+
+def _spent(risks, errors, disagreements, chosen, second, uniform):
+    mean_disagreement = disagreements.mean()
+    each = np.where(errors >= ADJUDICATE_ABOVE, 1.0, 1.0 + disagreements)
+    return uniform * (1 + mean_disagreement) + (1 - uniform) * each[chosen].sum() / len(risks), second * (
+        1 + mean_disagreement
+    )
+
+
 def test_the_threshold_spends_no_more_than_the_uniform_rule():
     rng = np.random.default_rng(3)
-    errors = rng.beta(0.5, 6, size=2000)
+    errors = rng.beta(0.5, 4, size=2000)
+    firsts = np.where(rng.random(2000) < 0.3, "incorrect", "correct")
+    risks = np.array([release_risk(first, error) for first, error in zip(firsts, errors, strict=True)])
     disagreements = np.clip(errors * 1.5 + 0.05, 0, 1)
     second, uniform = 0.45, 0.1
-    threshold = adaptive_threshold(errors, disagreements, second_share=second, uniform_share=uniform)
-    referred = errors >= ADJUDICATE_ABOVE
-    chosen = (errors >= threshold) & ~referred
-    mean_disagreement = disagreements.mean()
-    uniform_cost = second * (1 + mean_disagreement)
-    adaptive_cost = uniform * (1 + mean_disagreement) + (1 - uniform) * (
-        referred.mean() + (1 + disagreements[chosen]).sum() / len(errors)
-    )
+    threshold = adaptive_threshold(risks, errors, disagreements, second_share=second, uniform_share=uniform)
+    chosen = risks > threshold
+    adaptive_cost, uniform_cost = _spent(risks, errors, disagreements, chosen, second, uniform)
     assert adaptive_cost <= uniform_cost + 1e-12
-    # and it spends the budget: one more item would go over
-    lower = errors[~referred & ~chosen].max()
-    one_more = adaptive_cost + (1 - uniform) * (1 + disagreements[errors == lower][0]) / len(errors)
-    assert one_more > uniform_cost
-    assert 0 < threshold < ADJUDICATE_ABOVE
+    # and it spends the budget: the item at the threshold would go over
+    at_edge = chosen | (risks == threshold)
+    assert _spent(risks, errors, disagreements, at_edge, second, uniform)[0] > uniform_cost
+    # the riskiest items are taken first: every chosen item is riskier than every one left
+    assert risks[chosen].min() > risks[~chosen].max()
+    assert (errors[chosen] >= ADJUDICATE_ABOVE).any() and (firsts[chosen] == "incorrect").any()
 
 
-def test_no_budget_beyond_the_slice_reads_only_the_slice_twice():
-    assert adaptive_threshold(np.array([0.1, 0.2]), np.array([0.1, 0.1]), second_share=0.1, uniform_share=0.1) == float(
-        "inf"
-    )
-    assert adaptive_threshold(np.array([]), np.array([]), second_share=0.45, uniform_share=0.1) == float("inf")
+def test_a_tie_at_the_edge_of_the_budget_is_left_out_whole():
+    """Forty items share one reader's risk; taking them all would overspend, so none of them is taken."""
+    risks = np.array([0.5] * 10 + [0.2] * 40 + [0.1] * 50)
+    errors = np.minimum(risks, 0.4)  # none goes straight to adjudication: a second review each
+    disagreements = np.zeros(100)
+    threshold = adaptive_threshold(risks, errors, disagreements, second_share=0.3 + 0.1 * 0.9, uniform_share=0.1)
+    # the budget is (0.39 - 0.1) = 0.29 per item; each chosen item costs 0.9 / 100: 32 items fit, the ten at 0.5 and
+    # 22 of the 40 at 0.2, so the threshold is 0.2 and only the ten are chosen
+    assert threshold == 0.2
+    assert (risks > threshold).sum() == 10
+
+
+def test_no_budget_beyond_the_slice_reads_only_the_slice_twice_and_a_large_one_reads_all():
+    one = np.array([0.1, 0.2])
+    assert adaptive_threshold(one, one, np.array([0.1, 0.1]), second_share=0.1, uniform_share=0.1) == 0.2
+    assert not (one > 0.2).any()
+    assert adaptive_threshold(one, one, np.zeros(2), second_share=1.0, uniform_share=0.1) == -float("inf")
+    none = np.array([])
+    assert adaptive_threshold(none, none, none, second_share=0.45, uniform_share=0.1) == -float("inf")
