@@ -33,6 +33,7 @@ from analytics.services.requests import report_request, scoring_request
 from annotation.models import Release
 from metrics import PROFILES
 from portal import csv_cells
+from portal.audit import audit_access
 from portal.downloads import attachment_header, download_name
 from portal.errors import DomainError
 from portal.numbers import whole_number
@@ -152,6 +153,10 @@ class ReportDownloadView(RoleRequiredMixin, View):
         # a report is named by what it is and when it was asked for (two reports of one kind never share a name)
         when = timezone.localtime(report.created_at).strftime("%Y-%m-%d %H%M")
         response["Content-Disposition"] = attachment_header(download_name(report.kind.replace("_", " "), when, fmt))
+        audit_access(
+            action="export_download", actor=request.user, obj=report, detail=fmt, request=request,
+            extra={"name": f"{report.pk} ({report.get_kind_display()})"},
+        )  # fmt: skip
         return response
 
 
