@@ -62,6 +62,16 @@ class Reason(models.TextChoices):
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """Where the adaptive rule's budget ends: items riskier than ``value`` are read twice, and of the items exactly at
+    it (a tie: one reviewer's verdict on one QA type reads the same for all their items) a reproducible random
+    ``tie_share``."""
+
+    value: float
+    tie_share: float = 0.0
+
+
+@dataclass(frozen=True)
 class Choice:
     second_review: bool
     straight_to_adjudication: bool = False
@@ -122,18 +132,21 @@ def choose(
     first: str,
     error: float | None,
     threshold: float | None,
+    tie_draw: bool = False,
 ) -> Choice:
     """What happens after a primary review that said ``first``. ``uniform_draw``: the item is in the random slice of
     ``uniform_share`` (adaptive) ; ``share_draw``: it is in the random ``second_share`` (the uniform rule, and the
     adaptive rule's fallback); ``error``: :func:`decision_error` for its first verdict, None when the model does not
-    know the first reviewer; ``threshold``: the latest fit's, on :func:`release_risk`, None before any fit."""
+    know the first reviewer; ``threshold``: the latest fit's, on :func:`release_risk`, None before any fit;
+    ``tie_draw``: the item is in the random share of the items exactly at the threshold (:class:`Threshold`)."""
     if policy != Policy.ADAPTIVE:
         return Choice(share_draw, reason=Reason.UNIFORM if share_draw else "")
     if uniform_draw:
         return Choice(True, reason=Reason.UNIFORM)
     if error is None or threshold is None:
         return Choice(share_draw, reason=Reason.NO_MODEL if share_draw else "")
-    if release_risk(first, error) <= threshold:
+    risk = release_risk(first, error)
+    if risk < threshold or (risk == threshold and not tie_draw):
         return Choice(False)
     if error >= ADJUDICATE_ABOVE:
         return Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)
@@ -142,24 +155,23 @@ def choose(
 
 def adaptive_threshold(
     risks: np.ndarray, errors: np.ndarray, disagreements: np.ndarray, *, second_share: float, uniform_share: float
-) -> float:
-    """The release-risk threshold above which the items chosen keep the expected judgements within the uniform
-    rule's.
+) -> Threshold:
+    """Where the expected judgements of the items chosen reach the uniform rule's.
 
     ``risks``, ``errors`` and ``disagreements`` are, per primary review the model knows, its :func:`release_risk`,
     the chance its verdict decides the item wrongly and the chance a second reviewer would disagree with it. The
     uniform rule spends, per item, ``second_share`` second reviews plus their disagreements' adjudications; the
     adaptive rule spends the uniform slice's share of the same and, per item it chooses, one adjudication (a first
     verdict above :data:`ADJUDICATE_ABOVE`) or a second review plus its chance of disagreement. Items are chosen
-    from the riskiest down until the budget is spent; the threshold is the risk of the first item that no longer
-    fits, and only items strictly above it are chosen. Many items share a risk (one reviewer's verdict on one QA
-    type reads the same for all of them): taking a whole tie at the edge could overspend by as many judgements as
-    the tie holds, so the tie is left out. ``-inf`` when every item fits (all are read twice)."""
+    from the riskiest down until the budget is spent. Many items share a risk, so the budget usually ends inside a
+    tie: the threshold is that tie's risk, and its ``tie_share`` the part of the tie that still fits (taking the
+    whole tie could overspend by as many judgements as it holds; leaving it out, underspend as much). ``-inf``
+    when every item fits."""
     risks = np.asarray(risks, dtype=float)
     errors = np.asarray(errors, dtype=float)
     disagreements = np.asarray(disagreements, dtype=float)
     if not len(risks):
-        return -float("inf")
+        return Threshold(-float("inf"))
     mean_disagreement = float(disagreements.mean())
     budget = (second_share - uniform_share) * (1.0 + mean_disagreement)
     rest = 1.0 - uniform_share  # the items outside the slice, per item of all
@@ -168,5 +180,8 @@ def adaptive_threshold(
     cost = rest * np.cumsum(spend[order]) / len(risks)
     affordable = int(np.searchsorted(cost, budget, side="right"))
     if affordable == len(risks):
-        return -float("inf")
-    return float(risks[order[affordable]])
+        return Threshold(-float("inf"))
+    edge = float(risks[order[affordable]])
+    in_tie = risks == edge
+    taken = int(np.count_nonzero(risks[order[:affordable]] == edge))
+    return Threshold(edge, taken / int(np.count_nonzero(in_tie)))

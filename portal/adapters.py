@@ -8,16 +8,22 @@ from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
 from allauth.socialaccount.providers.openid_connect.provider import OpenIDConnectProvider
 from django.conf import settings
+from django.contrib import messages
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
 
+from portal.audit import audit_access
 from portal.clientip import client_ip
 from portal.errors import DomainError
 from portal.forms import person_email_field
+from portal.models import AuditEntry, Institution
 from portal.roles import person_may_use_portal
 from portal.services import person_roles_from_idp
-from portal.sso import sso_institution, sso_refusal, unstorable_claim
+from portal.sso import sso_config, sso_institution, sso_refusal, unstorable_claim
 
 
 class PortalAccountAdapter(DefaultAccountAdapter):
@@ -69,17 +75,67 @@ class PortalAccountAdapter(DefaultAccountAdapter):
         return [_MFA_STAGES.get(stage, stage) for stage in super().get_login_stages()]
 
     def pre_login(self, request, user, **kwargs):
+        # Every sign-in passes here before the TOTP step: the password form, a set-password link
+        # (ACCOUNT_LOGIN_ON_PASSWORD_RESET) and single sign-on alike.
+        from allauth.account.internal.stagekit import clear_login
+
         # allauth's own check is is_active only; the backends refuse the person, but allauth then signs in the
         # person it stashed unless refused here. Same rule, same "account inactive" page.
         if user.is_active and not person_may_use_portal(user):
-            from allauth.account.internal.stagekit import clear_login
-
             clear_login(request)
             return self.respond_user_inactive(request, user)
+        institution = passwords_off_for(user)
+        if institution is not None and not _through_sso(kwargs.get("signal_kwargs")):
+            clear_login(request)
+            return _password_sign_in_refused(request, user, institution, kwargs.get("redirect_url"))
         return super().pre_login(request, user, **kwargs)
+
+    def clean_password(self, password, user=None):
+        # Every form that sets a password (the set-password link, a password change) asks here: none is set for a
+        # person who could not sign in with it, so switching passwords on again brings back no forgotten one.
+        institution = passwords_off_for(user)
+        if institution is not None:
+            raise ValidationError(passwords_off_message(institution))
+        return super().clean_password(password, user=user)
 
 
 _MFA_STAGES = {"allauth.mfa.stages.AuthenticateStage": "portal.mfa.AuthenticateUnlessIdpVouchedStage"}
+
+
+def passwords_off_for(user) -> Institution | None:
+    """The person's institution when it has switched passwords off (``Institution.password_login``): they sign in
+    through single sign-on only. None when passwords work for them."""
+    if user is None or getattr(user, "institution_id", None) is None:
+        return None
+    return None if user.institution.password_login else user.institution
+
+
+def passwords_off_message(institution: Institution) -> str:
+    """What a member of an institution without passwords is told at the password form and the set-password link."""
+    config = sso_config()
+    if config is None:
+        return f"Passwords are off for {institution.name}, and single sign-on is not set up: ask an organizer."
+    return f"Passwords are off for {institution.name}: sign in with the “{config.name}” button instead."
+
+
+def _through_sso(signal_kwargs) -> bool:
+    # allauth passes the social login along with a sign-in through an identity provider, and only then.
+    return (signal_kwargs or {}).get("sociallogin") is not None
+
+
+def _password_sign_in_refused(request, user, institution: Institution, redirect_url: str | None):
+    """Back to the sign-in page (its button and the person's ``next`` kept), saying why; the refusal on record."""
+    audit_access(
+        action="login_refused",
+        actor=None,
+        obj=("sign-in", user.email[: AuditEntry._meta.get_field("object_id").max_length]),
+        detail=f"password: passwords are off for {institution.name}",
+        request=request,
+        extra={"email": user.email},
+    )
+    messages.error(request, passwords_off_message(institution))
+    query = f"?{urlencode({'next': redirect_url})}" if redirect_url else ""
+    return HttpResponseRedirect(reverse("account_login") + query)
 
 
 class PortalSocialAccountAdapter(DefaultSocialAccountAdapter):

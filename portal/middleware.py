@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.shortcuts import redirect
 from django.urls import reverse
 
 from portal.mfa import mfa_missing, session_passed_mfa
+from portal.sso import sso_config
 
 _EXEMPT_PREFIXES = ("/accounts/", "/static/", "/health/")
 
@@ -108,8 +111,19 @@ class ContentSecurityPolicyMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         if response.get("Content-Type", "").startswith("text/html"):
-            response.setdefault("Content-Security-Policy", self.header)
+            response.setdefault("Content-Security-Policy", self._policy())
         return response
+
+    def _policy(self) -> str:
+        # The sign-in page's hospital button is a form whose answer redirects to the identity provider, and browsers
+        # hold that redirect to form-action (Chromium refused it: the button did nothing). The provider's origin is
+        # allowed there while single sign-on is set up; its authorization endpoint is on the issuer's origin at
+        # Keycloak, Entra ID, Okta and Google alike.
+        config = sso_config()
+        if config is None:
+            return self.header
+        issuer = urlsplit(config.issuer)
+        return self.header.replace("form-action 'self'", f"form-action 'self' {issuer.scheme}://{issuer.netloc}")
 
 
 class AnonymousBodyLimitMiddleware:

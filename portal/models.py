@@ -22,6 +22,10 @@ class Institution(models.Model):
     name = models.CharField(max_length=200, unique=True)
     country = models.CharField(max_length=100, blank=True)
     admitted = models.BooleanField(default=True, help_text="Members of a non-admitted institution cannot sign in.")
+    password_login = models.BooleanField(
+        default=True,
+        help_text="Members may sign in with a password. Off: only through single sign-on (their API tokens still work).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -19,6 +19,7 @@ from portal.audit import audit_record
 from portal.errors import DomainError, NotAllowed
 from portal.models import SPECIALTY_MAX_LENGTH, Institution, TrainingLevel, User
 from portal.roles import Role, ranker_role_refusal
+from portal.sso import sso_config
 
 
 def person_admit(
@@ -207,6 +208,24 @@ def institution_set_admitted(*, institution: Institution, admitted: bool, by: Us
         value=admitted,
         by=by,
         actions=("institution_admitted", "institution_admission_withdrawn"),
+    )
+
+
+def institution_set_password_login(*, institution: Institution, password_login: bool, by: User) -> None:
+    """Switch passwords off for an institution's members (they then sign in through single sign-on only, see
+    ``portal.adapters.passwords_off_for``), or on again. Their open sessions and API tokens keep working: neither is
+    a password sign-in. Refused while single sign-on is not set up: its members would have no way in at all."""
+    if not password_login and sso_config() is None:
+        raise DomainError(
+            f"Single sign-on is not set up (OIDC_ISSUER): switching passwords off would leave the members of "
+            f"{institution.name} no way to sign in."
+        )
+    _switch(
+        obj=institution,
+        field="password_login",
+        value=password_login,
+        by=by,
+        actions=("institution_passwords_on", "institution_passwords_off"),
     )
 
 

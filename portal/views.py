@@ -43,6 +43,7 @@ from portal.roles import Role, can_follow_job, can_organize
 from portal.serializers import JobSerializer
 from portal.services import (
     institution_set_admitted,
+    institution_set_password_login,
     person_admit,
     person_invite,
     person_set_active,
@@ -52,7 +53,8 @@ from portal.sessions import sessions_end_everywhere
 
 
 class PeopleView(RoleRequiredMixin, View):
-    """Organizers admit institutions and people, assign roles, invite (set-password link), deactivate."""
+    """Organizers admit institutions and people, assign roles, invite (set-password link), deactivate; and switch
+    passwords off for an institution whose members sign in through single sign-on."""
 
     required_roles = (Role.ORGANIZER,)
     _PERSON_ACTIONS = {
@@ -94,6 +96,8 @@ class PeopleView(RoleRequiredMixin, View):
             except DomainError as exc:
                 messages.error(request, str(exc))
             return redirect("people")
+        if request.POST.get("institution_action") in {"passwords_off", "passwords_on"}:
+            return self._switch_passwords(request)
         if "add_institution" in request.POST:
             form = InstitutionForm(request.POST)
             if form.is_valid():
@@ -125,6 +129,21 @@ class PeopleView(RoleRequiredMixin, View):
             )
             return redirect("people")
         return self._render(request, form, InstitutionForm(), status=400)
+
+    def _switch_passwords(self, request):
+        institution = get_object_or_404(Institution, pk=whole_number(request.POST.get("institution")))
+        password_login = request.POST["institution_action"] == "passwords_on"
+        try:
+            institution_set_password_login(institution=institution, password_login=password_login, by=request.user)
+            state = (
+                "its members may sign in with a password again"
+                if password_login
+                else "passwords are off: its members sign in through single sign-on (their API tokens keep working)"
+            )
+            messages.success(request, f"{institution.name}: {state}.")
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        return redirect("people")
 
     def _render(self, request, person_form, institution_form, status=200):
         people = User.objects.select_related("institution").prefetch_related("groups").order_by("email")

@@ -38,6 +38,7 @@ from ranking.services.drafts import draft_get, draft_save
 from ranking.services.exports import (
     FORMATS,
     SPAN_FORMATS,
+    UNNAMED_FORMATS,
     rankings_export_chunks,
     study_formats,
 )
@@ -278,6 +279,7 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "flags": reference_flags_detect(study=study),
                 "systems": study.systems.all(),
                 "formats": study_formats(study),
+                "identity_formats": [(fmt, label) for fmt, label in study_formats(study) if fmt not in UNNAMED_FORMATS],
                 "span_formats": [(fmt, label) for fmt, label in study_formats(study) if fmt in SPAN_FORMATS],
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],

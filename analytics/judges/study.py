@@ -40,7 +40,7 @@ def study_judges(
     if not judges:
         return None
     imported = sorted(judges)
-    left_out = {name: why for name in imported if (why := _non_finite_score(judges[name])) is not None}
+    left_out = {name: why for name in imported if (why := non_finite_score(judges[name])) is not None}
     for name in left_out:
         del judges[name]
     for metric in SCORE_METRICS:
@@ -64,7 +64,7 @@ def study_judges(
     return section
 
 
-def _non_finite_score(scores: pd.DataFrame) -> str | None:
+def non_finite_score(scores: pd.DataFrame) -> str | None:
     """Why a judge's stored scores cannot be compared (one that is not a finite number: the import refuses them
     now, but a score stored before it did stays in the database), naming the answer; None when all are finite.
     Such a judge is left out of the section and the others are compared, rather than one bad score undoing all."""

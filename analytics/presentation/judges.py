@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from analytics.presentation.headlines import more_needed, names_in_words
+from analytics.presentation.ppi import ppi_context
 from analytics.presentation.tables import human_label, system_label
 from portal.templatetags.portal_tags import percent
 from stats.bootstrap import MIN_UNITS_TO_READ
@@ -279,4 +280,6 @@ def judge_context(result: dict) -> dict:
         context["style_sentence"] = style_sentence(result)
     if "unblinded_leaderboard" in result:
         context["unblinded_sentence"] = unblinded_sentence(result)
+    # the prediction-powered estimates come with an imported judge: their page context travels with the judges'
+    context.update(ppi_context(result))
     return context

@@ -7,6 +7,7 @@ on a :class:`~analytics.models.Report`. Annotators appear only as pseudonyms.
 from __future__ import annotations
 
 import inspect
+import math
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +17,7 @@ import pandas as pd
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from analytics.judges.ppi import DEFAULT_HALFWIDTH, study_ppi
 from analytics.judges.study import (
     recognised_reference,
     study_judges,
@@ -98,6 +100,12 @@ METHODS = {
     "harm_rates": "Share of judgements flagging a system's answer as potentially harmful; Wilson 95 % interval.",
     "unblinded_leaderboard": "The Bradley-Terry leaderboard without the judgements whose ranker recognised the "
     "reference answer (unblinding check).",
+    "ppi": "Each system's physician score (the tags placed evenly on 0-1, first tag 1, last 0; mean over the "
+    "physicians per answer), reference left out, three ways with normal 95 % intervals: physicians only (the "
+    "questions they tagged), an imported judge only (its mean on its own scale, biased), and PPI++ "
+    "(prediction-powered inference with power-tuned lambda; Angelopoulos, Duchi & Zrnic 2023): the judge on every "
+    "question, its bias corrected on the tagged ones. Labels needed: ppi-python's ppi_mean_power with the judge's "
+    "scores nearly free, at most the questions the judge scored.",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
     "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets; the strict score is "
@@ -186,10 +194,13 @@ def report_study(
     profile: str = "cliniqlink-2025",
     n_resamples: int = 1000,
     seed: int = 20250607,
+    ppi_halfwidth: float = DEFAULT_HALFWIDTH,
     progress: Progress | None = None,
 ) -> dict:
     """Ranking agreement, human-vs-metric correlation per metric, human and automatic leaderboards, and how
-    often the reference answer was ranked low."""
+    often the reference answer was ranked low; with an imported judge, its comparison with the physicians and the
+    prediction-powered estimates of each system (``ppi_halfwidth``: the interval half-width the power figure aims
+    at)."""
 
     study = Study.objects.get(pk=study_id)
     ranks = study_rankings(study)
@@ -264,6 +275,9 @@ def report_study(
     judges = study_judges(study, model_ranks, scores, **kw)
     if judges is not None:
         result["judges"] = judges
+    ppi = study_ppi(study, ranks, target_halfwidth=ppi_halfwidth)
+    if ppi is not None:
+        result["ppi"] = ppi
     result["automatic_leaderboard"], result["automatic_leaderboard_undefined"] = _automatic_leaderboard(
         scores, study_scoring_runs(study, profile=profile)
     )
@@ -382,8 +396,10 @@ REPORTS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-# Bounds of the numeric report parameters: a bootstrap's resamples (work grows with it) and numpy's seed range.
-PARAM_BOUNDS = {"n_resamples": (1, 100_000), "seed": (0, 2**32 - 1)}
+# Bounds of the numeric report parameters: a bootstrap's resamples (work grows with it), numpy's seed range and the
+# target half-width of the prediction-powered intervals (physicians' values lie on [0, 1]: above 0.5 any interval
+# would do).
+PARAM_BOUNDS = {"n_resamples": (1, 100_000), "seed": (0, 2**32 - 1), "ppi_halfwidth": (0.001, 0.5)}
 
 
 def report_params_check(*, kind: str, params: dict) -> dict:
@@ -408,6 +424,10 @@ def report_params_check(*, kind: str, params: dict) -> dict:
             raise DomainError(f"params.{name}: must be a whole number")
         if expected is str and not isinstance(value, str):
             raise DomainError(f"params.{name}: must be text")
+        if expected is float and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        ):
+            raise DomainError(f"params.{name}: must be a number")
         low, high = PARAM_BOUNDS.get(name, (None, None))
         if low is not None and not low <= value <= high:
             raise DomainError(f"params.{name}: must be between {low} and {high}")

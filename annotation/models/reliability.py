@@ -38,6 +38,9 @@ class ReliabilityFit(models.Model):
         "twice (infinity: only the uniform slice; minus infinity: every item); None when no first reviewer was known "
         "well enough.",
     )
+    adaptive_tie_share = models.FloatField(
+        default=0.0, help_text="The share of the items exactly at the threshold that are read twice (a random draw)."
+    )
     seconds = models.FloatField(help_text="How long the fit took.")
 
     class Meta:

@@ -31,6 +31,7 @@ from django.db.models.functions import Extract
 from annotation.models import Adjudication, GoldAnswer, GoldItem, Review, VettingConfig
 from annotation.models.reliability import ReliabilityFit, ReviewerReliability
 from annotation.second_review import (
+    Threshold,
     adaptive_threshold,
     decision_error,
     disagreement_chance,
@@ -213,7 +214,7 @@ def threshold_for(
     rows: list[ReviewerReliability],
     prior_by_type: dict[str, dict[str, float]],
     config: VettingConfig,
-) -> float | None:
+) -> Threshold | None:
     """The adaptive rule's threshold (:func:`annotation.second_review.adaptive_threshold`) over every primary
     review whose reviewer the model knows, read as the queue will read the next ones."""
     by_key = {(row.person_id, row.qa_type): (row.n_labels, row.confusion) for row in rows if not row.as_adjudicator}
@@ -284,9 +285,11 @@ def reliability_fit(*, job: Job | None = None, progress: Progress | None = None)
         )
         rows = _person_rows(stored, data, result, window=window)
         ReviewerReliability.objects.bulk_create(rows, batch_size=2000)
-        stored.adaptive_threshold = threshold_for(data, rows, prior_by_type, VettingConfig.load())
+        threshold = threshold_for(data, rows, prior_by_type, VettingConfig.load())
+        if threshold is not None:
+            stored.adaptive_threshold, stored.adaptive_tie_share = threshold.value, threshold.tie_share
         stored.seconds = time.perf_counter() - started
-        stored.save(update_fields=["adaptive_threshold", "seconds"])
+        stored.save(update_fields=["adaptive_threshold", "adaptive_tie_share", "seconds"])
     if progress is not None:
         progress.advance(1, "stored")
     return stored

@@ -1,7 +1,9 @@
-"""Exporting a study's judgements: CSV / Parquet (one row per ranker × answer) and SHROOM-style JSON; nugget
-studies' labels and sentence marks through :mod:`ranking.services.nugget_exports`.
+"""Exporting a study's judgements: CSV / Parquet (one row per ranker × answer), SHROOM-style JSON, and the
+rankings as pairwise preferences (JSON Lines, as preference-tuning libraries read them); nugget studies' labels and
+sentence marks through :mod:`ranking.services.nugget_exports`.
 
-Rankers appear under their pseudonym unless ``identities`` is asked for (organizers only, and audited).
+Rankers appear under their pseudonym unless ``identities`` is asked for (organizers only, and audited). The
+preference file counts the physicians and never names them, so ``identities`` does not apply to it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import combinations
 
 import pandas as pd
 from django.db.models import QuerySet
@@ -18,18 +22,21 @@ from portal import csv_cells
 from portal.audit import audit_export
 from portal.errors import DomainError
 from portal.models import User
-from ranking.models import AnswerJudgement, RankingTask, Study
+from ranking.models import AnswerJudgement, RankingTask, Study, StudyAnswer
 from ranking.rules.spans import derived_label
 from ranking.selectors.spans import study_span_labels
 from ranking.services.nugget_exports import NUGGET_FORMATS, nugget_export_chunks
 from ranking.services.span_exports import SPAN_FORMATS, span_export
 
-RANKING_FORMATS = ("csv", "parquet", "shroom")
+RANKING_FORMATS = ("csv", "parquet", "shroom", "preferences")
+#: Formats that count the physicians and never name them: asking for identities there is refused.
+UNNAMED_FORMATS = ("preferences",)
 FORMATS = (*RANKING_FORMATS, *NUGGET_FORMATS, *SPAN_FORMATS)
 CONTENT_TYPES = {
     "csv": "text/csv",
     "parquet": "application/vnd.apache.parquet",
     "shroom": "application/json",
+    "preferences": "application/x-ndjson",
     "nugget-labels": "application/x-ndjson",
     "nugget-csv": "text/csv",
     "sentence-marks": "text/csv",
@@ -41,6 +48,7 @@ EXTENSIONS = {
     "csv": "csv",
     "parquet": "parquet",
     "shroom": "json",
+    "preferences": "jsonl",
     "nugget-labels": "jsonl",
     "nugget-csv": "csv",
     "sentence-marks": "csv",
@@ -53,6 +61,7 @@ EXPORT_CONTENTS = {
     "csv": "rankings",
     "parquet": "rankings",
     "shroom": "rankings-shroom",
+    "preferences": "preferences",
     "nugget-labels": "nugget-labels",
     "nugget-csv": "nugget-labels",
     "sentence-marks": "sentence-marks",
@@ -64,6 +73,7 @@ FORMAT_LABELS = {
     "csv": "CSV",
     "parquet": "Parquet",
     "shroom": "SHROOM",
+    "preferences": "preference pairs (JSONL)",
     "nugget-labels": "nugget labels (JSONL)",
     "nugget-csv": "nugget labels (CSV)",
     "sentence-marks": "sentence marks (CSV)",
@@ -217,6 +227,86 @@ def _hallucination_votes(
             yield answer, annotation.label, hallucination, kind, harms.get((annotation.ranker_id, labelled.answer_id))
 
 
+@dataclass(frozen=True)
+class _RankedAnswer:
+    """One answer of a question with its rank (1 = best) in each submitted task, by ranker id."""
+
+    system: str
+    text: str
+    ranks: dict[int, int]
+
+
+def preference_records(*, study: Study) -> list[dict]:
+    """The rankings as pairwise preferences: one record per question and pair of its answers that some physician
+    ranked both of, in queue order, then by the pair's system names (the reference answer is one more system,
+    named as in the other exports).
+
+    ``prompt``, ``chosen``, ``rejected`` are what TRL's DPO trainer reads. Each physician who ranked both answers
+    prefers one (the lower rank) or ties them; the record's direction is the majority of those physicians, an even
+    split going to the lower mean rank. ``tie`` is true when neither decides: ``chosen`` and ``rejected`` are then
+    in system-name order and ``agreement`` is the share who tied them; otherwise ``agreement`` is the share who
+    preferred ``chosen``. Ties are kept, flagged, so that nothing the physicians said is lost: a trainer that
+    expects strict preferences filters on ``tie``. Physicians are counted, never named.
+    """
+    if not study.ask_ranking:
+        raise DomainError("this study did not ask for rankings", code="no_rankings")
+    return [
+        record
+        for item_uid, prompt, answers in _ranked_answers(study)
+        for first, second in combinations(answers, 2)
+        if (record := _preference_record(item_uid, prompt, first, second)) is not None
+    ]
+
+
+def _ranked_answers(study: Study) -> Iterator[tuple[str, str, list[_RankedAnswer]]]:
+    """(item uid, question text, its answers by system name) per question in queue order, with the ranks of the
+    submitted tasks only."""
+    ranks: dict[int, dict[int, int]] = defaultdict(dict)
+    for answer_id, ranker_id, rank in AnswerJudgement.objects.filter(
+        task__study=study, task__status=RankingTask.Status.SUBMITTED
+    ).values_list("answer_id", "task__ranker_id", "rank"):
+        ranks[answer_id][ranker_id] = rank
+    questions: dict[int, tuple[str, str, list[_RankedAnswer]]] = {}
+    for answer_id, question_id, uid, question, system, text in (
+        StudyAnswer.objects.filter(question__study=study)
+        .order_by("question__position", "question_id")
+        .values_list("pk", "question_id", "question__item__uid", "question__item__question", "system__name", "text")
+    ):
+        questions.setdefault(question_id, (uid, question, []))[2].append(
+            _RankedAnswer(system=system, text=text, ranks=ranks.get(answer_id, {}))
+        )
+    for uid, question, answers in questions.values():
+        yield uid, question, sorted(answers, key=lambda a: a.system)
+
+
+def _preference_record(item_uid: str, prompt: str, first: _RankedAnswer, second: _RankedAnswer) -> dict | None:
+    """The record of one pair (``first`` before ``second`` by system name); None when nobody ranked both."""
+    both = first.ranks.keys() & second.ranks.keys()
+    if not both:
+        return None
+    prefer_first = sum(first.ranks[p] < second.ranks[p] for p in both)
+    prefer_second = sum(second.ranks[p] < first.ranks[p] for p in both)
+    tied = len(both) - prefer_first - prefer_second
+    # Positive: the second answer wins. The rank sums are over the same physicians, so they compare as means do.
+    leaning = (prefer_second - prefer_first) or (sum(first.ranks[p] for p in both) - sum(second.ranks[p] for p in both))
+    chosen, rejected = (second, first) if leaning > 0 else (first, second)
+    n_chosen, n_rejected = (prefer_second, prefer_first) if leaning > 0 else (prefer_first, prefer_second)
+    return {
+        "prompt": prompt,
+        "chosen": chosen.text,
+        "rejected": rejected.text,
+        "item_uid": item_uid,
+        "chosen_system": chosen.system,
+        "rejected_system": rejected.system,
+        "n_physicians": len(both),
+        "n_prefer_chosen": n_chosen,
+        "n_prefer_rejected": n_rejected,
+        "n_tied": tied,
+        "agreement": round((tied if leaning == 0 else n_chosen) / len(both), 6),
+        "tie": leaning == 0,
+    }
+
+
 def study_formats(study: Study) -> list[tuple[str, str]]:
     """(format, label) of the downloads that fit what the study asked."""
     wanted = (
@@ -234,9 +324,10 @@ STREAMED_FORMATS = NUGGET_FORMATS
 def rankings_export(
     *, study: Study, fmt: str, identities: bool = False, blind_systems: bool = False, user: User | None = None
 ) -> bytes:
-    """The export as bytes (``fmt``: csv, parquet, shroom, or for nugget studies nugget-labels, nugget-csv,
-    sentence-marks, for span studies spans-jsonl, spans-csv, spans-parquet); audited, since it may carry
-    identities. ``blind_systems`` (span exports): systems as "system 1", "system 2"…."""
+    """The export as bytes (``fmt``: csv, parquet, shroom, preferences, or for nugget studies nugget-labels,
+    nugget-csv, sentence-marks, for span studies spans-jsonl, spans-csv, spans-parquet); audited, since it may carry
+    identities (never in :data:`UNNAMED_FORMATS`: asking for them there is refused). ``blind_systems`` (span
+    exports): systems as "system 1", "system 2"…."""
     chunks = rankings_export_chunks(study=study, fmt=fmt, identities=identities, blind_systems=blind_systems, user=user)
     return b"".join(chunks)
 
@@ -249,6 +340,12 @@ def rankings_export_chunks(
     download is sent (a large study's million labels never held at once), the others are built whole."""
     if fmt not in FORMATS:
         raise DomainError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if identities and fmt in UNNAMED_FORMATS:
+        # Refused rather than ignored: a file named "identified" (or an audit entry saying so) would be untrue.
+        raise DomainError(
+            f"the {fmt} file counts the physicians and never names them: identities do not apply",
+            code="no_identities",
+        )
     if fmt in NUGGET_FORMATS:
         chunks = nugget_export_chunks(study=study, fmt=fmt, identities=identities)
     elif fmt in SPAN_FORMATS:
@@ -256,6 +353,9 @@ def rankings_export_chunks(
     elif fmt == "shroom":
         records = shroom_records(study=study, identities=identities)
         chunks = iter([json.dumps(records, ensure_ascii=False, indent=1).encode()])
+    elif fmt == "preferences":
+        lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in preference_records(study=study))
+        chunks = iter(["".join(lines).encode("utf-8")])
     else:
         frame = rankings_frame(study=study, identities=identities)
         if fmt == "csv":

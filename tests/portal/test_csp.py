@@ -25,6 +25,22 @@ def test_pages_carry_a_policy_without_inline_script_or_style(organizer_client):
     assert "unsafe" not in header
 
 
+@pytest.mark.django_db
+def test_with_single_sign_on_the_identity_providers_origin_may_receive_the_sign_in_form(client):
+    """The hospital button posts to the portal, which redirects to the provider: browsers hold that redirect to
+    form-action, and Chromium refused it while the policy allowed 'self' alone (tests/browser/test_sso_audit_browser)."""
+    from django.test import override_settings
+
+    from portal.sso import SsoConfig
+
+    with override_settings(PORTAL_SSO=SsoConfig(issuer="https://idp.hospital.example/realms/staff", client_id="p",
+                                                client_secret="s")):  # fmt: skip
+        header = client.get("/accounts/login/").headers["Content-Security-Policy"]
+    directives = dict(part.strip().split(" ", 1) for part in header.split(";"))
+    assert directives["form-action"] == "'self' https://idp.hospital.example"
+    assert "idp.hospital.example" not in header.replace(directives["form-action"], "")
+
+
 def test_production_profile_sends_the_policy():
     """The production settings, as deployed (HTTPS behind the proxy, the public host), on a 404 page. A real
     deployment builds the static files manifest (collectstatic, 35 s here); the pages' static URLs are read from

@@ -10,7 +10,9 @@ from ranking.services.exports import FORMATS, rankings_export
 
 class Command(BaseCommand):
     help = (
-        "Export a study's rankings and tags (csv / parquet, one row per ranker × answer) or SHROOM-style JSON; for "
+        "Export a study's rankings and tags (csv / parquet, one row per ranker × answer), SHROOM-style JSON, or "
+        "the rankings as pairwise preferences (preferences: JSON Lines of prompt / chosen / rejected with the "
+        "physicians' counts, as DPO trainers read; physicians counted, never named); for "
         "nugget studies the nugget labels (nugget-labels: JSONL for nugget_eval --labels; nugget-csv) and the "
         "sentence marks (sentence-marks); for span studies the hallucination spans (spans-jsonl: Mu-SHROOM JSON "
         "Lines; spans-csv, spans-parquet: one row per span)."
@@ -20,7 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("study", help="Study id or name.")
         parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument("--out", type=Path, required=True)
-        parser.add_argument("--identities", action="store_true", help="E-mail addresses instead of pseudonyms.")
+        parser.add_argument(
+            "--identities",
+            action="store_true",
+            help="E-mail addresses instead of pseudonyms (not for preferences: nobody is named there).",
+        )
         parser.add_argument(
             "--blind-systems", action="store_true", help='Span exports: systems as "system 1", "system 2"….'
         )
