@@ -20,3 +20,25 @@ class ScoringForm(forms.Form):
         ]
     )
     seed = WholeNumberField(initial=0)
+
+
+class PhysicianSampleForm(forms.Form):
+    """The organizer's "ask physicians for a sample only" form on the study page (the judges: those imported)."""
+
+    share = forms.FloatField(
+        required=False, label="Share of the questions", help_text="More than 0 and at most 1; or give a number."
+    )
+    number = WholeNumberField(min_value=1, required=False, label="Or a number of questions")
+    design = forms.ChoiceField(
+        choices=[
+            ("uniform", "uniformly at random"),
+            ("judge_uncertain", "towards questions where the judge is least certain"),
+            ("systems_differ", "towards questions where the judge scores the systems most differently"),
+        ]
+    )
+    judge = forms.ChoiceField(required=False, help_text="Needed for the two designs that follow a judge.")
+    seed = WholeNumberField(required=False, help_text="Empty: a random one (recorded with the study).")
+
+    def __init__(self, *args, judges: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].choices = [("", "—"), *((name, name) for name in judges)]

@@ -3,6 +3,7 @@ from django.urls import path
 from analytics import api
 from analytics.views import judges as judge_views
 from analytics.views import nuggets as nugget_views
+from analytics.views import physician_sample as sample_views
 from analytics.views import promptcblue as promptcblue_views
 from analytics.views import reports as views
 from analytics.views import spans as span_views
@@ -43,6 +44,11 @@ urlpatterns = [
         name="nugget_item",
     ),
     path("analytics/studies/<int:pk>/nuggets/judges/", nugget_views.JudgeImportView.as_view(), name="judge_import"),
+    path(
+        "analytics/studies/<int:study_id>/physician-sample/",
+        sample_views.StudyPhysicianSampleView.as_view(),
+        name="study_physician_sample",
+    ),
     path(
         "analytics/studies/<int:pk>/judges/scores/",
         judge_views.JudgeScoresImportView.as_view(),

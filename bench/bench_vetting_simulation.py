@@ -2,7 +2,9 @@
 judgements, and whether the portal's estimate of the wrong items released (its 95 % interval) holds the truth.
 
 Run: .venv/bin/python bench/bench_vetting_simulation.py [--runs 10] [--seed 2025] [--second-share 0.45]
-Each run is ``manage.py simulate_vetting`` on one throwaway database (runs share it, as the command allows), with
+Each run is ``manage.py simulate_vetting`` on a database of its own, a copy of one migrated template (the reliability
+model reads every judgement in the database: a run sharing one with the runs before it would read their reviewers
+and their wrong shares too, which no vetting round does), with
 its settings drawn from the issue's range: 1,500 to 3,000 items, 10 to 30 reviewers, a wrong share from 0 to 0.2,
 reviewers' accuracies from LOW (0.6 to 0.8) to HIGH (0.85 to 0.97). Both policies get the same settings and seeds,
 run after run, so their figures pair. A policy the portal does not have is reported and skipped.
@@ -33,6 +35,26 @@ def run_settings(rng: random.Random) -> dict:
         "accuracy": (round(low, 3), round(rng.uniform(max(low, 0.85), 0.97), 3)),
         "seed": rng.randrange(1 << 30),
     }
+
+
+def fresh_database(template: str, name: str) -> None:
+    """Point Django at a new database ``name`` copied from the migrated ``template`` (dropped first if there)."""
+    from django.db import connection, connections
+
+    connections.close_all()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    connection.settings_dict["NAME"] = name
+
+
+def drop_database(name: str, template: str) -> None:
+    from django.db import connection, connections
+
+    connections.close_all()
+    connection.settings_dict["NAME"] = template
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
 
 
 def simulate(settings: dict, *, policy: str, second_share: float) -> dict:
@@ -68,6 +90,7 @@ def main() -> None:
     setup_django("portal_bench_vetting_simulation")
     from django.conf import settings as django_settings
     from django.core.management.base import CommandError
+    from django.db import connection
 
     with tempfile.TemporaryDirectory() as tmp:
         django_settings.RELEASE_FILES_DIR = Path(tmp) / "release-files"  # the kept files go with the database
@@ -79,14 +102,21 @@ def main() -> None:
             "policy    items revs  wrong  accuracy    released wrong_rel judgements  estimate (95 %)        covered"
         )
         print(header)
-        for settings in grid:
+        template = connection.settings_dict["NAME"]
+        for run, settings in enumerate(grid):
             for policy in POLICIES:
                 started = time.perf_counter()
+                run_database = f"{template}_run{run}_{policy}"
+                fresh_database(template, run_database)
+                # release ids start again in each database: each its own folder of kept files
+                django_settings.RELEASE_FILES_DIR = Path(tmp) / f"release-files-{run}-{policy}"
                 try:
                     report = simulate(settings, policy=policy, second_share=args.second_share)
                 except CommandError as refusal:
                     print(f"{policy:<9} not run: {refusal}")
                     continue
+                finally:
+                    drop_database(run_database, template)
                 seconds = time.perf_counter() - started
                 estimate = report["estimated_wrong_released"]
                 covered = estimate["low"] <= report["wrong_released"] <= estimate["high"]

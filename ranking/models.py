@@ -122,6 +122,13 @@ class Study(models.Model):
     excluded_without_nuggets = models.PositiveIntegerField(
         default=0, help_text="Items left out of a nugget study: no validated nugget list (counted apart)."
     )
+    # Recorded with the study so that its estimates stay valid: the report weights each sampled question by 1/its
+    # chance of being drawn (analytics.services.physician_sample).
+    physician_sample = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The designed physician sample, if any: {design, judge, share or number, seed, drawn_at, by}.",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -150,6 +157,13 @@ class StudyQuestion(models.Model):
         on_delete=models.PROTECT,  # the version a study's nugget labels refer to is never deleted
         related_name="+",
         help_text="The item's validated nugget version when the study was created (nugget studies only).",
+    )
+    inclusion_probability = models.FloatField(
+        null=True, blank=True, help_text="Its chance of being drawn for the physicians' sample (null: no design)."
+    )
+    # True without a design: every question goes to the physicians, and the queue reads this one flag either way.
+    physician_sampled = models.BooleanField(
+        default=True, help_text="Physicians are asked for it: every question, or the drawn ones under a design."
     )
 
     class Meta:

@@ -20,8 +20,15 @@ from portal.permissions import RoleRequiredMixin
 from portal.roles import Role
 from portal.uploads import save_uploads
 from ranking.downloads import export_response, study_export_name
-from ranking.forms import OutputsImportForm, StudyForm, answers_from_post, assessment_from_post, spans_from_post
-from ranking.models import ReferenceFlag, Study
+from ranking.forms import (
+    OutputsImportForm,
+    StudyForm,
+    answers_from_post,
+    assessment_from_post,
+    spans_from_post,
+)
+from ranking.models import RankingTask, ReferenceFlag, Study
+from ranking.sample_design import design_sentence
 from ranking.selectors.studies import (
     question_nuggets,
     questions_withheld_count,
@@ -284,8 +291,18 @@ class StudyDetailView(RoleRequiredMixin, View):
                 "release": study.release,
                 "item_types": [qa_type_label(t) for t in study.item_filter.get("qa_types", [])],
                 "extra_questions": _extra_questions(study),
+                **_physician_sample_context(study),
             },
         )
+
+
+def _physician_sample_context(study: Study) -> dict:
+    """The designed sample in words, and whether one may still be drawn (no physician has a task yet): the draw
+    itself is on the analytics side (it follows an imported judge), ``study_physician_sample``."""
+    return {
+        "sample_design": design_sentence(study.physician_sample) if study.physician_sample else "",
+        "sample_open": not RankingTask.objects.filter(study=study).exists(),
+    }
 
 
 def _short_of_rankers_warning(study: Study) -> str:

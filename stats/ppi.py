@@ -219,3 +219,75 @@ def _weights(w: np.ndarray | None, count: int) -> np.ndarray:
     if w.size != count:
         raise ValueError(f"{w.size} weights for {count} values")
     return w / w.sum() * count
+
+
+# --- a designed sample ---------------------------------------------------------------------------------------------
+#
+# Physicians label a Poisson sample of the N items: item i is drawn independently with a known probability π_i, and
+# the judge scored every item. With ξ_i = 1 for a drawn item, f_i the judge's value and Y_i the physicians':
+#
+#   θ̂(λ) = (1/N) Σ_i [λ f_i + ξ_i (Y_i − λ f_i) / π_i]
+#   V̂(λ) = (1/N²) Σ_i ξ_i (1 − π_i) (Y_i − λ f_i)² / π_i²
+#
+# θ̂(λ) is unbiased for the N items' mean of Y for any fixed λ (each ξ_i/π_i has expectation 1); V̂ is the
+# Horvitz–Thompson estimate of its variance under Poisson sampling, for this finite population (no
+# superpopulation term: the N items are all there is). λ = 0 is the Horvitz–Thompson estimate from the physicians
+# alone; the tuned λ minimises V̂. An item drawn with certainty (π_i = 1) adds nothing to V̂: with every π_i = 1 the
+# physicians labelled everything, θ̂ is their plain mean whatever λ, and the variance is zero (a point interval).
+
+
+def design_mean_ci(
+    f: np.ndarray,
+    y: np.ndarray,
+    pi: np.ndarray,
+    sampled: np.ndarray,
+    alpha: float = DEFAULT_ALPHA,
+    lam: float | None = None,
+) -> PPIInterval:
+    """The design-based estimate of the N items' mean physician value and its normal interval (see the comment
+    above): ``f`` the judge's values on the N items, ``y`` the physicians' (read on the sampled items only; any
+    value elsewhere, NaN included), ``pi`` each item's inclusion probability, ``sampled`` whether it was drawn.
+    ``lam=None`` tunes λ (:func:`design_tuning_lambda`), ``lam=0`` is the physicians-only Horvitz–Thompson
+    estimate."""
+    f, y, pi, sampled = _design_vectors(f, y, pi, sampled)
+    if lam is None:
+        lam = design_tuning_lambda(f, y, pi, sampled)
+    residual = y[sampled] - lam * f[sampled]
+    big_n = f.size
+    mean = (lam * float(f.sum()) + float(np.sum(residual / pi[sampled]))) / big_n
+    variance = float(np.sum((1 - pi[sampled]) * residual**2 / pi[sampled] ** 2)) / big_n**2
+    interval = _normal_interval(mean, math.sqrt(variance), alpha)
+    return PPIInterval(interval.mean, interval.low, interval.high, float(lam))
+
+
+def design_tuning_lambda(f: np.ndarray, y: np.ndarray, pi: np.ndarray, sampled: np.ndarray) -> float:
+    """The λ minimising V̂(λ), clipped to [0, 1]: with a_i = ξ_i (1 − π_i) / π_i², V̂ is a quadratic in λ whose
+    minimum is Σ a_i Y_i f_i / Σ a_i f_i². 0 where V̂ does not depend on λ (every drawn item certain, or the judge
+    all zeros on the uncertain ones): nothing to gain from the judge there."""
+    f, y, pi, sampled = _design_vectors(f, y, pi, sampled)
+    a = (1 - pi[sampled]) / pi[sampled] ** 2
+    f_s, y_s = f[sampled], y[sampled]
+    denominator = float(np.sum(a * f_s**2))
+    if denominator == 0:
+        return 0.0
+    return float(np.clip(float(np.sum(a * y_s * f_s)) / denominator, 0, 1))
+
+
+def _design_vectors(f, y, pi, sampled) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The four vectors checked: one length, π in (0, 1], an item drawn with certainty in the sample, at least one
+    item drawn, and finite values where they are read."""
+    f, y, pi = _vector(f), _vector(y), _vector(pi)
+    sampled = np.asarray(sampled, dtype=bool)
+    if not f.size == y.size == pi.size == sampled.size:
+        raise ValueError(
+            f"{f.size} judge values, {y.size} physician values, {pi.size} probabilities, {sampled.size} flags"
+        )
+    if not np.all((pi > 0) & (pi <= 1)):
+        raise ValueError("every inclusion probability must be in (0, 1]")
+    if np.any(~sampled & (pi == 1)):
+        raise ValueError("an item drawn with probability 1 must be in the sample")
+    if not sampled.any():
+        raise ValueError("no item was drawn")
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(y[sampled]))):
+        raise ValueError("the judge's values and the drawn items' physician values must be finite numbers")
+    return f, y, pi, sampled

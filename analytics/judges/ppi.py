@@ -18,6 +18,17 @@ counted. Per imported judge and model system (the reference answer left out, as 
 
 A system with fewer than two labelled questions has an ``undefined_reason`` instead of the two estimates that need
 them. Full precision is stored; pages round (:mod:`analytics.presentation.ppi`).
+
+A study with a designed physician sample (``Study.physician_sample``, :mod:`analytics.services.physician_sample`):
+the section's ``design`` is the study's record of it, and per system the population is every question the judge
+scored, the sample the drawn ones physicians tagged, each with its inclusion probability:
+``classical`` is the design-weighted physicians-only (Horvitz–Thompson) estimate and ``ppi`` the design-based one
+with λ tuned (:func:`stats.ppi.design_mean_ci`). A drawn question not tagged yet is left out of the population
+until it is (``n_sampled_untagged``): the design is exact once the study is complete. ``human_needed`` is then the
+power calculation of the tagged questions weighted by 1/π, an approximation.
+
+:func:`last_judge_power` is the "before a study starts" figure: how many physician questions a judge like the most
+recent one needed, for every system's interval to reach a half-width.
 """
 
 from __future__ import annotations
@@ -27,10 +38,11 @@ import pandas as pd
 
 from analytics.judges.scores import study_judge_scores
 from analytics.judges.study import non_finite_score
+from analytics.models import JudgeScore
 from analytics.selectors import study_rankings
 from evaluation.ppi import MIN_LABELLED, system_estimate
-from ranking.models import Study, StudyAnswer
-from stats.ppi import DEFAULT_ALPHA, classical_mean_ci, classical_sample_size
+from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
+from stats.ppi import DEFAULT_ALPHA, classical_mean_ci, classical_sample_size, design_mean_ci, labels_needed
 
 #: The half-width the power figure aims at when the report is not asked for another.
 DEFAULT_HALFWIDTH = 0.05
@@ -61,13 +73,17 @@ def study_ppi(
         "judges": {},
         "left_out": {},
     }
+    chances = None
+    if study.physician_sample:
+        section["design"] = dict(study.physician_sample)
+        chances = design_chances(study)
     for name, scores in judges.items():
         why = non_finite_score(scores)
         if why is not None:
             section["left_out"][name] = why
             continue
         model_scores = scores[~scores["system"].isin(reference)]
-        section["judges"][name] = judge_estimates(physicians, model_scores, alpha, target_halfwidth)
+        section["judges"][name] = judge_estimates(physicians, model_scores, alpha, target_halfwidth, chances)
     return section
 
 
@@ -84,15 +100,31 @@ def physician_values(ranks: pd.DataFrame, scale: list[str]) -> pd.DataFrame:
     return tagged.groupby(["item", "system"], as_index=False, sort=False)["value"].mean()
 
 
-def judge_estimates(physicians: pd.DataFrame, scores: pd.DataFrame, alpha: float, target_halfwidth: float) -> dict:
+def design_chances(study: Study) -> pd.DataFrame:
+    """``item, chance, drawn``: each question's inclusion probability and whether it was drawn."""
+    rows = StudyQuestion.objects.filter(study=study).values_list(
+        "item__uid", "inclusion_probability", "physician_sampled"
+    )
+    return pd.DataFrame(list(rows), columns=["item", "chance", "drawn"])
+
+
+def judge_estimates(
+    physicians: pd.DataFrame,
+    scores: pd.DataFrame,
+    alpha: float,
+    target_halfwidth: float,
+    chances: pd.DataFrame | None = None,
+) -> dict:
     """One judge's entry: the range of its scores (its own scale) and the estimates of every system it scored or
-    the physicians tagged."""
+    the physicians tagged; ``chances`` (:func:`design_chances`): under the study's designed sample."""
     values = scores["score"].to_numpy(dtype=float)
     low, high = (float(values.min()), float(values.max())) if values.size else (None, None)
     joined = scores.merge(physicians, on=["item", "system"], how="outer")
+    if chances is not None:
+        joined = joined.merge(chances, on="item", how="left")
+    estimate = system_estimates if chances is None else design_system_estimates
     systems = {
-        str(system): system_estimates(rows, alpha, target_halfwidth)
-        for system, rows in joined.groupby("system", sort=True)
+        str(system): estimate(rows, alpha, target_halfwidth) for system, rows in joined.groupby("system", sort=True)
     }
     return {
         "score_low": low,
@@ -119,6 +151,76 @@ def system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: float) 
         }
     estimate = system_estimate(y, yhat[scored & labelled], yhat[scored & ~labelled], alpha, target_halfwidth)
     return {**estimate, **counts, **_power(estimate, y, alpha, target_halfwidth)}
+
+
+def design_system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: float) -> dict:
+    """:func:`system_estimates` under the study's designed sample (module docstring); ``rows`` also carry each
+    question's ``chance`` and whether it was ``drawn``."""
+    scored = rows["score"].notna().to_numpy()
+    labelled = rows["value"].notna().to_numpy()
+    drawn = rows["drawn"].fillna(False).to_numpy(dtype=bool)
+    untagged = scored & drawn & ~labelled
+    population = scored & ~untagged
+    in_sample = (drawn & labelled)[population]
+    f = rows["score"].to_numpy(dtype=float)[population]
+    y = rows["value"].to_numpy(dtype=float)[population]
+    chance = rows["chance"].to_numpy(dtype=float)[population]
+    n_human = int(in_sample.sum())
+    counts = {
+        "n_human": n_human,
+        "n_judge_only": int((~in_sample).sum()),
+        "n_labelled_unscored": int((labelled & ~scored).sum()),
+        "n_sampled_untagged": int(untagged.sum()),
+        "judge_only": _judge_only(rows["score"].to_numpy(dtype=float)[scored], alpha),
+    }
+    if n_human < MIN_LABELLED:
+        return {**counts, "undefined_reason": _too_few_reason(n_human)}
+    physicians_only = design_mean_ci(f, y, chance, in_sample, alpha, lam=0)
+    tuned = design_mean_ci(f, y, chance, in_sample, alpha)
+    y_s, f_s = y[in_sample], f[in_sample]
+    estimate = {
+        **counts,
+        "classical": {"mean": physicians_only.mean, "low": physicians_only.low, "high": physicians_only.high},
+        "ppi": {"mean": tuned.mean, "low": tuned.low, "high": tuned.high, "lambda": tuned.lam},
+        "human_needed": labels_needed(y_s, f_s, f.size, target_halfwidth, alpha, w=1 / chance[in_sample]),
+    }
+    return {**estimate, **_power(estimate, y_s, alpha, target_halfwidth)}
+
+
+def last_judge_power(
+    questions: int, *, halfwidth: float = DEFAULT_HALFWIDTH, alpha: float = DEFAULT_ALPHA
+) -> dict | None:
+    """``{study, judge, needed}``: how many physician-labelled questions of ``questions`` the judge imported last
+    into the most recent study with a judge and physicians' tags would need for every system's PPI++ interval to
+    reach ±``halfwidth`` (:func:`stats.ppi.labels_needed` on that study's values, the most any system needs);
+    None without such a study, or where no system there has two questions both tagged and scored."""
+    judged = JudgeScore.objects.values("answer__question__study_id")
+    tagged = RankingTask.objects.filter(status=RankingTask.Status.SUBMITTED).values("study_id")
+    study = Study.objects.filter(pk__in=judged, id__in=tagged).order_by("-created_at", "-pk").first()
+    if study is None or questions < 1:
+        return None
+    imports = JudgeScore.objects.filter(answer__question__study=study).order_by("-created_at", "-pk")
+    latest = imports.values_list("judge", flat=True)[0]
+    scores = study_judge_scores(study, judges=[latest])[latest]
+    ranks = study_rankings(study)
+    reference = _reference_systems(study, ranks)
+    physicians = physician_values(ranks[~ranks["system"].isin(reference)], [str(tag) for tag in study.tag_scale])
+    joined = scores[~scores["system"].isin(reference)].merge(physicians, on=["item", "system"])
+    joined = joined[np.isfinite(joined["score"].to_numpy(dtype=float))]  # as the report leaves such a judge out
+    needed = [
+        labels_needed(rows["value"].to_numpy(), rows["score"].to_numpy(), questions, halfwidth, alpha)
+        for _, rows in joined.groupby("system")
+        if len(rows) >= MIN_LABELLED
+    ]
+    if not needed:
+        return None
+    return {
+        "study": study.name,
+        "judge": latest,
+        "needed": max(needed),
+        "questions": questions,
+        "halfwidth": halfwidth,
+    }
 
 
 def _judge_only(scores: np.ndarray, alpha: float) -> dict | None:

@@ -6,12 +6,16 @@ in the stored result and the JSON download."""
 from __future__ import annotations
 
 from analytics.presentation.tables import number
+from ranking.sample_design import design_sentence
 
 
 def estimate_text(figures: dict | None) -> str:
     """A mean and its interval: "0.62 [0.51, 0.73]"; "—" without one."""
     if not figures:
         return "—"
+    if not figures["high"] > figures["low"]:
+        # every value alike: the normal interval has no width, which reads as certainty it does not have
+        return f"{number(figures['mean'])} (all values alike: no interval)"
     return f"{number(figures['mean'])} [{number(figures['low'])}, {number(figures['high'])}]"
 
 
@@ -32,6 +36,7 @@ def ppi_rows(judge: dict) -> list[dict]:
                 "n_labelled": figures["n_human"],
                 "n_judge_only": figures["n_judge_only"],
                 "n_labelled_unscored": figures.get("n_labelled_unscored", 0),
+                "n_sampled_untagged": figures.get("n_sampled_untagged", 0),
                 "physicians": estimate_text(figures.get("classical")),
                 "judge": estimate_text(figures.get("judge_only")),
                 "ppi": estimate_text(ppi),
@@ -46,6 +51,11 @@ def power_sentence(system: str, figures: dict, target_halfwidth: float) -> str:
     """What it takes to bring ``system``'s PPI++ interval to ±``target_halfwidth`` with this judge, in words."""
     target = f"±{short_number(target_halfwidth)}"
     n, more = figures["n_human"], figures["more_needed"]
+    if figures["target_met"] and not figures["halfwidth"] > 0:
+        return (
+            f"{system}: every value on its {n:,} physician-labelled questions is the same, so no interval can be "
+            f"estimated from them, and none says how many more {target} takes; more questions will tell."
+        )
     if figures["target_met"]:
         return f"{system}'s PPI++ interval is already within {target} (±{number(figures['halfwidth'])} now)."
     if not figures["reachable"]:
@@ -94,6 +104,18 @@ def ppi_intro(section: dict) -> str:
     )
 
 
+def last_judge_sentence(power: dict | None) -> str:
+    """The "before a study starts" figure (:func:`analytics.judges.ppi.last_judge_power`) in words; "" without
+    one."""
+    if not power:
+        return ""
+    like = f"A judge like the last one ({power['study']}, {power['judge']})"
+    target = f"±{short_number(power['halfwidth'])}"
+    if power["needed"] >= power["questions"]:
+        return f"{like} would need physicians to rank all {power['questions']:,} questions, or more, for {target}."
+    return f"{like} would need about {power['needed']:,} physician questions for {target}."
+
+
 def ppi_context(result: dict) -> dict:
     """What the study report's page shows of the section (empty when the report has none)."""
     section = result.get("ppi")
@@ -113,4 +135,12 @@ def ppi_context(result: dict) -> dict:
         # sorted here: the database returns a stored JSON object's keys shortest first
         for name, judge in sorted(section["judges"].items())
     ]
-    return {"ppi_section": {"intro": ppi_intro(section), "tables": tables, "left_out": section["left_out"]}}
+    design = design_sentence(section["design"]) if section.get("design") else ""
+    return {
+        "ppi_section": {
+            "intro": ppi_intro(section),
+            "design": design,
+            "tables": tables,
+            "left_out": section["left_out"],
+        }
+    }

@@ -32,7 +32,9 @@ from ranking.shuffle import slot_letter
 
 
 def study_list() -> QuerySet[Study]:
-    return Study.objects.annotate(n_questions=Count("questions", distinct=True)).order_by("-created_at")
+    """Studies with ``n_questions``: the questions physicians are asked for (a designed sample's drawn ones)."""
+    asked = Count("questions", distinct=True, filter=Q(questions__physician_sampled=True))
+    return Study.objects.annotate(n_questions=asked).order_by("-created_at")
 
 
 def system_list() -> QuerySet[System]:
@@ -64,10 +66,11 @@ def studies_for_ranker(*, ranker) -> list[dict]:
 def study_progress(*, study: Study) -> dict:
     """Organizer view: how far the study is, and the unblinding-check guess rate."""
     now = timezone.now()
-    n_questions = study.questions.count()
+    # under a designed sample the study is complete once its drawn questions are: the others are never handed out
+    n_questions = study.questions.filter(physician_sampled=True).count()
     tasks = RankingTask.objects.filter(study=study)
     submitted = tasks.filter(status=RankingTask.Status.SUBMITTED)
-    per_question = submitted.values("question_id").annotate(n=Count("pk"))
+    per_question = submitted.filter(question__physician_sampled=True).values("question_id").annotate(n=Count("pk"))
     complete = sum(1 for row in per_question if row["n"] >= study.overlap)
     asked = submitted.filter(ask_unblinding=True)
     # "I cannot tell" is an answer, not a missing one: counted apart from the guesses (which name a letter).
@@ -96,7 +99,7 @@ def study_rankers_withheld(*, study: Study) -> dict:
     """Organizer view, for staffing the study: every person who may rank, with how many of its questions are
     withheld from them (they saw the item's answer elsewhere in the portal: ``ranking.services.queue``'s rule), and
     how many questions fewer than ``study.overlap`` of them may take. Nothing is withheld without the reference."""
-    questions = StudyQuestion.objects.filter(study=study)
+    questions = StudyQuestion.objects.filter(study=study, physician_sampled=True)
     question_ids = list(questions.values_list("pk", flat=True))
     takers = dict.fromkeys(question_ids, 0)  # per question: the rankers it is not withheld from
     rows = []
@@ -118,7 +121,8 @@ def study_rankers_withheld(*, study: Study) -> dict:
 
 def questions_withheld_count(*, study: Study, ranker) -> int:
     """How many of the study's questions are withheld from ``ranker`` (told on their start and done pages)."""
-    return StudyQuestion.objects.filter(study=study).filter(questions_withheld_q(study=study, ranker=ranker)).count()
+    asked = StudyQuestion.objects.filter(study=study, physician_sampled=True)
+    return asked.filter(questions_withheld_q(study=study, ranker=ranker)).count()
 
 
 def task_for_ranker(*, task_id, ranker) -> RankingTask:
@@ -193,7 +197,7 @@ def ranker_progress(*, study: Study, ranker) -> dict:
     done = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SUBMITTED).count()
     return {
         "done": done,
-        "questions": StudyQuestion.objects.filter(study=study).count(),
+        "questions": StudyQuestion.objects.filter(study=study, physician_sampled=True).count(),
         "skipped": skipped_count(study=study, ranker=ranker),
     }
 

@@ -6,6 +6,9 @@ never to a ranker who has seen the item's answer elsewhere in the portal when th
 :class:`RankingTask` with a lease; a question's *active* tasks are the submitted ones plus the leased ones whose lease
 has not run out.
 
+Under a designed physician sample (:mod:`analytics.services.physician_sample`) only the drawn questions are handed
+out (``StudyQuestion.physician_sampled``, true for every question of a study without a design).
+
 Locking order everywhere: the :class:`StudyQuestion` row, then the task row. Candidate questions are locked with
 ``SELECT … FOR UPDATE SKIP LOCKED`` so concurrent rankers walk past each other instead of queueing; once a row is
 locked its active count is re-read in a fresh statement (READ COMMITTED: a task committed by someone who held the
@@ -114,7 +117,7 @@ def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -
             .values("n")
         )
         open_questions = (
-            StudyQuestion.objects.filter(study=study)
+            StudyQuestion.objects.filter(study=study, physician_sampled=True)
             .filter(~Exists(taken_by_me))
             .exclude(questions_withheld_q(study=study, ranker=ranker))
             .alias(active_n=Coalesce(Subquery(active), 0))

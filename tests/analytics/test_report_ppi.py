@@ -289,3 +289,17 @@ def test_the_power_sentence_when_no_number_of_labels_is_the_answer(made, organiz
     report = stored_report(made, organizer, halfwidth)
     client.force_login(organizer)
     assert sentence in ppi_html(client.get(reverse("report_detail", args=[report.pk])).content.decode())
+
+
+def test_values_all_alike_read_as_no_interval_rather_than_certainty():
+    """Ten questions every physician tagged "good": the normal interval has no width; the page must not read it as
+    a system known to ±0.00 that needs no more labels."""
+    from analytics.presentation.ppi import estimate_text, power_sentence
+
+    flat = {"mean": 1.0, "low": 1.0, "high": 1.0}
+    assert estimate_text(flat) == "1.00 (all values alike: no interval)"
+    assert estimate_text({"mean": 0.5, "low": 0.4, "high": 0.6}) == "0.50 [0.40, 0.60]"
+    figures = {"n_human": 10, "n_judge_only": 0, "more_needed": 0, "target_met": True, "reachable": True,
+               "halfwidth": 0.0}  # fmt: skip
+    sentence = power_sentence("SYS-A", figures, 0.05)
+    assert "no interval can be estimated" in sentence and "already within" not in sentence

@@ -5,6 +5,7 @@ one is explained in a compact box."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.utils import timezone
@@ -15,6 +16,8 @@ from analytics.services.reports import report_study
 from tests.analytics.judge_rows import ranked_study, score_lines
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+#: A folder to keep screenshots of the sections in, for a person to look at (unset: none taken).
+SHOTS = os.environ.get("PORTAL_TEST_SCREENSHOTS", "")
 
 
 def test_judges_on_a_phone(page, login, make_user, tmp_path):
@@ -40,6 +43,16 @@ def test_judges_on_a_phone(page, login, make_user, tmp_path):
     assert "good judge is in the best cluster" in judges.inner_text()
     assert page.locator("#style-control").is_visible() and page.locator("#harm").is_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # the prediction-powered estimates: the three estimates and the power sentence, their table scrolling in its card
+    ppi = page.locator("#ppi")
+    ppi.scroll_into_view_if_needed()
+    assert "Physicians only" in ppi.inner_text() and "PPI++" in ppi.inner_text()
+    assert "physician-labelled questions" in ppi.inner_text()
+    if SHOTS:
+        ppi.screenshot(path=f"{SHOTS}/ppi-390.png")
+        page.set_viewport_size({"width": 1280, "height": 900})
+        ppi.screenshot(path=f"{SHOTS}/ppi-1280.png")
+        page.set_viewport_size({"width": 390, "height": 844})
     plot = page.locator("img[src$='/plots/judges.svg']")
     plot.scroll_into_view_if_needed()
     for _ in range(100):  # lazy loading: poll from Playwright's side (a string wait_for_function is an eval)
