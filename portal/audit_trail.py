@@ -12,6 +12,7 @@ same event; releases and report files, which had no entry, write ``export_downlo
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -61,6 +62,9 @@ _NAME_FIELDS = {"portal.user": "email", "ranking.study": "name", "annotation.qai
 
 PAGE_SIZE = 50
 _CHUNK = 2000
+
+
+_IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")
 
 
 def action_words(action: str) -> str:
@@ -238,10 +242,22 @@ def _detail(entry: AuditEntry) -> str:
             words.append("command line")
         return ", ".join(words)
     changed = after or (entry.before if isinstance(entry.before, dict) else {})  # a revocation keeps its "before"
-    return "; ".join(f"{key}: {_value_words(value)}" for key, value in changed.items() if key != "ip")
+    return "; ".join(f"{_words(key)}: {_value_words(value)}" for key, value in changed.items() if key != "ip")
+
+
+def _words(name: object) -> str:
+    """A stored key or code in words: ``final_verdict`` → "final verdict"; anything else as it is (file names keep
+    their underscores)."""
+    text = str(name)
+    return text.replace("_", " ") if _IDENTIFIER.fullmatch(text) else text
 
 
 def _value_words(value: object) -> str:
+    """What changed, as a person reads it: lists and mappings (an import's counts, a release's rule) spelled out."""
+    if isinstance(value, dict):
+        return ", ".join(f"{_words(key)} {_value_words(inner)}" for key, inner in value.items()) or "none"
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "none"
-    return "—" if value in (None, "") else str(value)
+        return ", ".join(_value_words(inner) for inner in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "—" if value in (None, "") else _words(value)

@@ -226,7 +226,8 @@ class AuditEntry(models.Model):
     """Append-only history of every change to items, reviews, disputes, rankings and releases."""
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    # No index of its own: the (actor, at, id) index of the audit page leads with it.
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, db_index=False)
     action = models.CharField(max_length=80)
     # Read only by object (portal.audit.audit_history: the Meta index); a review writes several entries, so no
     # index of their own (nor Django's varchar_pattern_ops twins of them).

@@ -104,8 +104,8 @@ METHODS = {
     "physicians per answer), reference left out, three ways with normal 95 % intervals: physicians only (the "
     "questions they tagged), an imported judge only (its mean on its own scale, biased), and PPI++ "
     "(prediction-powered inference with power-tuned lambda; Angelopoulos, Duchi & Zrnic 2023): the judge on every "
-    "question, its bias corrected on the tagged ones. Labels needed: ppi-python's ppi_mean_power with the judge's "
-    "scores nearly free, at most the questions the judge scored.",
+    "question, its bias corrected on the tagged ones. Labels needed: ppi-python's power analysis for a mean with the "
+    "judge's scores nearly free, at most the questions the judge scored.",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
     "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets; the strict score is "

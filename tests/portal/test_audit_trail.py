@@ -420,3 +420,27 @@ def test_the_command_without_json_prints_a_table_and_refuses_a_bad_date(make_use
     assert lines[-1].split("\t")[1:] == ["—", "login_refused", "sign-in as tab@x.org", "pass word"]
     with pytest.raises(CommandError, match="not an ISO 8601 date or time"):
         call_command("audit_log", "--since", "yesterday", "--json")
+
+
+@pytest.mark.django_db
+def test_a_change_entry_reads_in_words_not_as_stored_values():
+    """A change entry's ``after`` (an import's counts per judge, a release's rule) is spelled out for people, as the
+    demo crawl found it was not: no braces, no None, no snake_case keys."""
+    from portal.audit import audit_record
+    from portal.audit_trail import audit_rows
+
+    entry = audit_record(
+        actor=None,
+        obj=("annotation.release", "1"),
+        action="release_frozen",
+        after={"rule": {"qa_types": [], "statuses": ["verified"], "benchmark": None, "final_verdict": "correct"},
+               "scores": {"judge-a": 45}, "file": "true_false.json", "dry_run": False},
+    )  # fmt: skip
+    detail = audit_rows([AuditEntry.objects.get(pk=entry.pk)])[0]["detail"]
+    parts = detail.split("; ")  # the database keeps a JSON object's keys in an order of its own
+    assert {"file: true_false.json", "scores: judge-a 45", "dry run: no"} <= set(parts) and len(parts) == 4
+    rule = next(part for part in parts if part.startswith("rule: "))
+    assert set(rule.removeprefix("rule: ").split(", ")) == {
+        "qa types none", "statuses verified", "benchmark —", "final verdict correct"
+    }  # fmt: skip
+    assert "{" not in detail and "None" not in detail and "final_verdict" not in detail
