@@ -29,6 +29,14 @@ power calculation of the tagged questions weighted by 1/π, an approximation.
 
 :func:`last_judge_power` is the "before a study starts" figure: how many physician questions a judge like the most
 recent one needed, for every system's interval to reach a half-width.
+
+Pairwise win rates, when the study asks for rankings (:func:`judge_pairs`, the judge's entry's ``pairs``): for each
+pair of model systems A < B (by name), the share of questions on which physicians prefer A, over the questions where
+the judge scored both answers. A question's physicians' outcome, where at least one physician ranked both, is 1 if
+A's mean rank over those physicians is better (lower) than B's, 0 if worse and 0.5 if equal; the judge's outcome is
+the same by score (higher = better). Y: the physicians' outcomes, Ŷ the judge's on those questions, Ŷu the judge's on
+the others; ``classical``, ``judge_only`` and ``ppi`` as for a system's score. Under a designed sample the pairs are
+not estimated yet (the section's ``pairs_note`` says so): the design weights questions, not pairs of answers.
 """
 
 from __future__ import annotations
@@ -42,10 +50,20 @@ from analytics.models import JudgeScore
 from analytics.selectors import study_rankings
 from evaluation.ppi import MIN_LABELLED, system_estimate
 from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
-from stats.ppi import DEFAULT_ALPHA, classical_mean_ci, classical_sample_size, design_mean_ci, labels_needed
+from stats.ppi import (
+    DEFAULT_ALPHA,
+    classical_mean_ci,
+    classical_sample_size,
+    design_mean_ci,
+    labels_needed,
+    ppi_mean_ci,
+)
 
 #: The half-width the power figure aims at when the report is not asked for another.
 DEFAULT_HALFWIDTH = 0.05
+
+#: Why a study with a designed physician sample has no pairwise estimates.
+PAIRS_UNDER_DESIGN = "pairwise estimates under a designed sample are not computed yet"
 
 
 def study_ppi(
@@ -64,7 +82,8 @@ def study_ppi(
         ranks = study_rankings(study)
     scale = [str(tag) for tag in study.tag_scale]
     reference = _reference_systems(study, ranks)
-    physicians = physician_values(ranks[~ranks["system"].isin(reference)], scale)
+    model_ranks = ranks[~ranks["system"].isin(reference)]
+    physicians = physician_values(model_ranks, scale)
     section: dict = {
         "alpha": alpha,
         "target_halfwidth": target_halfwidth,
@@ -77,6 +96,8 @@ def study_ppi(
     if study.physician_sample:
         section["design"] = dict(study.physician_sample)
         chances = design_chances(study)
+        if study.ask_ranking:
+            section["pairs_note"] = PAIRS_UNDER_DESIGN
     for name, scores in judges.items():
         why = non_finite_score(scores)
         if why is not None:
@@ -84,6 +105,8 @@ def study_ppi(
             continue
         model_scores = scores[~scores["system"].isin(reference)]
         section["judges"][name] = judge_estimates(physicians, model_scores, alpha, target_halfwidth, chances)
+        if study.ask_ranking and chances is None:
+            section["judges"][name]["pairs"] = judge_pairs(model_ranks, model_scores, alpha)
     return section
 
 
@@ -187,6 +210,65 @@ def design_system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: 
     return {**estimate, **_power(estimate, y_s, alpha, target_halfwidth)}
 
 
+def judge_pairs(ranks_model: pd.DataFrame, scores: pd.DataFrame, alpha: float) -> list[dict]:
+    """One entry per pair of model systems (module docstring), A < B by name: ``first``, ``second``, the counts and
+    the estimates of the share of questions on which physicians prefer ``first``. ``ranks_model``: the physicians'
+    judgements without the reference answer's; ``scores``: the judge's ``item, system, score`` likewise."""
+    ranked = ranks_model.dropna(subset=["rank"]).pivot_table(
+        index=["item", "annotator"], columns="system", values="rank", aggfunc="first"
+    )
+    scored = scores.pivot_table(index="item", columns="system", values="score", aggfunc="first")
+    systems = sorted({str(system) for system in ranked.columns} | {str(system) for system in scored.columns})
+    return [
+        pair_estimates(physician_outcomes(ranked, first, second), judge_outcomes(scored, first, second), alpha)
+        | {"first": first, "second": second}
+        for position, first in enumerate(systems)
+        for second in systems[position + 1 :]
+    ]
+
+
+def physician_outcomes(ranked: pd.DataFrame, first: str, second: str) -> pd.Series:
+    """Per question at least one physician ranked both: 1, 0.5 or 0 as ``first``'s mean rank there is lower than,
+    equal to or higher than ``second``'s."""
+    if first not in ranked.columns or second not in ranked.columns:
+        return pd.Series(dtype=float)
+    both = ranked[[first, second]].dropna()
+    # summed over the same physicians, the rank differences compare the means exactly (no float ties to judge)
+    lead = (both[second] - both[first]).groupby(level="item").sum()
+    return (np.sign(lead) + 1) / 2
+
+
+def judge_outcomes(scored: pd.DataFrame, first: str, second: str) -> pd.Series:
+    """Per question the judge scored both: 1, 0.5 or 0 as ``first``'s score is higher than, equal to or lower than
+    ``second``'s."""
+    if first not in scored.columns or second not in scored.columns:
+        return pd.Series(dtype=float)
+    both = scored[[first, second]].dropna()
+    return (np.sign(both[first] - both[second]) + 1) / 2
+
+
+def pair_estimates(physicians: pd.Series, judge: pd.Series, alpha: float) -> dict:
+    """The estimates of one pair from its per-question outcomes (indexed by question)."""
+    labelled = judge.index.isin(physicians.index)
+    y = physicians.reindex(judge.index[labelled]).to_numpy(dtype=float)
+    yhat = judge.to_numpy(dtype=float)
+    counts = {
+        "n_human": int(y.size),
+        "n_judge_only": int((~labelled).sum()),
+        "n_ranked_unscored": int((~physicians.index.isin(judge.index)).sum()),
+        "judge_only": _judge_only(yhat, alpha),
+    }
+    if y.size < MIN_LABELLED:
+        return {**counts, "undefined_reason": _too_few_pair_reason(y.size)}
+    classical = classical_mean_ci(y, alpha)
+    tuned = ppi_mean_ci(y, yhat[labelled], yhat[~labelled], alpha)
+    return {
+        **counts,
+        "classical": {"mean": classical.mean, "low": classical.low, "high": classical.high},
+        "ppi": {"mean": tuned.mean, "low": tuned.low, "high": tuned.high, "lambda": tuned.lam},
+    }
+
+
 def last_judge_power(
     questions: int, *, halfwidth: float = DEFAULT_HALFWIDTH, alpha: float = DEFAULT_ALPHA
 ) -> dict | None:
@@ -248,6 +330,13 @@ def _too_few_reason(n: int) -> str:
     if n == 0:
         return "no question has both a physician's tag and this judge's score"
     return f"only {n} question has both a physician's tag and this judge's score; at least {MIN_LABELLED} are needed"
+
+
+def _too_few_pair_reason(n: int) -> str:
+    where = "physicians ranked both answers and this judge scored both"
+    if n == 0:
+        return f"no question where {where}"
+    return f"only {n} question where {where}; at least {MIN_LABELLED} are needed"
 
 
 def _reference_systems(study: Study, ranks: pd.DataFrame) -> set[str]:

@@ -1,7 +1,8 @@
 """The study report's prediction-powered estimates as people read them (:mod:`analytics.judges.ppi`): per imported
 judge a table of each system's three estimates, rounded (means 2 decimals, λ 2), and a sentence per system saying
-how many more physician-labelled questions would bring its interval to the target half-width. Full precision stays
-in the stored result and the JSON download."""
+how many more physician-labelled questions would bring its interval to the target half-width; where the study
+ranks, a second table of pairwise win rates (the share of questions on which physicians prefer the first system).
+Full precision stays in the stored result and the JSON download."""
 
 from __future__ import annotations
 
@@ -37,6 +38,29 @@ def ppi_rows(judge: dict) -> list[dict]:
                 "n_judge_only": figures["n_judge_only"],
                 "n_labelled_unscored": figures.get("n_labelled_unscored", 0),
                 "n_sampled_untagged": figures.get("n_sampled_untagged", 0),
+                "physicians": estimate_text(figures.get("classical")),
+                "judge": estimate_text(figures.get("judge_only")),
+                "ppi": estimate_text(ppi),
+                "lam": number(ppi["lambda"]) if ppi else "—",
+                "undefined_reason": figures.get("undefined_reason"),
+            }
+        )
+    return rows
+
+
+def pair_rows(judge: dict) -> list[dict] | None:
+    """One row per pair of systems of a judge's entry, in the stored order; None where the entry has no pairs (the
+    study does not rank, or a designed sample)."""
+    if "pairs" not in judge:
+        return None
+    rows = []
+    for figures in judge["pairs"]:
+        ppi = figures.get("ppi")
+        rows.append(
+            {
+                "pair": f"{figures['first']} vs {figures['second']}",
+                "n_labelled": figures["n_human"],
+                "n_judge_only": figures["n_judge_only"],
                 "physicians": estimate_text(figures.get("classical")),
                 "judge": estimate_text(figures.get("judge_only")),
                 "ppi": estimate_text(ppi),
@@ -131,6 +155,7 @@ def ppi_context(result: dict) -> dict:
                 if figures.get("undefined_reason") is None
             ],
             "scale_note": scale_note(judge),
+            "pairs": pair_rows(judge),
         }
         # sorted here: the database returns a stored JSON object's keys shortest first
         for name, judge in sorted(section["judges"].items())
@@ -142,5 +167,6 @@ def ppi_context(result: dict) -> dict:
             "design": design,
             "tables": tables,
             "left_out": section["left_out"],
+            "pairs_note": section.get("pairs_note", ""),
         }
     }
