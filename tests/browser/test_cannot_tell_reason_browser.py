@@ -21,6 +21,8 @@ def _first_item(page) -> None:
         page.check("#guidelines-read")
     page.click("#next-button")
     page.wait_for_selector("#review-form")
+    # The form is in the page before the scripts at its end have run: a key pressed then was lost under load.
+    page.wait_for_load_state("load")
 
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])

@@ -28,6 +28,7 @@ def _first_item(page) -> None:
         page.check("#guidelines-read")
     page.click("#next-button")
     page.wait_for_selector("#review-form")
+    page.wait_for_load_state("load")  # the page's scripts (its keys) have run, not only its form arrived
 
 
 # Select the excerpt's words from the 3rd to the 8th, as a finger's drag does; returns the selected text.

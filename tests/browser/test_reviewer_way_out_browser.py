@@ -34,6 +34,7 @@ def _first_item(page) -> None:
         page.check("#guidelines-read")
     page.click("#next-button")
     page.wait_for_selector("#review-form")
+    page.wait_for_load_state("load")  # the page's scripts (its keys) have run, not only its form arrived
 
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
