@@ -26,26 +26,31 @@ def short_number(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
+def _estimate_cells(figures: dict) -> dict:
+    """The cells a system's row and a pair's row share: the counts and the three estimates, rounded."""
+    ppi = figures.get("ppi")
+    return {
+        "n_labelled": figures["n_human"],
+        "n_judge_only": figures["n_judge_only"],
+        "physicians": estimate_text(figures.get("classical")),
+        "judge": estimate_text(figures.get("judge_only")),
+        "ppi": estimate_text(ppi),
+        "lam": number(ppi["lambda"]) if ppi else "—",
+        "undefined_reason": figures.get("undefined_reason"),
+    }
+
+
 def ppi_rows(judge: dict) -> list[dict]:
     """One row per system of a judge's entry, by name."""
-    rows = []
-    for system, figures in sorted(judge["systems"].items()):
-        ppi = figures.get("ppi")
-        rows.append(
-            {
-                "system": system,
-                "n_labelled": figures["n_human"],
-                "n_judge_only": figures["n_judge_only"],
-                "n_labelled_unscored": figures.get("n_labelled_unscored", 0),
-                "n_sampled_untagged": figures.get("n_sampled_untagged", 0),
-                "physicians": estimate_text(figures.get("classical")),
-                "judge": estimate_text(figures.get("judge_only")),
-                "ppi": estimate_text(ppi),
-                "lam": number(ppi["lambda"]) if ppi else "—",
-                "undefined_reason": figures.get("undefined_reason"),
-            }
-        )
-    return rows
+    return [
+        {
+            "system": system,
+            "n_labelled_unscored": figures.get("n_labelled_unscored", 0),
+            "n_sampled_untagged": figures.get("n_sampled_untagged", 0),
+            **_estimate_cells(figures),
+        }
+        for system, figures in sorted(judge["systems"].items())
+    ]
 
 
 def pair_rows(judge: dict) -> list[dict] | None:
@@ -53,22 +58,9 @@ def pair_rows(judge: dict) -> list[dict] | None:
     study does not rank, or a designed sample)."""
     if "pairs" not in judge:
         return None
-    rows = []
-    for figures in judge["pairs"]:
-        ppi = figures.get("ppi")
-        rows.append(
-            {
-                "pair": f"{figures['first']} vs {figures['second']}",
-                "n_labelled": figures["n_human"],
-                "n_judge_only": figures["n_judge_only"],
-                "physicians": estimate_text(figures.get("classical")),
-                "judge": estimate_text(figures.get("judge_only")),
-                "ppi": estimate_text(ppi),
-                "lam": number(ppi["lambda"]) if ppi else "—",
-                "undefined_reason": figures.get("undefined_reason"),
-            }
-        )
-    return rows
+    return [
+        {"pair": f"{figures['first']} vs {figures['second']}", **_estimate_cells(figures)} for figures in judge["pairs"]
+    ]
 
 
 def power_sentence(system: str, figures: dict, target_halfwidth: float) -> str:
