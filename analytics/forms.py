@@ -37,7 +37,7 @@ class PhysicianSampleForm(forms.Form):
         ]
     )
     judge = forms.ChoiceField(required=False, help_text="Needed for the two designs that follow a judge.")
-    seed = WholeNumberField(required=False, help_text="Empty: a random one (recorded with the study).")
+    seed = WholeNumberField(min_value=0, required=False, help_text="Empty: a random one (recorded with the study).")
 
     def __init__(self, *args, judges: list[str], **kwargs):
         super().__init__(*args, **kwargs)

@@ -59,6 +59,8 @@ def physician_sample_draw(
     if design != "uniform" and not judge:
         raise DomainError(f"The design {design!r} needs a judge whose scores are imported into the study.")
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    if seed < 0:  # numpy's generator takes none: a page's "-5" was a 500
+        raise DomainError(f"The seed must be a whole number of 0 or more, not {seed}.")
     with transaction.atomic():
         # the question rows first, as the queue locks them: no task can be created on them while we draw
         questions = list(StudyQuestion.objects.select_for_update().filter(study=study).order_by("position"))

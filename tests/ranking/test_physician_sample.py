@@ -228,3 +228,13 @@ def test_only_organizers_draw(study, make_user, client, role):
     assert response.status_code == 403
     study.refresh_from_db()
     assert study.physician_sample == {} and not RankingTask.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_negative_seed_is_refused_not_a_server_error(study, organizer, client):
+    with pytest.raises(DomainError, match="seed"):
+        physician_sample_draw(study, share=0.5, design="uniform", seed=-5, by=organizer)
+    client.force_login(organizer)
+    response = client.post(reverse("study_physician_sample", args=[study.pk]), {"share": "0.5", "design": "uniform",
+                                                                              "seed": "-5"})  # fmt: skip
+    assert response.status_code == 400 and study.physician_sample == {}
