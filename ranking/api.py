@@ -27,6 +27,7 @@ from ranking.serializers import (
     ReferenceFlagSerializer,
     StudyCreatedSerializer,
     StudyCreateSerializer,
+    StudyQuestionSerializer,
     StudySerializer,
     StudyStateSerializer,
     SubmitResultSerializer,
@@ -140,6 +141,19 @@ class StudyListCreateApi(APIView):
             "excluded_without_nuggets": result.excluded_without_nuggets,
         }
         return Response(StudyCreatedSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class StudyQuestionListApi(APIView):
+    """The study's questions in queue order, each with whether physicians are asked for it and its chance of being
+    drawn under a designed sample (null without one): what an estimate made outside the portal needs."""
+
+    required_roles = (Role.ORGANIZER,)
+
+    @extend_schema(responses=StudyQuestionSerializer(many=True))
+    def get(self, request, study_id):
+        study = get_object_or_404(Study, pk=study_id)
+        questions = study.questions.select_related("item").order_by("position")
+        return Response(StudyQuestionSerializer(questions, many=True).data)
 
 
 class StudyDetailApi(APIView):

@@ -144,6 +144,13 @@ class Study(models.Model):
         return self.state == self.State.OPEN
 
 
+class StudyQuestionQuerySet(models.QuerySet):
+    def asked(self) -> StudyQuestionQuerySet:
+        """The questions physicians are asked: every question of a study without a designed sample, the drawn ones
+        under a design. The queue, progress, staffing and the study list all count through this one rule."""
+        return self.filter(physician_sampled=True)
+
+
 class StudyQuestion(models.Model):
     """An item taking part in a study; the queue locks these rows."""
 
@@ -165,6 +172,8 @@ class StudyQuestion(models.Model):
     physician_sampled = models.BooleanField(
         default=True, help_text="Physicians are asked for it: every question, or the drawn ones under a design."
     )
+
+    objects = StudyQuestionQuerySet.as_manager()
 
     class Meta:
         ordering = ["study_id", "position"]

@@ -174,9 +174,25 @@ class StudySerializer(serializers.ModelSerializer):
             "excluded_items",
             "excluded_without_nuggets",
             "n_questions",
+            "physician_sample",
             "created_at",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["physician_sample"] = data["physician_sample"] or None  # no design: null, not an empty object
+        return data
+
+
+class StudyQuestionSerializer(serializers.Serializer):
+    """A study question as the estimates need it: whether physicians are asked for it and, under a designed sample,
+    its chance of having been drawn (an estimate outside the portal weights each asked question by 1/chance)."""
+
+    item_uid = serializers.CharField(source="item.uid")
+    position = serializers.IntegerField()
+    asked = serializers.BooleanField(source="physician_sampled")
+    inclusion_probability = serializers.FloatField(allow_null=True)
 
 
 class StudyCreateSerializer(serializers.Serializer):

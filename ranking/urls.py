@@ -30,6 +30,7 @@ api_urlpatterns = [
     path("systems/", api.SystemListApi.as_view(), name="api_system_list"),
     path("studies/", api.StudyListCreateApi.as_view(), name="api_study_list"),
     path("studies/<int:study_id>/", api.StudyDetailApi.as_view(), name="api_study_detail"),
+    path("studies/<int:study_id>/questions/", api.StudyQuestionListApi.as_view(), name="api_study_questions"),
     path("studies/<int:study_id>/export/", api.StudyExportApi.as_view(), name="api_study_export"),
     path("studies/<int:study_id>/flags/", api.ReferenceFlagListApi.as_view(), name="api_study_flags"),
     path("studies/<int:study_id>/flags/<int:flag_id>/send/", api.ReferenceFlagSendApi.as_view(), name="api_flag_send"),

@@ -35,8 +35,9 @@ pair of model systems A < B (by name), the share of questions on which physician
 the judge scored both answers. A question's physicians' outcome, where at least one physician ranked both, is 1 if
 A's mean rank over those physicians is better (lower) than B's, 0 if worse and 0.5 if equal; the judge's outcome is
 the same by score (higher = better). Y: the physicians' outcomes, Ŷ the judge's on those questions, Ŷu the judge's on
-the others; ``classical``, ``judge_only`` and ``ppi`` as for a system's score. Under a designed sample the pairs are
-not estimated yet (the section's ``pairs_note`` says so): the design weights questions, not pairs of answers.
+the others; ``classical``, ``judge_only`` and ``ppi`` as for a system's score. Under a designed sample a pair is
+estimated as a system's score is (the design drew questions, and a pair's outcome is a question's): the population
+the questions where the judge scored both answers, the sample the drawn ones where physicians ranked both.
 """
 
 from __future__ import annotations
@@ -61,9 +62,6 @@ from stats.ppi import (
 
 #: The half-width the power figure aims at when the report is not asked for another.
 DEFAULT_HALFWIDTH = 0.05
-
-#: Why a study with a designed physician sample has no pairwise estimates.
-PAIRS_UNDER_DESIGN = "pairwise estimates under a designed sample are not computed yet"
 
 
 def study_ppi(
@@ -96,8 +94,6 @@ def study_ppi(
     if study.physician_sample:
         section["design"] = dict(study.physician_sample)
         chances = design_chances(study)
-        if study.ask_ranking:
-            section["pairs_note"] = PAIRS_UNDER_DESIGN
     for name, scores in judges.items():
         why = non_finite_score(scores)
         if why is not None:
@@ -105,8 +101,8 @@ def study_ppi(
             continue
         model_scores = scores[~scores["system"].isin(reference)]
         section["judges"][name] = judge_estimates(physicians, model_scores, alpha, target_halfwidth, chances)
-        if study.ask_ranking and chances is None:
-            section["judges"][name]["pairs"] = judge_pairs(model_ranks, model_scores, alpha)
+        if study.ask_ranking:
+            section["judges"][name]["pairs"] = judge_pairs(model_ranks, model_scores, alpha, chances)
     return section
 
 
@@ -179,6 +175,19 @@ def system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: float) 
 def design_system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: float) -> dict:
     """:func:`system_estimates` under the study's designed sample (module docstring); ``rows`` also carry each
     question's ``chance`` and whether it was ``drawn``."""
+    estimate, sample = _design_estimates(rows, alpha)
+    if "undefined_reason" in estimate:
+        return {**estimate, "undefined_reason": _too_few_reason(estimate["n_human"])}
+    y_s, f_s, chance_s, population = sample
+    estimate["human_needed"] = labels_needed(y_s, f_s, population, target_halfwidth, alpha, w=1 / chance_s)
+    return {**estimate, **_power(estimate, y_s, alpha, target_halfwidth)}
+
+
+def _design_estimates(rows: pd.DataFrame, alpha: float) -> tuple[dict, tuple]:
+    """The design-based estimates of one mean from per-question ``score`` (the judge's, NaN where it gave none),
+    ``value`` (the physicians', NaN where none), ``chance`` and ``drawn``: the counts, ``classical`` (Horvitz–
+    Thompson) and ``ppi``; with the sample's values, judge's values and chances and the population's size, or an
+    entry with ``undefined_reason`` (its wording the caller's) under two sampled questions."""
     scored = rows["score"].notna().to_numpy()
     labelled = rows["value"].notna().to_numpy()
     drawn = rows["drawn"].fillna(False).to_numpy(dtype=bool)
@@ -197,30 +206,31 @@ def design_system_estimates(rows: pd.DataFrame, alpha: float, target_halfwidth: 
         "judge_only": _judge_only(rows["score"].to_numpy(dtype=float)[scored], alpha),
     }
     if n_human < MIN_LABELLED:
-        return {**counts, "undefined_reason": _too_few_reason(n_human)}
+        return {**counts, "undefined_reason": ""}, ()
     physicians_only = design_mean_ci(f, y, chance, in_sample, alpha, lam=0)
     tuned = design_mean_ci(f, y, chance, in_sample, alpha)
-    y_s, f_s = y[in_sample], f[in_sample]
     estimate = {
         **counts,
         "classical": {"mean": physicians_only.mean, "low": physicians_only.low, "high": physicians_only.high},
         "ppi": {"mean": tuned.mean, "low": tuned.low, "high": tuned.high, "lambda": tuned.lam},
-        "human_needed": labels_needed(y_s, f_s, f.size, target_halfwidth, alpha, w=1 / chance[in_sample]),
     }
-    return {**estimate, **_power(estimate, y_s, alpha, target_halfwidth)}
+    return estimate, (y[in_sample], f[in_sample], chance[in_sample], f.size)
 
 
-def judge_pairs(ranks_model: pd.DataFrame, scores: pd.DataFrame, alpha: float) -> list[dict]:
+def judge_pairs(
+    ranks_model: pd.DataFrame, scores: pd.DataFrame, alpha: float, chances: pd.DataFrame | None = None
+) -> list[dict]:
     """One entry per pair of model systems (module docstring), A < B by name: ``first``, ``second``, the counts and
     the estimates of the share of questions on which physicians prefer ``first``. ``ranks_model``: the physicians'
-    judgements without the reference answer's; ``scores``: the judge's ``item, system, score`` likewise."""
+    judgements without the reference answer's; ``scores``: the judge's ``item, system, score`` likewise;
+    ``chances`` (:func:`design_chances`): under the study's designed sample."""
     ranked = ranks_model.dropna(subset=["rank"]).pivot_table(
         index=["item", "annotator"], columns="system", values="rank", aggfunc="first"
     )
     scored = scores.pivot_table(index="item", columns="system", values="score", aggfunc="first")
     systems = sorted({str(system) for system in ranked.columns} | {str(system) for system in scored.columns})
     return [
-        pair_estimates(physician_outcomes(ranked, first, second), judge_outcomes(scored, first, second), alpha)
+        pair_estimates(physician_outcomes(ranked, first, second), judge_outcomes(scored, first, second), alpha, chances)
         | {"first": first, "second": second}
         for position, first in enumerate(systems)
         for second in systems[position + 1 :]
@@ -247,8 +257,17 @@ def judge_outcomes(scored: pd.DataFrame, first: str, second: str) -> pd.Series:
     return (np.sign(both[first] - both[second]) + 1) / 2
 
 
-def pair_estimates(physicians: pd.Series, judge: pd.Series, alpha: float) -> dict:
-    """The estimates of one pair from its per-question outcomes (indexed by question)."""
+def pair_estimates(physicians: pd.Series, judge: pd.Series, alpha: float, chances: pd.DataFrame | None = None) -> dict:
+    """The estimates of one pair from its per-question outcomes (indexed by question); under a designed sample
+    (``chances``) design-weighted as a system's score is: a pair's outcome is a question's, and the design drew
+    questions."""
+    if chances is not None:
+        rows = pd.DataFrame({"score": judge, "value": physicians}).rename_axis("item").reset_index()
+        estimate, _ = _design_estimates(rows.merge(chances, on="item", how="left"), alpha)
+        estimate["n_ranked_unscored"] = estimate.pop("n_labelled_unscored")
+        if "undefined_reason" in estimate:
+            estimate["undefined_reason"] = _too_few_pair_reason(estimate["n_human"])
+        return estimate
     labelled = judge.index.isin(physicians.index)
     y = physicians.reindex(judge.index[labelled]).to_numpy(dtype=float)
     yhat = judge.to_numpy(dtype=float)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.db.models import Count, F, Func, IntegerField, Max, Q, QuerySet
+from django.db.models import Count, F, Func, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Nugget
@@ -33,8 +34,15 @@ from ranking.shuffle import slot_letter
 
 def study_list() -> QuerySet[Study]:
     """Studies with ``n_questions``: the questions physicians are asked for (a designed sample's drawn ones)."""
-    asked = Count("questions", distinct=True, filter=Q(questions__physician_sampled=True))
-    return Study.objects.annotate(n_questions=asked).order_by("-created_at")
+    asked = (
+        StudyQuestion.objects.asked()
+        .filter(study=OuterRef("pk"))
+        .order_by()
+        .values("study")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Study.objects.annotate(n_questions=Coalesce(Subquery(asked), 0)).order_by("-created_at")
 
 
 def system_list() -> QuerySet[System]:
@@ -67,10 +75,10 @@ def study_progress(*, study: Study) -> dict:
     """Organizer view: how far the study is, and the unblinding-check guess rate."""
     now = timezone.now()
     # under a designed sample the study is complete once its drawn questions are: the others are never handed out
-    n_questions = study.questions.filter(physician_sampled=True).count()
+    n_questions = study.questions.asked().count()
     tasks = RankingTask.objects.filter(study=study)
     submitted = tasks.filter(status=RankingTask.Status.SUBMITTED)
-    per_question = submitted.filter(question__physician_sampled=True).values("question_id").annotate(n=Count("pk"))
+    per_question = submitted.filter(question__in=study.questions.asked()).values("question_id").annotate(n=Count("pk"))
     complete = sum(1 for row in per_question if row["n"] >= study.overlap)
     asked = submitted.filter(ask_unblinding=True)
     # "I cannot tell" is an answer, not a missing one: counted apart from the guesses (which name a letter).
@@ -99,7 +107,7 @@ def study_rankers_withheld(*, study: Study) -> dict:
     """Organizer view, for staffing the study: every person who may rank, with how many of its questions are
     withheld from them (they saw the item's answer elsewhere in the portal: ``ranking.services.queue``'s rule), and
     how many questions fewer than ``study.overlap`` of them may take. Nothing is withheld without the reference."""
-    questions = StudyQuestion.objects.filter(study=study, physician_sampled=True)
+    questions = StudyQuestion.objects.asked().filter(study=study)
     question_ids = list(questions.values_list("pk", flat=True))
     takers = dict.fromkeys(question_ids, 0)  # per question: the rankers it is not withheld from
     rows = []
@@ -121,7 +129,7 @@ def study_rankers_withheld(*, study: Study) -> dict:
 
 def questions_withheld_count(*, study: Study, ranker) -> int:
     """How many of the study's questions are withheld from ``ranker`` (told on their start and done pages)."""
-    asked = StudyQuestion.objects.filter(study=study, physician_sampled=True)
+    asked = StudyQuestion.objects.asked().filter(study=study)
     return asked.filter(questions_withheld_q(study=study, ranker=ranker)).count()
 
 
@@ -197,7 +205,7 @@ def ranker_progress(*, study: Study, ranker) -> dict:
     done = RankingTask.objects.filter(study=study, ranker=ranker, status=RankingTask.Status.SUBMITTED).count()
     return {
         "done": done,
-        "questions": StudyQuestion.objects.filter(study=study, physician_sampled=True).count(),
+        "questions": StudyQuestion.objects.asked().filter(study=study).count(),
         "skipped": skipped_count(study=study, ranker=ranker),
     }
 

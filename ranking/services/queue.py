@@ -117,7 +117,8 @@ def _lease_new(*, study: Study, ranker: User, now: datetime, lease: timedelta) -
             .values("n")
         )
         open_questions = (
-            StudyQuestion.objects.filter(study=study, physician_sampled=True)
+            StudyQuestion.objects.asked()
+            .filter(study=study)
             .filter(~Exists(taken_by_me))
             .exclude(questions_withheld_q(study=study, ranker=ranker))
             .alias(active_n=Coalesce(Subquery(active), 0))

@@ -13,11 +13,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analytics.judges.ppi import PAIRS_UNDER_DESIGN
 from analytics.judges.scores import judge_scores_import
 from analytics.models import Report
 from analytics.services.reports import report_study
 from ranking.models import AnswerJudgement, RankingTask, StudyQuestion, System
+from stats.ppi import design_mean_ci
 from tests.analytics.judge_rows import ranked_study
 
 pytestmark = pytest.mark.django_db
@@ -137,16 +137,34 @@ def test_no_pairs_where_the_study_does_not_rank(made):
     assert "pairs" not in section["judges"]["good"] and "pairs_note" not in section
 
 
-def test_a_designed_sample_skips_the_pairs_with_a_note(made):
+def test_under_a_designed_sample_a_pair_is_design_weighted(made):
+    # q1..q8 drawn and ranked (q1..q4 at a chance of 0.5, q5..q8 at 0.25); q9..q12 not drawn (0.3 each)
+    chance = {f"q{i}": 0.5 if i <= 4 else 0.25 if i <= 8 else 0.3 for i in range(1, QUESTIONS + 1)}
     for question in StudyQuestion.objects.filter(study=made.study).select_related("item"):
-        question.inclusion_probability = 0.5
+        question.inclusion_probability = chance[question.item.uid]
         question.physician_sampled = question.item.uid in RANKED
         question.save(update_fields=["inclusion_probability", "physician_sampled"])
     made.study.physician_sample = {"design": "uniform", "number": 8, "questions": QUESTIONS, "seed": 1}
     made.study.save(update_fields=["physician_sample"])
     section = report_study(study_id=made.study.pk, **KW)["ppi"]
-    assert "pairs" not in section["judges"]["good"]
-    assert section["pairs_note"] == PAIRS_UNDER_DESIGN
+    a_b = next(p for p in section["judges"]["good"]["pairs"] if (p["first"], p["second"]) == ("SYS-A", "SYS-B"))
+
+    pi = np.array([chance[f"q{i}"] for i in range(1, QUESTIONS + 1)])
+    f = np.r_[YHAT_AB, YHAT_U_AB]
+    # physicians only, by hand: the Horvitz-Thompson mean, each ranked question's outcome over its chance, over 12
+    assert a_b["classical"]["mean"] == pytest.approx(float(np.sum(Y_AB / pi[:8])) / QUESTIONS, abs=1e-12)
+    y = np.r_[Y_AB, np.full(len(UNRANKED), np.nan)]
+    drawn = np.arange(QUESTIONS) < len(RANKED)
+    alone, tuned = design_mean_ci(f, y, pi, drawn, lam=0), design_mean_ci(f, y, pi, drawn)
+    assert a_b["classical"] == pytest.approx({"mean": alone.mean, "low": alone.low, "high": alone.high}, abs=1e-12)
+    assert a_b["ppi"] == pytest.approx(
+        {"mean": tuned.mean, "low": tuned.low, "high": tuned.high, "lambda": tuned.lam}, abs=1e-12
+    )
+    assert (a_b["n_human"], a_b["n_judge_only"]) == (len(RANKED), len(UNRANKED))
+    # A vs C: one question both ranked and scored, as without a design
+    a_c = next(p for p in section["judges"]["good"]["pairs"] if (p["first"], p["second"]) == ("SYS-A", "SYS-C"))
+    assert a_c["undefined_reason"].startswith("only 1 question where physicians ranked both answers")
+    assert "pairs_note" not in section
 
 
 def shown(figures: dict) -> str:

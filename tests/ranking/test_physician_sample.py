@@ -238,3 +238,25 @@ def test_a_negative_seed_is_refused_not_a_server_error(study, organizer, client)
     response = client.post(reverse("study_physician_sample", args=[study.pk]), {"share": "0.5", "design": "uniform",
                                                                               "seed": "-5"})  # fmt: skip
     assert response.status_code == 400 and study.physician_sample == {}
+
+
+@pytest.mark.django_db
+def test_the_api_states_the_design_and_each_questions_chance(study, organizer, client, make_user):
+    client.force_login(organizer)
+    detail = client.get(reverse("api_study_detail", args=[study.pk])).json()
+    assert detail["physician_sample"] is None and detail["n_questions"] == QUESTIONS
+    physician_sample_draw(study, number=5, design="uniform", seed=3, by=organizer)
+    detail = client.get(reverse("api_study_detail", args=[study.pk])).json()
+    drawn = list(StudyQuestion.objects.filter(study=study, physician_sampled=True).order_by("position"))
+    assert detail["physician_sample"]["design"] == "uniform" and detail["physician_sample"]["seed"] == 3
+    assert detail["n_questions"] == len(drawn) == detail["physician_sample"]["sampled"]
+    listed = [r for r in client.get("/api/studies/").json() if r["id"] == study.pk][0]
+    assert listed["n_questions"] == len(drawn)
+
+    rows = client.get(reverse("api_study_questions", args=[study.pk])).json()
+    assert [r["position"] for r in rows] == sorted(r["position"] for r in rows) and len(rows) == QUESTIONS
+    assert [r["item_uid"] for r in rows if r["asked"]] == [q.item.uid for q in drawn]
+    assert all(r["inclusion_probability"] == pytest.approx(5 / QUESTIONS) for r in rows)
+
+    client.force_login(make_user("ranker"))
+    assert client.get(reverse("api_study_questions", args=[study.pk])).status_code == 403
