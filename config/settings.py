@@ -35,7 +35,7 @@ from portal.env import (
     env_time_zone,
     env_url,
 )
-from portal.sso import socialaccount_providers, sso_config_from_env
+from portal.sso import saml_config_from_env, socialaccount_providers, sso_config_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PORTAL_VAR_DIR", str(BASE_DIR / "var")))
@@ -83,9 +83,10 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.mfa",
     # Single sign-on (portal.sso): always installed, so the table linking an identity to a person exists; with
-    # OIDC_ISSUER unset there is no provider.
+    # OIDC_ISSUER (SAML_IDP_ENTITY_ID) unset there is no OpenID Connect (SAML) provider.
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
+    "allauth.socialaccount.providers.saml",
     "portal",
     "annotation",
     "ranking",
@@ -112,6 +113,7 @@ MIDDLEWARE = [
     "portal.middleware.RefuseUnstorableTextMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "portal.middleware.SamlMalformedAnswerMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "portal.middleware.OrganizerMfaMiddleware",
 ]
@@ -244,22 +246,23 @@ EMAIL_BACKEND = env_dotted_path(
 )
 DEFAULT_FROM_EMAIL = env_email("DEFAULT_FROM_EMAIL", "portal@localhost")
 
-# --- Single sign-on: OpenID Connect (portal.sso; docs/security.md, "Single sign-on") --------------------------
-# The identity provider is configured here from OIDC_* variables (no database row): its button on the sign-in page,
-# /accounts/oidc/sso/login/ and its callback exist only while OIDC_ISSUER is set.
+# --- Single sign-on: OpenID Connect and SAML (portal.sso; docs/security.md, "Single sign-on") -----------------
+# The identity providers are configured here from OIDC_*, SAML_* and SSO_* variables (no database row): the OpenID
+# Connect button, /accounts/oidc/sso/login/ and its callback exist only while OIDC_ISSUER is set; the SAML button and
+# /accounts/saml/saml/… (login, ACS, metadata) only while SAML_IDP_ENTITY_ID is. Both may be set: two buttons.
 PORTAL_SSO = sso_config_from_env()
-SOCIALACCOUNT_PROVIDERS = socialaccount_providers(PORTAL_SSO)
+PORTAL_SAML = saml_config_from_env()
+SOCIALACCOUNT_PROVIDERS = socialaccount_providers(PORTAL_SSO, PORTAL_SAML)
 SOCIALACCOUNT_ADAPTER = "portal.adapters.PortalSocialAccountAdapter"
 # New people are made by the identity provider's groups, never by a sign-up form; the hospital vouches for the
 # address, so no confirmation mail.
 SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_VERIFICATION = "none"
-# An existing account is linked to the identity only when the IdP says the address is verified (email_verified).
+# An existing account is linked to the identity only when the address is verified: the OpenID Connect IdP says so
+# (email_verified), or SAML_EMAIL_VERIFIED says the SAML IdP's addresses are.
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
 SOCIALACCOUNT_STORE_TOKENS = False
-# SAML (allauth's "saml" provider) is not wired: python3-saml needs the xmlsec C library, and the role mapping reads
-# the OpenID Connect ID token (portal.sso.id_token_claims). docs/security.md, "Single sign-on", says what it takes.
 
 # --- API --------------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

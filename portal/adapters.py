@@ -23,7 +23,7 @@ from portal.forms import person_email_field
 from portal.models import AuditEntry, Institution
 from portal.roles import person_may_use_portal
 from portal.services import person_roles_from_idp
-from portal.sso import sso_config, sso_institution, sso_refusal, unstorable_claim
+from portal.sso import config_for, sso_configs, sso_institution, sso_refusal, unstorable_claim
 
 
 class PortalAccountAdapter(DefaultAccountAdapter):
@@ -112,10 +112,10 @@ def passwords_off_for(user) -> Institution | None:
 
 def passwords_off_message(institution: Institution) -> str:
     """What a member of an institution without passwords is told at the password form and the set-password link."""
-    config = sso_config()
-    if config is None:
+    buttons = " or ".join(f"“{config.name}”" for config in sso_configs())
+    if not buttons:
         return f"Passwords are off for {institution.name}, and single sign-on is not set up: ask an organizer."
-    return f"Passwords are off for {institution.name}: sign in with the “{config.name}” button instead."
+    return f"Passwords are off for {institution.name}: sign in with the {buttons} button instead."
 
 
 def _through_sso(signal_kwargs) -> bool:
@@ -176,7 +176,7 @@ class PortalSocialAccountAdapter(DefaultSocialAccountAdapter):
     def save_user(self, request, sociallogin, form=None):
         _, roles = sso_refusal(sociallogin)
         sociallogin.user.email = sociallogin.user.email.lower()
-        sociallogin.user.institution = sso_institution()
+        sociallogin.user.institution = sso_institution(config_for(sociallogin))
         user = super().save_user(request, sociallogin, form=form)
         person_roles_from_idp(user=user, roles=roles, created=True)
         return user

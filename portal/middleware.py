@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from django.conf import settings
 from django.shortcuts import redirect
 from django.urls import reverse
 
 from portal.mfa import mfa_missing, session_passed_mfa
-from portal.sso import sso_config
+from portal.sso import sso_configs
 
 _EXEMPT_PREFIXES = ("/accounts/", "/static/", "/health/")
 
@@ -118,12 +116,12 @@ class ContentSecurityPolicyMiddleware:
         # The sign-in page's hospital button is a form whose answer redirects to the identity provider, and browsers
         # hold that redirect to form-action (Chromium refused it: the button did nothing). The provider's origin is
         # allowed there while single sign-on is set up; its authorization endpoint is on the issuer's origin at
-        # Keycloak, Entra ID, Okta and Google alike.
-        config = sso_config()
-        if config is None:
+        # Keycloak, Entra ID, Okta and Google alike. A SAML IdP's is the origin of its SSO URL (or, given by metadata,
+        # of the metadata URL, where ADFS, Entra ID and Keycloak serve both).
+        origins = " ".join(dict.fromkeys(config.idp_origin for config in sso_configs()))
+        if not origins:
             return self.header
-        issuer = urlsplit(config.issuer)
-        return self.header.replace("form-action 'self'", f"form-action 'self' {issuer.scheme}://{issuer.netloc}")
+        return self.header.replace("form-action 'self'", f"form-action 'self' {origins}")
 
 
 class AnonymousBodyLimitMiddleware:
@@ -211,3 +209,31 @@ def _refusal(request, message: str, *, status: int, code: str):
         return JsonResponse({"detail": message, "code": code}, status=status)
     # Rendered without the request: the page must not depend on the person, who may be anonymous or not loaded.
     return HttpResponse(render_to_string("400.html", {"message": message}), status=status)
+
+
+class SamlMalformedAnswerMiddleware:
+    """An answer posted to the SAML sign-in that is not well-formed XML, or carries a DTD or entities, gets the
+    single sign-on refusal page (on record) instead of a 500: allauth's view turns python3-saml's own errors into its
+    error page, but not the parser's. Anyone can post such an answer, and XML cannot carry a NUL character at all.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from lxml.etree import LxmlError  # type: ignore[import-untyped]
+        from onelogin.saml2.xmlparser import (  # type: ignore[import-untyped]
+            DTDForbidden,
+            EntitiesForbidden,
+            NotSupportedError,
+        )
+
+        unreadable = (LxmlError, DTDForbidden, EntitiesForbidden, NotSupportedError)
+        if not isinstance(exception, unreadable) or not request.path.startswith("/accounts/saml/"):
+            return None
+        from portal.adapters import sso_refused
+
+        return sso_refused(request, "unknown", "the identity provider's answer is not well-formed XML without a DTD")

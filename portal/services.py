@@ -19,7 +19,7 @@ from portal.audit import audit_record
 from portal.errors import DomainError, NotAllowed
 from portal.models import SPECIALTY_MAX_LENGTH, Institution, TrainingLevel, User
 from portal.roles import Role, ranker_role_refusal
-from portal.sso import sso_config
+from portal.sso import sso_configs
 
 
 def person_admit(
@@ -215,10 +215,10 @@ def institution_set_password_login(*, institution: Institution, password_login: 
     """Switch passwords off for an institution's members (they then sign in through single sign-on only, see
     ``portal.adapters.passwords_off_for``), or on again. Their open sessions and API tokens keep working: neither is
     a password sign-in. Refused while single sign-on is not set up: its members would have no way in at all."""
-    if not password_login and sso_config() is None:
+    if not password_login and not sso_configs():
         raise DomainError(
-            f"Single sign-on is not set up (OIDC_ISSUER): switching passwords off would leave the members of "
-            f"{institution.name} no way to sign in."
+            f"Single sign-on is not set up (OIDC_ISSUER or SAML_IDP_*): switching passwords off would leave the "
+            f"members of {institution.name} no way to sign in."
         )
     _switch(
         obj=institution,
