@@ -278,6 +278,12 @@ class JudgeScore(models.Model):
     judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
     score = models.FloatField(help_text="As given, or a given label's place on the ordered scale (the last is 0).")
     label = models.CharField(max_length=100, blank=True, help_text="The label the judge gave, when it gave one.")
+    probability = models.FloatField(
+        null=True, blank=True, help_text="The judge's probability (0 to 1) that the answer is good, when it gave one."
+    )
+    judge_family = models.CharField(
+        max_length=100, blank=True, help_text='The judge\'s model family ("gpt", "llama"), when the file names it.'
+    )
     imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -288,6 +294,51 @@ class JudgeScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge}: answer {self.answer_id} {self.score}"
+
+
+class JudgeAbstention(models.Model):
+    """An automatic judge declining one study answer ("cannot judge" in its scores file). Kept apart from
+    :class:`JudgeScore` so that every reader of scores sees only scores; imported and replaced with them."""
+
+    answer = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="judge_abstentions")
+    judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answer_id", "judge"]
+        constraints = [models.UniqueConstraint(fields=["answer", "judge"], name="judge_abstention_once_per_answer")]
+
+    def __str__(self) -> str:
+        return f"{self.judge}: answer {self.answer_id} cannot judge"
+
+
+class JudgeVerdict(models.Model):
+    """An automatic judge's pairwise verdict on two answers to one study question, in the order it was shown them
+    (imported from a file): with both orders of a pair, the judge card reads the judge's position bias."""
+
+    class Verdict(models.TextChoices):
+        FIRST = "first", "The answer shown first"
+        SECOND = "second", "The answer shown second"
+        TIE = "tie", "A tie"
+
+    question = models.ForeignKey("ranking.StudyQuestion", on_delete=models.CASCADE, related_name="judge_verdicts")
+    judge = models.CharField(max_length=100, help_text="The judge's name as imported.")
+    first = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey("ranking.StudyAnswer", on_delete=models.CASCADE, related_name="+")
+    verdict = models.CharField(max_length=6, choices=Verdict.choices)
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question_id", "judge", "first_id", "second_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "first", "second"], name="judge_verdict_once_per_order"),
+            models.CheckConstraint(condition=~models.Q(first=models.F("second")), name="judge_verdict_two_answers"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge}: {self.first_id} then {self.second_id}: {self.verdict}"
 
 
 class SpanDetector(models.Model):

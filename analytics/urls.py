@@ -1,6 +1,7 @@
 from django.urls import path
 
 from analytics import api
+from analytics.views import judge_card as card_views
 from analytics.views import judges as judge_views
 from analytics.views import nuggets as nugget_views
 from analytics.views import physician_sample as sample_views
@@ -14,6 +15,14 @@ urlpatterns = [
     path("analytics/reports/<int:pk>/print/", views.ReportPrintView.as_view(), name="report_print"),
     path("analytics/reports/<int:pk>/plots/<str:name>.<str:fmt>", views.ReportPlotView.as_view(), name="report_plot"),
     path("analytics/reports/<int:pk>/download.<str:fmt>", views.ReportDownloadView.as_view(), name="report_download"),
+    # <path:>: a judge stored under an old name may hold a "/" (the import refuses one now); the plot first, so a
+    # name ending in "/calibration.svg" still reaches its card through the trailing slash
+    path(
+        "analytics/reports/<int:pk>/judges/<path:judge>/calibration.<str:fmt>",
+        card_views.JudgeCardPlotView.as_view(),
+        name="judge_card_plot",
+    ),
+    path("analytics/reports/<int:pk>/judges/<path:judge>/", card_views.JudgeCardView.as_view(), name="judge_card"),
     path("analytics/task1/", views.Task1LeaderboardView.as_view(), name="task1_leaderboard"),
     path("analytics/task1/plots/<str:metric>.<str:fmt>", views.Task1PlotView.as_view(), name="task1_plot"),
     path(

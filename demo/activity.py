@@ -48,6 +48,8 @@ SEED = "demo-2025"
 RELEASE_NAME = "ClinIQLink demo"
 STUDY_NAME = "Demo study"
 SYSTEMS = {"Demo model A": "open_step_d1_exact", "Demo model B": "open_c_wrong"}
+#: The demo systems' model families: the careful demo judge is of Demo model A's, so its card tests self-preference.
+FAMILIES = {"Demo model A": "Demo A", "Demo model B": "Demo B"}
 REVIEW_TURNS = 35  # "next item" requests by the three demo reviewers, in turn: about half the items get vetted
 GOLD_TURNS = {4, 11, 19, 25}  # requests answered with a gold item (checks of the reviewers' accuracy)
 DISPUTE_TURNS = {7: "ambiguous", 16: "not_in_source"}  # leases where the reviewer files a dispute
@@ -244,7 +246,7 @@ def _study(users: dict) -> str:
 
     from_fixtures = _fixtures() / "metric-reference"
     for name, folder in SYSTEMS.items():
-        outputs_import(system_name=name, paths=[from_fixtures / folder])
+        outputs_import(system_name=name, paths=[from_fixtures / folder], family=FAMILIES[name])
     if Study.objects.filter(name=STUDY_NAME).exists():
         return ""
     result = study_create(

@@ -1,8 +1,11 @@
 """The judge figures of ``metric_correlation --judges/--tie-calibration/--permutations/--answers`` (pure).
 
 Reads a judges file (CSV or JSON Lines: ``item_uid, system, judge`` and a ``score`` or a ``label``; one per judge,
-question and system; labels become scores by their place on an ordered scale, :func:`read_judge_rows`) and an answers file (``item_uid, system, response``) for the style-controlled leaderboard, refusing bad
-input by file, line and field, and turns :mod:`stats.judges` and :mod:`stats.style` results into JSON-ready dicts.
+question and system; labels become scores by their place on an ordered scale, :func:`read_judge_rows`; a judge may
+also give its ``probability`` that the answer is good, name its model family, or decline with the label "cannot
+judge"), a pairwise verdicts file (:func:`read_verdict_rows`) and an answers file (``item_uid, system, response``)
+for the style-controlled leaderboard, refusing bad input by file, line and field, and turns :mod:`stats.judges` and
+:mod:`stats.style` results into JSON-ready dicts.
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ from stats.style import STYLE_FEATURES, answer_style, comparisons, leaderboard_o
 #: Every judge line names these; it gives a ``score`` (higher = better), a ``label`` on an ordered scale, or both.
 JUDGE_FIELDS = ("item_uid", "system", "judge")
 JUDGE_VALUE_FIELDS = ("score", "label")
+#: What a judge line may add: the judge's probability (0 to 1) that the answer is good, and its model family.
+JUDGE_CARD_FIELDS = ("probability", "judge_family")
+JUDGE_FAMILY_MAX = 100
+#: The label of a judge declining an answer (case and surrounding spaces do not matter); never a scale label.
+CANNOT_JUDGE = "cannot judge"
+#: A pairwise verdicts line: the two systems in the order the judge was shown them, and which it preferred.
+VERDICT_FIELDS = ("item_uid", "judge", "first", "second", "verdict")
+VERDICTS = ("first", "second", "tie")
 ANSWER_FIELDS = ("item_uid", "system", "response")
 MAX_FIELD_CHARS = 100_000
 
@@ -133,6 +144,8 @@ def parse_label_scale(values: str | Iterable[str] | None) -> list[str] | None:
     folded = [v.casefold() for v in scale]
     if len(set(folded)) != len(folded):
         raise StatsInputError(f"the label scale {', '.join(scale)} names a label twice")
+    if CANNOT_JUDGE in folded:  # that label is the judge declining; as a step of the scale it would never count
+        raise StatsInputError(f"the label scale: {CANNOT_JUDGE!r} is a judge declining an answer, not a label")
     return scale
 
 
@@ -143,23 +156,47 @@ def label_scores(scale: Iterable[str]) -> dict[str, float]:
     return {label.casefold(): float(len(scale) - 1 - i) for i, label in enumerate(scale)}
 
 
+def is_abstention(label: str | None) -> bool:
+    """Whether a line's label is the judge declining the answer ("cannot judge", any case, spaces around)."""
+    return label is not None and label.strip().casefold() == CANNOT_JUDGE
+
+
 def read_judge_rows(path, *, scale: Iterable[str] | None = None, name: str | None = None) -> pd.DataFrame:
-    """The lines of a judges file: ``item_uid, system, judge, score, label, _line``, one per judge and answer.
+    """The lines of a judges file: ``item_uid, system, judge, score, label, probability, judge_family, abstained,
+    _line``, one per judge and answer.
 
     A line gives a numeric ``score``, a ``label``, or both (the score then counts; the label is kept). A label
     becomes a score by its place on ``scale`` (best first, :func:`label_scores`); a label off the scale, or labels
-    without a scale, are refused. Errors name the file, the line and the field, like every reader here.
+    without a scale, are refused. The label "cannot judge" without a score is the judge declining the answer
+    (``abstained``, score NaN); with a score, or with a probability, it is refused. ``probability`` (NaN when not
+    given) is a number from 0 to 1; ``judge_family`` (None when not given) is the same on every line of a judge.
+    Errors name the file, the line and the field, like every reader here.
     """
     display = name or str(path)
-    df = read_records(path, JUDGE_FIELDS, numbers=("score",), optional=JUDGE_VALUE_FIELDS, name=name)
+    df = read_records(
+        path,
+        JUDGE_FIELDS,
+        numbers=("score", "probability"),
+        optional=(*JUDGE_VALUE_FIELDS, *JUDGE_CARD_FIELDS),
+        name=name,
+    )
     scores = label_scores(scale) if scale is not None else None
-    values = []
-    for pos, (score, label) in enumerate(zip(df["score"], df["label"], strict=True)):
+    values, abstained = [], []
+    for pos, (score, label, probability) in enumerate(zip(df["score"], df["label"], df["probability"], strict=True)):
         label = None if pd.isna(label) else label
+        where = f"{display}: line {_line(df, pos)}"
+        declined = is_abstention(label)
+        abstained.append(declined)
+        if declined:
+            if not pd.isna(score):
+                raise StatsInputError(f"{where}, field 'label': {label!r} means no score, but the line gives one")
+            if not pd.isna(probability):
+                raise StatsInputError(f"{where}, field 'probability': {label!r} means no probability, but one is given")
+            values.append(math.nan)
+            continue
         if not pd.isna(score):  # a missing score reads as None or, in a column of numbers, NaN
             values.append(float(score))
             continue
-        where = f"{display}: line {_line(df, pos)}"
         if label is None:
             raise StatsInputError(f"{where}, field 'score': give a score or a label")
         if scores is None:
@@ -171,8 +208,11 @@ def read_judge_rows(path, *, scale: Iterable[str] | None = None, name: str | Non
                 f"{where}, field 'label': {label!r} is not on the scale {', '.join(scale or [])} (best first)"
             )
         values.append(scores[label.casefold()])
-    df["score"] = values
+    df["score"] = pd.Series(values, index=df.index, dtype=float)
     df["label"] = pd.Series([None if pd.isna(v) else v for v in df["label"]], index=df.index, dtype=object)
+    df["abstained"] = pd.Series(abstained, index=df.index, dtype=bool)
+    df["probability"] = _probabilities(df, display)
+    df["judge_family"] = _families(df, display)
     dup = df.duplicated(["judge", "item_uid", "system"]).to_numpy()
     if dup.any():
         pos = int(dup.argmax())
@@ -183,13 +223,77 @@ def read_judge_rows(path, *, scale: Iterable[str] | None = None, name: str | Non
     return df
 
 
+def _probabilities(df: pd.DataFrame, display: str) -> pd.Series:
+    """The ``probability`` column as floats (NaN where not given), each from 0 to 1 (the reader checked it finite)."""
+    values = pd.Series([math.nan if pd.isna(v) else float(v) for v in df["probability"]], index=df.index, dtype=float)
+    outside = ((values < 0) | (values > 1)).to_numpy()
+    if outside.any():
+        pos = int(outside.argmax())
+        raise StatsInputError(
+            f"{display}: line {_line(df, pos)}, field 'probability': {float(values.iloc[pos])!r} is not a probability "
+            "(from 0 to 1)"
+        )
+    return values
+
+
+def _families(df: pd.DataFrame, display: str) -> pd.Series:
+    """The ``judge_family`` column (None where not given): at most :data:`JUDGE_FAMILY_MAX` characters, and the same
+    on every line of a judge, since a judge is one model (a line without it differs from lines with it)."""
+    families = [None if pd.isna(v) else str(v) for v in df["judge_family"]]
+    first: dict[str, str | None] = {}
+    for pos, (judge, family) in enumerate(zip(df["judge"], families, strict=True)):
+        where = f"{display}: line {_line(df, pos)}, field 'judge_family'"
+        if family is not None and len(family) > JUDGE_FAMILY_MAX:
+            raise StatsInputError(f"{where}: a family of {len(family):,} characters (at most {JUDGE_FAMILY_MAX})")
+        if judge not in first:
+            first[judge] = family
+        elif first[judge] != family:
+            raise StatsInputError(
+                f"{where}: {family!r} differs from the family {first[judge]!r} an earlier line gives judge {judge!r}"
+            )
+    return pd.Series(families, index=df.index, dtype=object)
+
+
 def read_judges(path: str | Path, *, scale: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
-    """judge name -> ``item, system, score`` from a judges file (labels scored on ``scale``)."""
+    """judge name -> ``item, system, score`` from a judges file (labels scored on ``scale``); the answers a judge
+    declined ("cannot judge") are left out."""
     df = read_judge_rows(path, scale=scale)
+    df = df[~df["abstained"]]
     return {
         str(name): group.rename(columns={"item_uid": "item"})[["item", "system", "score"]].reset_index(drop=True)
         for name, group in df.groupby("judge", sort=True)
     }
+
+
+def read_verdict_rows(path, name: str | None = None) -> pd.DataFrame:
+    """The lines of a pairwise verdicts file: ``item_uid, judge, first, second, verdict, _line``.
+
+    ``first`` and ``second`` name the two systems in the order the judge was shown them; ``verdict`` is ``first``,
+    ``second`` or ``tie`` (any case; returned in lower case). Refused by file, line and field: a missing or empty
+    field, a bad verdict, a system paired with itself, a second line for the same judge, item and shown order (the
+    swapped order is another line: it is how a position bias shows).
+    """
+    display = name or str(path)
+    df = read_records(path, VERDICT_FIELDS, name=name)
+    verdicts = []
+    for pos, (first, second, verdict) in enumerate(zip(df["first"], df["second"], df["verdict"], strict=True)):
+        where = f"{display}: line {_line(df, pos)}"
+        folded = verdict.strip().casefold()
+        if folded not in VERDICTS:
+            raise StatsInputError(f"{where}, field 'verdict': {verdict!r} is not one of {', '.join(VERDICTS)}")
+        if first == second:
+            raise StatsInputError(f"{where}, field 'second': system {second!r} is paired with itself")
+        verdicts.append(folded)
+    df["verdict"] = pd.Series(verdicts, index=df.index, dtype=object)
+    dup = df.duplicated(["judge", "item_uid", "first", "second"]).to_numpy()
+    if dup.any():
+        pos = int(dup.argmax())
+        raise StatsInputError(
+            f"{display}: line {_line(df, pos)}, field 'judge': a second verdict from judge "
+            f"{df['judge'].iloc[pos]!r} on item {df['item_uid'].iloc[pos]!r} with {df['first'].iloc[pos]!r} shown "
+            f"first and {df['second'].iloc[pos]!r} second"
+        )
+    return df
 
 
 def read_styles(path: str | Path) -> pd.DataFrame:

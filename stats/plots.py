@@ -96,6 +96,27 @@ class ScatterChart:
 
 
 @dataclass(frozen=True)
+class CalibrationBin:
+    """One bin of a reliability diagram: the mean predicted probability, the mean observed value, how many."""
+
+    mean_prob: float
+    mean_outcome: float
+    n: int
+
+
+@dataclass(frozen=True)
+class CalibrationChart:
+    """A reliability diagram: each bin's mean observed value against its mean predicted probability, the point's
+    area by its n, and the diagonal a perfectly calibrated judge would sit on; both axes 0..1."""
+
+    title: str
+    xlabel: str
+    ylabel: str
+    bins: tuple[CalibrationBin, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class Distribution:
     """The values of one group (e.g. one system's scores on one QA type); n is ``len(values)``."""
 
@@ -128,7 +149,7 @@ class DistributionChart:
     y_range: tuple[float, float] | None = None
 
 
-def draw(chart: BarChart | ScatterChart | DistributionChart, fmt: Fmt = "png") -> bytes:
+def draw(chart: BarChart | ScatterChart | DistributionChart | CalibrationChart, fmt: Fmt = "png") -> bytes:
     """The chart as PNG or SVG bytes."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"fmt must be 'png' or 'svg', got {fmt!r}")
@@ -139,6 +160,8 @@ def draw(chart: BarChart | ScatterChart | DistributionChart, fmt: Fmt = "png") -
         return _draw_scatter(chart, fmt)
     if isinstance(chart, DistributionChart):
         return _draw_distributions(chart, fmt)
+    if isinstance(chart, CalibrationChart):
+        return _draw_calibration(chart, fmt)
     raise TypeError(f"not a chart: {type(chart).__name__}")
 
 
@@ -235,6 +258,39 @@ def _draw_scatter(chart: ScatterChart, fmt: Fmt) -> bytes:
     ax.margins(0.15)
     if chart.invert_x:
         ax.invert_xaxis()
+    return _finish(fig, ax, chart.title, chart.caption, fmt)
+
+
+def _draw_calibration(chart: CalibrationChart, fmt: Fmt) -> bytes:
+    fig = Figure(figsize=(5.0, 5.0))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color=GREY, linestyle="--", linewidth=1, label="perfectly calibrated")
+    bins = [b for b in chart.bins if _finite(b.mean_prob) and _finite(b.mean_outcome) and b.n > 0]
+    if bins:
+        most = max(b.n for b in bins)
+        ax.plot([b.mean_prob for b in bins], [b.mean_outcome for b in bins], color=BLUE, linewidth=1, zorder=2)
+        ax.scatter(
+            [b.mean_prob for b in bins],
+            [b.mean_outcome for b in bins],
+            s=[30 + 270 * b.n / most for b in bins],
+            color=BLUE,
+            alpha=0.8,
+            zorder=3,
+            label="the judge (area: answers in the bin)",
+        )
+        for b in bins:
+            ax.annotate(
+                f"n={b.n}", (b.mean_prob, b.mean_outcome), fontsize=8, xytext=(6, -10), textcoords="offset points"
+            )
+    else:
+        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xlim(-0.04, 1.04)  # a bin at 0 or 1 drawn whole, not cut by the frame
+    ax.set_ylim(-0.04, 1.04)
+    ax.set_aspect("equal")
+    ax.set_xlabel(chart.xlabel)
+    ax.set_ylabel(chart.ylabel)
+    ax.grid(color="0.92")
+    ax.legend(loc="best", fontsize=9, framealpha=0.9)
     return _finish(fig, ax, chart.title, chart.caption, fmt)
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 from django.db.models import Avg, Count
 from django.utils import timezone
 
+from analytics.judges.card import study_judge_cards
 from analytics.judges.ppi import DEFAULT_HALFWIDTH, study_ppi
 from analytics.judges.study import (
     recognised_reference,
@@ -106,6 +107,14 @@ METHODS = {
     "(prediction-powered inference with power-tuned lambda; Angelopoulos, Duchi & Zrnic 2023): the judge on every "
     "question, its bias corrected on the tagged ones. Labels needed: ppi-python's power analysis for a mean with the "
     "judge's scores nearly free, at most the questions the judge scored.",
+    "judge_cards": "Each judge's card: calibration of its probability (or 0-1 score) against the physicians' value "
+    "(tags placed evenly on 0-1): expected calibration error over ten equal bins and the Brier score, intervals "
+    "resampling questions; mean bias (judge minus physicians) per QA type with t intervals; position bias from "
+    "pairwise verdicts with the order shown: the share choosing the first-shown answer (Wilson interval, exact "
+    "binomial test) and the share of pairs seen in both orders whose verdict changed; self-preference: how much more "
+    "the judge rates its own model family's answers than physicians do (bootstrap interval over questions, "
+    "permutation p-value); abstention: the judge's 'cannot judge' rate and the physicians' put-aside rate by "
+    "question difficulty (thirds of 1 minus the physicians' mean value), Wilson intervals.",
     "nugget_scores": "Nugget scores per answer (docs/nuggets.md): the physicians' consensus label per nugget "
     "(majority, a tie settled towards the stricter label), the embedding matcher's and each imported judge's "
     "labels; 'all' credits support 1 and partial 0.5 over vital and okay nuggets; the strict score is "
@@ -275,6 +284,10 @@ def report_study(
     judges = study_judges(study, model_ranks, scores, **kw)
     if judges is not None:
         result["judges"] = judges
+        metrics = [name for name in judges.get("judges", {}) if name not in judges["imported"]]
+        cards = study_judge_cards(study, ranks[~ranks["system"].isin(reference)], metrics, **kw)
+        if cards is not None:
+            result["judge_cards"] = cards
     ppi = study_ppi(study, ranks, target_halfwidth=ppi_halfwidth)
     if ppi is not None:
         result["ppi"] = ppi

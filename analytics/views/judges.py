@@ -1,5 +1,6 @@
-"""The organizer's page importing an automatic judge's per-answer scores into a study (its nugget labels have their
-own page, :class:`analytics.views.nuggets.JudgeImportView`). Organizers only: the page names the systems."""
+"""The organizer's page importing an automatic judge's per-answer scores into a study, and optionally its pairwise
+verdicts (its nugget labels have their own page, :class:`analytics.views.nuggets.JudgeImportView`). Organizers only:
+the page names the systems."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from analytics.judges.scores import LABEL_MAX, judge_scores_import
-from analytics.models import JudgeScore, Report
+from analytics.judges.verdicts import judge_verdicts_import
+from analytics.models import JudgeAbstention, JudgeScore, JudgeVerdict, Report
 from evaluation.agreement import StatsInputError
 from evaluation.judges import parse_label_scale
 from portal.permissions import RoleRequiredMixin
@@ -22,14 +24,23 @@ TEMPLATE = "analytics/judge_scores_import.html"
 
 
 def _context(study: Study, **extra) -> dict:
-    counts = dict(
-        JudgeScore.objects.filter(answer__question__study=study)
-        .values("judge")
-        .annotate(n=Count("id"))
-        .order_by("judge")
-        .values_list("judge", "n")
-    )
-    return {"study": study, "judges": counts, "report": latest_study_report(study), **extra}
+    scores = _per_judge(JudgeScore.objects.filter(answer__question__study=study))
+    abstentions = _per_judge(JudgeAbstention.objects.filter(answer__question__study=study))
+    verdicts = _per_judge(JudgeVerdict.objects.filter(question__study=study))
+    judges = [
+        {
+            "name": judge,
+            "scores": scores.get(judge, 0),
+            "abstentions": abstentions.get(judge, 0),
+            "verdicts": verdicts.get(judge, 0),
+        }
+        for judge in sorted(scores.keys() | abstentions.keys() | verdicts.keys())
+    ]
+    return {"study": study, "judges": judges, "report": latest_study_report(study), **extra}
+
+
+def _per_judge(rows) -> dict[str, int]:
+    return dict(rows.values("judge").annotate(n=Count("id")).order_by("judge").values_list("judge", "n"))
 
 
 class JudgeScoresImportView(RoleRequiredMixin, View):
@@ -43,13 +54,12 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
 
     def post(self, request, pk):
         study = get_object_or_404(Study, pk=pk)
+        if "verdicts_file" in request.FILES or request.POST.get("form") == "verdicts":
+            return self._post_verdicts(request, study)
         upload = request.FILES.get("file")
-        if upload is None:
-            messages.error(request, "Nothing was imported: choose a CSV or JSONL file first.")
-            return redirect("judge_scores_import", pk=study.pk)
-        too_large = upload_too_large(upload.name or "upload", upload.size or 0)
-        if too_large:
-            messages.error(request, f"Nothing was imported: {too_large}.")
+        problem = _upload_problem(upload)
+        if problem:
+            messages.error(request, problem)
             return redirect("judge_scores_import", pk=study.pk)
         scale, scale_problem = _label_scale(request.POST.get("scale", ""), study)
         if scale_problem:
@@ -61,12 +71,36 @@ class JudgeScoresImportView(RoleRequiredMixin, View):
             )
         except InputFileError as exc:
             return render(request, TEMPLATE, _context(study, error=exc), status=400)
+        declined = sum(result.abstentions.values())
+        abstained = f" The judges declined {declined:,} answer{'s' if declined != 1 else ''}." if declined else ""
         messages.success(
             request,
-            f"Imported {result.count_text(result.total)} from {result.file}: {result.summary}. Start a study report to compare "
-            "the judges with the physicians.",
+            f"Imported {result.count_text(result.total)} from {result.file}: {result.summary}.{abstained} Start a study "
+            "report to compare the judges with the physicians.",
         )
         return redirect("judge_scores_import", pk=study.pk)
+
+    def _post_verdicts(self, request, study: Study):
+        """The second form: a judge's pairwise verdicts, refused like its scores."""
+        upload = request.FILES.get("verdicts_file")
+        problem = _upload_problem(upload)
+        if problem:
+            messages.error(request, problem)
+            return redirect("judge_scores_import", pk=study.pk)
+        try:
+            result = judge_verdicts_import(study=study, source=upload.read(), name=upload.name, user=request.user)
+        except InputFileError as exc:
+            return render(request, TEMPLATE, _context(study, error=exc), status=400)
+        messages.success(request, f"Imported {result.count_text(result.total)} from {result.file}: {result.summary}.")
+        return redirect("judge_scores_import", pk=study.pk)
+
+
+def _upload_problem(upload) -> str:
+    """Why an upload cannot be read (nothing chosen, too large) as a sentence for the page; "" when it can."""
+    if upload is None:
+        return "Nothing was imported: choose a CSV or JSONL file first."
+    too_large = upload_too_large(upload.name or "upload", upload.size or 0)
+    return f"Nothing was imported: {too_large}." if too_large else ""
 
 
 MAX_SCALE_LABELS = 20

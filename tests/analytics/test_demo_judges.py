@@ -30,3 +30,12 @@ def test_demo_has_both_judges_a_cluster_split_and_a_style_effect(capsys, django_
     length = result["style_control"]["style_coefficients"]["length"]
     assert length["value"] is not None and length["ci"][0] > 0  # longer answers win at equal quality
     assert context["style_sentence"].startswith("At equal quality, longer answers win")
+    # every section of the careful judge's card has figures; the verbose judge, reading its first answer when its
+    # scores tie, leans to the first position
+    card = result["judge_cards"]["judges"]["demo-judge-careful"]
+    assert card["calibration"]["ece"] is not None and card["self_preference"]["effect"] is not None
+    assert card["abstention"]["overall"]["judge"]["count"] > 0
+    assert card["position"]["flips"]["n"] > 0
+    verbose = result["judge_cards"]["judges"]["demo-judge-verbose"]["position"]["first_position"]
+    assert verbose["rate"] > 0.5
+    assert result["judge_cards"]["judges"]["semantic"]["builtin"]

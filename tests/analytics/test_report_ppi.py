@@ -148,7 +148,7 @@ def test_no_ppi_section_without_an_imported_judge(made):
     assert "ppi" not in plain
     import_judge(made.study)
     judged = report_study(study_id=made.study.pk, **KW)
-    assert set(judged) == set(plain) | {"judges", "ppi"}  # the report's other keys stay as they were
+    assert set(judged) == set(plain) | {"judges", "judge_cards", "ppi"}  # the report's other keys stay as they were
 
 
 @pytest.mark.parametrize("halfwidth", [0.05, 0.3])
