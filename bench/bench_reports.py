@@ -10,8 +10,9 @@ system scores with intervals, agreement, correlations) is timed on its own in a 
 reading the stored board.
 
 ``--judges N``: N automatic judges' scores of every answer are imported too (noisy copies of the systems'
-quality), so the study report includes the judges' meta-evaluation (acc_eq with tie calibration, tau-b and tau-c,
-the permutation clusters, each physician and judge against the other physicians).
+quality, with probabilities, a model family, declines and pairwise verdicts), so the study report includes the
+judges' meta-evaluation (acc_eq with tie calibration, tau-b and tau-c, the permutation clusters, each physician and
+judge against the other physicians), the prediction-powered estimates and every section of the judge cards.
 
 Run: .venv/bin/python bench/bench_reports.py [--items 5000] [--questions 1000] [--resamples 1000] [--nuggets]
      [--judges 2]
@@ -161,18 +162,48 @@ def seed_study(n_questions: int, rng: random.Random):
 
 def seed_judges(study, n_judges: int, rng: random.Random) -> int:
     """``n_judges`` judges' scores of every answer of ``study`` (the answer's system quality plus noise, as an
-    imported judge's file would give them); returns the number of scores."""
-    from analytics.models import JudgeScore
-    from ranking.models import StudyAnswer
+    imported judge's file would give them), each with a probability and the judge's model family (that of one
+    system), one answer in a hundred declined, and a pairwise verdict on two systems' answers to every question in
+    both orders: every section of the judge cards has its full work. Returns the number of scores."""
+    import math
 
-    answers = list(StudyAnswer.objects.filter(question__study=study).values_list("pk", "system__name"))
-    quality = {name: rng.uniform(0, 1) for name in {name for _, name in answers}}
-    scores = [
-        JudgeScore(answer_id=pk, judge=f"bench-judge-{j}", score=quality[name] + rng.gauss(0, 0.5))
-        for j in range(n_judges)
-        for pk, name in answers
-    ]
+    from analytics.models import JudgeAbstention, JudgeScore, JudgeVerdict
+    from ranking.models import StudyAnswer, System
+
+    answers = list(StudyAnswer.objects.filter(question__study=study).values_list("pk", "system__name", "question_id"))
+    quality = {name: rng.uniform(0, 1) for name in {name for _, name, _ in answers}}
+    family_system = min(name for name in quality if name != "reference")
+    System.objects.filter(name=family_system).update(family="bench family")
+    scores, declines = [], []
+    for j in range(n_judges):
+        for pk, name, _ in answers:
+            if rng.random() < 0.01:
+                declines.append(JudgeAbstention(answer_id=pk, judge=f"bench-judge-{j}"))
+                continue
+            score = quality[name] + rng.gauss(0, 0.5)
+            scores.append(
+                JudgeScore(
+                    answer_id=pk,
+                    judge=f"bench-judge-{j}",
+                    score=score,
+                    probability=1 / (1 + math.exp(-4 * (score - 0.5))),
+                    judge_family="bench family",
+                )
+            )
     JudgeScore.objects.bulk_create(scores, batch_size=5000)
+    JudgeAbstention.objects.bulk_create(declines, batch_size=5000)
+    by_question: dict[int, dict[str, int]] = {}
+    for pk, name, question in answers:
+        by_question.setdefault(question, {})[name] = pk
+    first, second = sorted(name for name in quality if name != "reference")[:2]
+    verdicts = [
+        JudgeVerdict(question_id=question, judge=f"bench-judge-{j}", first_id=a, second_id=b, verdict=verdict)
+        for j in range(n_judges)
+        for question, pks in by_question.items()
+        for a, b in ((pks[first], pks[second]), (pks[second], pks[first]))
+        for verdict in [rng.choice(["first", "first", "second", "tie"])]
+    ]
+    JudgeVerdict.objects.bulk_create(verdicts, batch_size=5000)
     return len(scores)
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import binomtest, spearmanr
+from scipy.stats import binomtest, norm, spearmanr
 
 from stats.bootstrap import percentile_interval, resample_counts
 from stats.judge_card import (
@@ -383,3 +383,33 @@ def _numpy_values(value) -> list:
     if isinstance(value, list):
         return [found for item in value for found in _numpy_values(item)]
     return [value] if type(value).__module__ == "numpy" else []
+
+
+def test_a_large_studys_permutation_p_value_is_the_normal_reading_of_the_same_distribution(monkeypatch):
+    # 300 questions x 4 answers, one of the judge's family each, a small lean to it: the drawn permutations and the
+    # exact moments under a normal law give the same p-value to within the draw's own noise
+    from stats import judge_card
+
+    rng = np.random.default_rng(5)
+    questions, answers = 300, 4
+    items = np.repeat(np.arange(questions), answers)
+    own = np.tile(np.arange(answers) == 0, questions)
+    outcome = rng.random(questions * answers)
+    judge = np.clip(outcome + rng.normal(0, 0.2, outcome.size) + 0.02 * own, 0, 1)
+    drawn = self_preference(judge, outcome, own, items=items, n_permutations=4000, seed=1)["p_value"]
+    monkeypatch.setattr(judge_card, "PERMUTATION_DRAW_LIMIT", 0)
+    read = self_preference(judge, outcome, own, items=items, n_permutations=4000, seed=1)["p_value"]
+    assert 0.01 < drawn < 0.99 and read == pytest.approx(drawn, abs=0.02)
+    # the exact moments by hand on two questions of two answers, the first of each the judge's family: residuals
+    # (0.1, 0.3) and (0.0, 0.4); shuffled, the own sum has mean 0.2 + 0.2 and variance, per question,
+    # k(m - k)/(m(m - 1)) = 1/2 times the squared deviations from the question's mean
+    residual = np.array([0.1, 0.3, 0.0, 0.4])
+    codes = np.array([0, 0, 1, 1])
+    mine = np.array([True, False, True, False])
+    observed = 0.1 / 2 + 0.0 / 2 - (0.3 + 0.4) / 2  # own mean residual minus the others'
+    variance = 0.5 * (0.01 + 0.01) + 0.5 * (0.04 + 0.04)  # k(m-k)/(m(m-1)) x sum of squared deviations, per question
+    mean = (0.2 + 0.2) * 1.0 - 0.8 / 2  # E[own sum] x (1/2 + 1/2) - total / 2
+    sd = math.sqrt(variance)
+    expected = norm.cdf((-abs(observed) - mean) / sd) + norm.sf((abs(observed) - mean) / sd)
+    got = judge_card._permutation_p_value_normal(residual, mine, codes, observed)
+    assert got == pytest.approx(expected, abs=1e-9)
