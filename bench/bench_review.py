@@ -5,7 +5,7 @@ Reports p50 / p95 latency of "next" and "submit", requests/s, errors, and checks
 double assignments and lost submissions.
 
 Run: .venv/bin/python bench/bench_review.py [--items 20000] [--reviewers 50] [--seconds 30] [--workers 4] [--think 2]
-     [--html] [--keepalive 75]
+     [--html] [--keepalive 75] [--policy adaptive]
 
 ``--html`` drives the HTML pages instead, as a browser does (session cookie, CSRF token): the review page (GET),
 then the review form (POST), which stores the review, takes the next item and redirects to its page. "next" is
@@ -36,8 +36,10 @@ from _django import ROOT, setup_django
 from _server import add_server_arguments, percentile, run_clients
 
 
-def prepare(n_items: int, n_reviewers: int) -> list[str]:
-    """Import the items, create reviewers with API tokens; returns the tokens."""
+def prepare(n_items: int, n_reviewers: int, policy: str = "uniform") -> list[str]:
+    """Import the items, create reviewers with API tokens; returns the tokens. ``policy``: the second review's rule
+    (``adaptive``: with a reliability fit that knows every reviewer, overall and per QA type, as after a round of
+    vetting, so every first review is read through the model)."""
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_import import make_dataset
 
@@ -66,7 +68,48 @@ def prepare(n_items: int, n_reviewers: int) -> list[str]:
     for i in range(n_reviewers):
         user = person_admit(email=f"bench-reviewer-{i}@bench.portal", institution=None, roles=["reviewer"])
         tokens.append(api_token_create(user=user, name="bench", mfa_verified=True)[1])
+    if policy == "adaptive":
+        config.second_review_policy = "adaptive"
+        config.uniform_share = 0.1
+        config.save()
+        adaptive_fit(random.Random(7))
     return tokens
+
+
+def adaptive_fit(rng: random.Random) -> None:
+    """A reliability fit as the adaptive rule reads it: a prior per QA type, and each reviewer's confusion overall and
+    on every type (accuracies drawn between 0.6 and 0.97), with a threshold that reads about a third of items twice."""
+    from annotation.models import QAItem, ReliabilityFit, ReviewerReliability
+    from annotation.services.reliability import LABELS
+    from portal.models import User
+
+    types = sorted(set(QAItem.objects.values_list("qa_type", flat=True)))
+    prior = {label: share for label, share in zip(LABELS, (0.85, 0.1, 0.05), strict=False)}
+    fit = ReliabilityFit.objects.create(
+        labels=list(LABELS), prior=prior, prior_by_type=dict.fromkeys(types, prior), n_items=20_000, n_labels=30_000,
+        n_reviews_seen=0, iterations=20, window=50, adaptive_threshold=0.05, adaptive_tie_share=0.5, seconds=1.0,
+    )  # fmt: skip
+    rows = []
+    for person in User.objects.filter(email__startswith="bench-reviewer-"):
+        accuracy = rng.uniform(0.6, 0.97)
+        confusion = {
+            truth: {given: accuracy if given == truth else (1 - accuracy) / (len(LABELS) - 1) for given in LABELS}
+            for truth in LABELS
+        }
+        for qa_type in ["", *types]:
+            rows.append(
+                ReviewerReliability(
+                    fit=fit,
+                    person=person,
+                    qa_type=qa_type,
+                    n_labels=100,
+                    accuracy=accuracy,
+                    accuracy_low=accuracy - 0.05,
+                    accuracy_high=accuracy + 0.05,
+                    confusion=confusion,
+                )  # fmt: skip
+            )
+    ReviewerReliability.objects.bulk_create(rows)
 
 
 class Reviewer(threading.Thread):
@@ -243,11 +286,12 @@ def main() -> None:
     add_server_arguments(parser)
     parser.add_argument("--think", type=float, default=0.0, help="seconds a reviewer pauses before each request")
     parser.add_argument("--html", action="store_true", help="drive the HTML pages (session + CSRF) instead of the API")
+    parser.add_argument("--policy", choices=["uniform", "adaptive"], default="uniform", help="second review's rule")
     args = parser.parse_args()
     setup_django("portal_bench_review")
     from django.db import connection
 
-    tokens = prepare(args.items, args.reviewers)
+    tokens = prepare(args.items, args.reviewers, args.policy)
     client_class = Reviewer
     if args.html:
         tokens, client_class = sessions_for(tokens), HtmlReviewer
@@ -262,7 +306,7 @@ def main() -> None:
     db = check_database(submitted)
     total = len(next_ms) + len(submit_ms)
     print(
-        f"reviewers: {len(tokens)} ({'HTML pages' if args.html else 'API'})  gunicorn: {args.workers} workers x {args.threads} threads, keep-alive {args.keepalive} s  "
+        f"reviewers: {len(tokens)} ({'HTML pages' if args.html else 'API'}, {args.policy} second review)  gunicorn: {args.workers} workers x {args.threads} threads, keep-alive {args.keepalive} s  "
         f"think: {args.think} s  run: {elapsed:.1f} s  cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}"
     )
     print(f"next item:  n={len(next_ms)}  p50={percentile(next_ms, 50):.1f} ms  p95={percentile(next_ms, 95):.1f} ms")

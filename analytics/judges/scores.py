@@ -82,6 +82,16 @@ _WHERE = re.compile(
 )
 
 
+def check_judge_and_item(name: str, line: int, judge: str, item: str, pseudonyms: set[str], items: set[str]) -> None:
+    """Refuse a line of a judge's file (scores or verdicts) whose judge name is not allowed or whose item is not a
+    question of the study."""
+    problem = judge_problem(judge, pseudonyms)
+    if problem:
+        raise InputFileError(name, problem, line=line, field="judge")
+    if item not in items:
+        raise InputFileError(name, f"item {item!r} is not a question of this study", line=line, field="item_uid")
+
+
 def _as_input_error(message: str, name: str) -> InputFileError:
     """The reader's message ("NAME: line 3, field 'score': …" or "NAME, line 3, …") with its line and field apart."""
     rest = message.removeprefix(name).removeprefix(":").removeprefix(",").strip()
@@ -128,11 +138,7 @@ def judge_scores_import(
         strict=True,
     ):
         line = int(line)
-        problem = judge_problem(judge, pseudonyms)
-        if problem:
-            raise InputFileError(name, problem, line=line, field="judge")
-        if item not in items:
-            raise InputFileError(name, f"item {item!r} is not a question of this study", line=line, field="item_uid")
+        check_judge_and_item(name, line, judge, item, pseudonyms, items)
         answer = answers.get((item, system))
         if answer is None:
             raise InputFileError(

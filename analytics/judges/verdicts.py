@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from django.db import transaction
 
-from analytics.judges.scores import judge_problem, read_upload, study_answers
+from analytics.judges.scores import check_judge_and_item, read_upload, study_answers
 from analytics.labellers import JudgeImport
 from analytics.models import JudgeVerdict
 from analytics.selectors import study_physician_pseudonyms
@@ -52,11 +52,7 @@ def judge_verdicts_import(*, study: Study, source: str | bytes, name: str, user:
         strict=True,
     ):
         line = int(line)
-        problem = judge_problem(judge, pseudonyms)
-        if problem:
-            raise InputFileError(name, problem, line=line, field="judge")
-        if item not in items:
-            raise InputFileError(name, f"item {item!r} is not a question of this study", line=line, field="item_uid")
+        check_judge_and_item(name, line, judge, item, pseudonyms, items)
         first_answer = _answer(answers, item, first, name, line, "first")
         second_answer = _answer(answers, item, second, name, line, "second")
         rows.append(
