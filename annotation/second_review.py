@@ -17,15 +17,22 @@ first. **Adaptive**: the second opinion goes where it is expected to change the 
   so it weighs :data:`EXCLUSION_WEIGHT` as much. (Unweighted, a careless reviewer's "incorrect" verdicts, likely
   wrong on a mostly correct set, took the budget, and the second readings rescued good items instead of catching
   wrong ones: more items released, and more wrong ones among them, than the uniform rule.)
-- Above ``threshold`` the item gets a second review; when its first verdict is also more likely wrong than
-  right (``ADJUDICATE_ABOVE``) it goes straight to an adjudicator: one senior judgement instead of a second review
-  that would likely disagree and need the adjudicator anyway.
+- Above ``threshold`` the item gets a second look, and the vetting settings' ``adjudicate_above`` says whose: an
+  adjudicator's, straight, when the first verdict is at least that likely wrong, else a second reviewer's. Counted
+  in human judgements, straight adjudication is the better buy whenever adjudicators are more accurate than a second
+  reviewer: a second review catches a wrong first verdict only when it disagrees *and* the adjudicator then sides
+  with it, and costs the second review plus, when they disagree, the adjudication; a straight referral costs one
+  judgement and catches it at the adjudicator's accuracy. So by default (:data:`DEFAULT_ADJUDICATE_ABOVE` = 0) every
+  item the model picks goes to an adjudicator; a team whose adjudicators are few raises it (0.5: only verdicts more
+  likely wrong than right; 1: never, second reviewers read them all). The uniform slice is read by second
+  reviewers either way: the agreement figures rest on it.
 - Before the model knows the first reviewer (no fit yet, or too few of their labels), the item is drawn at the
   uniform rule's share: no worse than uniform.
 
 ``threshold`` is set at each fit by :func:`adaptive_threshold` so that the expected number of human judgements
 (second reviews, plus the adjudications their disagreements cause, and the straight referrals) is no more than the
-uniform rule's at ``second_share``.
+uniform rule's at ``second_share``. A straight referral costs one judgement where a second review costs one plus its
+chance of disagreement, so with referrals the same budget reads more items.
 """
 
 from __future__ import annotations
@@ -37,8 +44,9 @@ from django.db import models
 
 from annotation.workflow import Verdict
 
-#: A first verdict more likely wrong than right goes straight to an adjudicator (when its risk earns a second look).
-ADJUDICATE_ABOVE = 0.5
+#: A picked first verdict at least this likely wrong goes straight to an adjudicator (the vetting settings'
+#: ``adjudicate_above``, this by default: every picked item; see the module docstring).
+DEFAULT_ADJUDICATE_ABOVE = 0.0
 #: The weight of a first verdict that keeps the item out of the release, against one that lets it in (1).
 EXCLUSION_WEIGHT = 0.1
 #: Labels a reviewer needs on a QA type before their confusion on that type is used (else their overall one).
@@ -133,12 +141,14 @@ def choose(
     error: float | None,
     threshold: float | None,
     tie_draw: bool = False,
+    adjudicate_above: float = DEFAULT_ADJUDICATE_ABOVE,
 ) -> Choice:
     """What happens after a primary review that said ``first``. ``uniform_draw``: the item is in the random slice of
     ``uniform_share`` (adaptive) ; ``share_draw``: it is in the random ``second_share`` (the uniform rule, and the
     adaptive rule's fallback); ``error``: :func:`decision_error` for its first verdict, None when the model does not
     know the first reviewer; ``threshold``: the latest fit's, on :func:`release_risk`, None before any fit;
-    ``tie_draw``: the item is in the random share of the items exactly at the threshold (:class:`Threshold`)."""
+    ``tie_draw``: the item is in the random share of the items exactly at the threshold (:class:`Threshold`);
+    ``adjudicate_above``: a picked verdict at least this likely wrong goes straight to an adjudicator."""
     if policy != Policy.ADAPTIVE:
         return Choice(share_draw, reason=Reason.UNIFORM if share_draw else "")
     if uniform_draw:
@@ -148,13 +158,19 @@ def choose(
     risk = release_risk(first, error)
     if risk < threshold or (risk == threshold and not tie_draw):
         return Choice(False)
-    if error >= ADJUDICATE_ABOVE:
+    if error >= adjudicate_above:
         return Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)
     return Choice(True, reason=Reason.MODEL)
 
 
 def adaptive_threshold(
-    risks: np.ndarray, errors: np.ndarray, disagreements: np.ndarray, *, second_share: float, uniform_share: float
+    risks: np.ndarray,
+    errors: np.ndarray,
+    disagreements: np.ndarray,
+    *,
+    second_share: float,
+    uniform_share: float,
+    adjudicate_above: float = DEFAULT_ADJUDICATE_ABOVE,
 ) -> Threshold:
     """Where the expected judgements of the items chosen reach the uniform rule's.
 
@@ -162,7 +178,7 @@ def adaptive_threshold(
     the chance its verdict decides the item wrongly and the chance a second reviewer would disagree with it. The
     uniform rule spends, per item, ``second_share`` second reviews plus their disagreements' adjudications; the
     adaptive rule spends the uniform slice's share of the same and, per item it chooses, one adjudication (a first
-    verdict above :data:`ADJUDICATE_ABOVE`) or a second review plus its chance of disagreement. Items are chosen
+    verdict at least ``adjudicate_above`` likely wrong) or a second review plus its chance of disagreement. Items are chosen
     from the riskiest down until the budget is spent. Many items share a risk, so the budget usually ends inside a
     tie: the threshold is that tie's risk, and its ``tie_share`` the part of the tie that still fits (taking the
     whole tie could overspend by as many judgements as it holds; leaving it out, underspend as much). ``-inf``
@@ -175,7 +191,7 @@ def adaptive_threshold(
     mean_disagreement = float(disagreements.mean())
     budget = (second_share - uniform_share) * (1.0 + mean_disagreement)
     rest = 1.0 - uniform_share  # the items outside the slice, per item of all
-    spend = np.where(errors >= ADJUDICATE_ABOVE, 1.0, 1.0 + disagreements)
+    spend = np.where(errors >= adjudicate_above, 1.0, 1.0 + disagreements)
     order = np.argsort(-risks, kind="stable")
     cost = rest * np.cumsum(spend[order]) / len(risks)
     affordable = int(np.searchsorted(cost, budget, side="right"))

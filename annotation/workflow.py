@@ -235,7 +235,7 @@ def route_after_primary(
     *, verdict: str, relevance: int, selected: bool, reason: str = "", straight_to_adjudication: bool = False
 ) -> Route:
     """What happens to an item once its primary review is stored (``reason``: why the reviewer cannot tell;
-    ``straight_to_adjudication``: the adaptive second review found the verdict more likely wrong than right,
+    ``straight_to_adjudication``: the adaptive second review picked the verdict for a second look and sends it to an adjudicator,
     ``annotation.second_review.choose``)."""
     if not counts_as_judgement(reason):
         return Route(A.RETURN_TO_QUEUE)

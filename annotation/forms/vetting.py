@@ -27,6 +27,9 @@ class VettingConfigForm(forms.Form):
     # Optional: a form (or a script) that leaves them out keeps the policy as it is.
     second_review_policy = forms.ChoiceField(choices=Policy.choices, label="Second review policy", required=False)
     uniform_share = forms.FloatField(min_value=0, max_value=1, label="Uniform share (adaptive policy)", required=False)
+    adjudicate_above = forms.FloatField(
+        min_value=0, max_value=1, label="Straight to an adjudicator from (adaptive policy)", required=False
+    )
     relevance_gap = forms.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX)
     gold_rate = forms.FloatField(min_value=0, max_value=1)
     gold_min_accuracy = forms.FloatField(min_value=0, max_value=1)

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import connection, models
 
 from annotation.models.review import RELEVANCE_CHOICES, Assignment
-from annotation.second_review import Policy
+from annotation.second_review import DEFAULT_ADJUDICATE_ABOVE, Policy
 from annotation.workflow import CannotTellReason, Verdict
 from portal.bulk import columns_sql, from_row, row_fields
 
@@ -35,6 +35,12 @@ class VettingConfig(models.Model):
         default=0.1,
         help_text="Adaptive policy: the share of items always read twice at random, whatever the model says (the "
         "agreement figures are measured on these).",
+    )
+    adjudicate_above = models.FloatField(
+        default=DEFAULT_ADJUDICATE_ABOVE,
+        help_text="Adaptive policy: an item the model picks goes straight to an adjudicator when its first verdict is "
+        "at least this likely wrong, else to a second reviewer (0: every picked item, the most wrong items caught per "
+        "judgement; 1: none, sparing adjudicators; annotation.second_review).",
     )
     relevance_gap = models.PositiveSmallIntegerField(
         default=2, help_text="Relevance difference that needs adjudication."

@@ -44,7 +44,7 @@ def item_for_adjudication(user, uid: str) -> QAItem:
 QUEUE_REASONS = {
     "disagreement": "The reviewers disagree",
     "cannot_tell": "A reviewer could not tell from the source",
-    "likely_wrong": "The reliability model reads the first verdict as more likely wrong than right",
+    "likely_wrong": "The reliability model doubts the first verdict and sent it straight to an adjudicator",
     "dispute": "A dispute is open",
     "feedback": "A feedback note is open",
 }

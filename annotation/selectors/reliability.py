@@ -133,4 +133,5 @@ def second_review_choice(*, item, reviewer_id: int, verdict: str, config) -> Cho
         policy=Policy.ADAPTIVE, uniform_draw=uniform_draw, share_draw=share_draw, first=verdict, error=error,
         threshold=fit.adaptive_threshold if fit is not None else None,
         tie_draw=fit is not None and second_review_selected(seed=f"{config.seed}:tie", uid=item.uid, share=fit.adaptive_tie_share),
+        adjudicate_above=config.adjudicate_above,
     )  # fmt: skip

@@ -93,10 +93,11 @@ def config_explained(config: VettingConfig) -> dict[str, str]:
         "independent second review by someone else (the adaptive policy uses at most as many judgements).",
         "second_review_policy": "Uniform: that share at random, whoever reviewed first. Adaptive: a random slice "
         "(below) and, beyond it, the items whose first verdict the reliability model finds most likely wrong, "
-        "within the same number of judgements; a verdict more likely wrong than right goes straight to an "
-        "adjudicator, a decisive one needs no second reading.",
+        "within the same number of judgements (those go to an adjudicator or a second reviewer, below); a decisive "
+        "verdict needs no second reading.",
         "uniform_share": f"Under the adaptive policy, {config.uniform_share:.0%} of the items are still drawn at "
         "random for a second review; agreement between reviewers is measured on those.",
+        "adjudicate_above": _adjudicate_above_explained(config.adjudicate_above),
         "relevance_gap": f"Two reviews that disagree on the verdict, or whose GP relevance differs by "
         f"{config.relevance_gap} or more, go to an adjudicator.",
         "gold_rate": f"{config.gold_rate:.0%} of the requests for a next item are answered with a gold item, to "
@@ -105,6 +106,22 @@ def config_explained(config: VettingConfig) -> dict[str, str]:
         "flagged on this page.",
         "gold_min_answers": f"Nobody is flagged before {config.gold_min_answers} gold answers: fewer say too little.",
     }
+
+
+def _adjudicate_above_explained(value: float) -> str:
+    if value <= 0:
+        who = "every item the model picks goes straight to an adjudicator"
+    elif value > 1 - 1e-9:
+        who = "the items the model picks go to a second reviewer, never straight to an adjudicator"
+    else:
+        who = (
+            f"an item the model picks goes straight to an adjudicator when its first verdict is at least {value:.0%} "
+            "likely wrong, else to a second reviewer"
+        )
+    return (
+        f"Under the adaptive policy, {who}. One adjudication catches more wrong verdicts than a second review, which "
+        "needs an adjudication as well whenever it disagrees; raise it when adjudicators are few."
+    )
 
 
 def gold_flag_rule(config: VettingConfig | None = None) -> str:

@@ -24,6 +24,7 @@ class VettingConfigSerializer(serializers.Serializer):
     second_share = serializers.FloatField(min_value=0, max_value=1, required=False)
     second_review_policy = serializers.ChoiceField(choices=Policy.choices, required=False)
     uniform_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    adjudicate_above = serializers.FloatField(min_value=0, max_value=1, required=False)
     relevance_gap = serializers.IntegerField(min_value=RELEVANCE_GAP_MIN, max_value=RELEVANCE_GAP_MAX, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     gold_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)

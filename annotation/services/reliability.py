@@ -246,7 +246,7 @@ def threshold_for(
         return None
     return adaptive_threshold(
         np.repeat(risks, weights), np.repeat(errors, weights), np.repeat(disagreements, weights),
-        second_share=config.second_share, uniform_share=config.uniform_share,
+        second_share=config.second_share, uniform_share=config.uniform_share, adjudicate_above=config.adjudicate_above,
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from portal.errors import DomainError
 from portal.models import User
 
 _FIELDS = (
-    "seed", "second_share", "second_review_policy", "uniform_share", "relevance_gap", "gold_rate",
+    "seed", "second_share", "second_review_policy", "uniform_share", "adjudicate_above", "relevance_gap", "gold_rate",
     "gold_min_accuracy", "gold_min_answers",
 )  # fmt: skip
 
@@ -26,7 +26,7 @@ def vetting_config_update(*, by: User, **changes: Any) -> VettingConfig:
         raise DomainError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     if "second_review_policy" in changes and changes["second_review_policy"] not in Policy.values:
         raise DomainError(f"second_review_policy must be one of {', '.join(Policy.values)}", code="invalid_policy")
-    for name in ("second_share", "uniform_share", "gold_rate", "gold_min_accuracy"):
+    for name in ("second_share", "uniform_share", "adjudicate_above", "gold_rate", "gold_min_accuracy"):
         if name in changes and not 0 <= float(changes[name]) <= 1:
             raise DomainError(f"{name} must be between 0 and 1", code="invalid_share")
     if "relevance_gap" in changes and not RELEVANCE_GAP_MIN <= int(changes["relevance_gap"]) <= RELEVANCE_GAP_MAX:

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from analytics.services.reports import report_vetting_agreement
-from annotation.models import QAItem
+from annotation.models import QAItem, VettingConfig
 from annotation.models.reliability import ReliabilityFit, ReviewerReliability
 from annotation.second_review import Policy, Reason
 from annotation.services.queue import assignment_next
@@ -45,12 +45,14 @@ def _fit(figures: dict, *, threshold: float) -> ReliabilityFit:
     return fit
 
 
-def _adaptive(config, *, uniform_share=0.0, second_share=0.45):
+def _adaptive(config, *, uniform_share=0.0, second_share=0.45, adjudicate_above=1.0):
+    """The adaptive policy; by default here a picked item goes to a second reviewer (``adjudicate_above`` 1)."""
     config.second_review_policy, config.uniform_share, config.second_share = (
         Policy.ADAPTIVE,
         uniform_share,
         second_share,
     )
+    config.adjudicate_above = adjudicate_above
     config.save()
 
 
@@ -78,7 +80,7 @@ def test_a_verdict_more_likely_wrong_than_right_goes_straight_to_an_adjudicator(
     sample_items, config, make_user, review
 ):
     careless = make_user("reviewer")
-    _adaptive(config)
+    _adaptive(config, adjudicate_above=0.5)
     _fit({careless: CARELESS}, threshold=0.04)
     # careless "incorrect": 0.8·0.1 / (0.8·0.1 + 0.2·0.4) = 0.5 likely wrong; as a rejection it risks the release
     # EXCLUSION_WEIGHT · 0.5 = 0.05, above the threshold
@@ -88,7 +90,17 @@ def test_a_verdict_more_likely_wrong_than_right_goes_straight_to_an_adjudicator(
     client = Client()
     client.force_login(adjudicator)
     page = client.get("/adjudicate/").content.decode()
-    assert "more likely wrong than right" in page
+    assert "The reliability model doubts the first verdict" in page
+
+
+def test_by_default_every_picked_item_goes_straight_to_an_adjudicator(sample_items, config, make_user, review):
+    careful, careless = make_user("reviewer"), make_user("reviewer")
+    _adaptive(config, adjudicate_above=VettingConfig._meta.get_field("adjudicate_above").default)
+    _fit({careful: CAREFUL, careless: CARELESS}, threshold=0.1)
+    doubted = _first(review, careless)  # careless "correct": 14 % likely wrong, picked
+    assert doubted.status == ItemStatus.IN_ADJUDICATION
+    assert (doubted.second_review, doubted.second_review_reason) == (False, Reason.ADJUDICATION)
+    assert _first(review, careful).status == ItemStatus.VERIFIED  # not picked: decisive as before
 
 
 def test_the_uniform_slice_is_read_twice_whatever_the_model_says(sample_items, config, make_user, review):

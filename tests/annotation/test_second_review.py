@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from annotation.second_review import (
-    ADJUDICATE_ABOVE,
+    DEFAULT_ADJUDICATE_ABOVE,
     EXCLUSION_WEIGHT,
     Choice,
     Policy,
@@ -75,16 +75,20 @@ def test_the_type_confusion_is_used_once_it_rests_on_enough_labels():
          Choice(True, reason=Reason.NO_MODEL)),
         ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": None, "threshold": 0.1},
          Choice(False)),
-        # more likely wrong than right: straight to an adjudicator
-        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": ADJUDICATE_ABOVE,
-          "threshold": 0.1}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
+        # picked: straight to an adjudicator from adjudicate_above on, else a second reviewer
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": 0.5,
+          "threshold": 0.1, "adjudicate_above": 0.5}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": 0.2, "threshold": 0.1,
+          "adjudicate_above": 0.5}, Choice(True, reason=Reason.MODEL)),
         ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": 0.2, "threshold": 0.1},
-         Choice(True, reason=Reason.MODEL)),
+         Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),  # by default, every picked item
+        ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct", "error": 0.9, "threshold": 0.1,
+          "adjudicate_above": 1.0}, Choice(True, reason=Reason.MODEL)),  # 1: second reviewers read them all
         # an "incorrect" as likely wrong counts for less: it can only keep a good item out of the release
         ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": True, "first": "incorrect", "error": 0.3,
           "threshold": 0.1}, Choice(False)),
         ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "incorrect", "error": 0.6,
-          "threshold": 0.05}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
+          "threshold": 0.05, "adjudicate_above": 0.5}, Choice(False, straight_to_adjudication=True, reason=Reason.ADJUDICATION)),
         ({"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "incorrect", "error": 0.6,
           "threshold": 0.2}, Choice(False)),
         # decisive: no second reading (early stop)
@@ -105,9 +109,9 @@ def test_a_verdict_that_lets_an_item_in_risks_all_of_its_error_one_that_keeps_it
     assert 0 < EXCLUSION_WEIGHT < 1
 
 
-def _spent(risks, errors, disagreements, chosen, second, uniform):
+def _spent(risks, errors, disagreements, chosen, second, uniform, adjudicate_above):
     mean_disagreement = disagreements.mean()
-    each = np.where(errors >= ADJUDICATE_ABOVE, 1.0, 1.0 + disagreements)
+    each = np.where(errors >= adjudicate_above, 1.0, 1.0 + disagreements)
     return uniform * (1 + mean_disagreement) + (1 - uniform) * each[chosen].sum() / len(risks), second * (
         1 + mean_disagreement
     )
@@ -117,7 +121,8 @@ def _chosen(risks, threshold: Threshold, draws):
     return (risks > threshold.value) | ((risks == threshold.value) & (draws < threshold.tie_share))
 
 
-def test_the_threshold_spends_the_uniform_rule_s_budget_and_no_more():
+@pytest.mark.parametrize("adjudicate_above", [0.5, DEFAULT_ADJUDICATE_ABOVE, 1.0])
+def test_the_threshold_spends_the_uniform_rule_s_budget_and_no_more(adjudicate_above):
     rng = np.random.default_rng(3)
     n = 20_000
     # reviewers' verdicts read alike: 60 kinds of (reader, verdict) risk, so the budget ends inside a tie
@@ -128,22 +133,38 @@ def test_the_threshold_spends_the_uniform_rule_s_budget_and_no_more():
     risks = np.array([release_risk(first, error) for first, error in zip(firsts, errors, strict=True)])
     disagreements = np.clip(errors * 1.5 + 0.05, 0, 1)
     second, uniform = 0.45, 0.1
-    threshold = adaptive_threshold(risks, errors, disagreements, second_share=second, uniform_share=uniform)
+    threshold = adaptive_threshold(
+        risks, errors, disagreements, second_share=second, uniform_share=uniform, adjudicate_above=adjudicate_above
+    )
     assert 0 < threshold.tie_share < 1
     chosen = _chosen(risks, threshold, rng.random(n))
-    adaptive_cost, uniform_cost = _spent(risks, errors, disagreements, chosen, second, uniform)
+    adaptive_cost, uniform_cost = _spent(risks, errors, disagreements, chosen, second, uniform, adjudicate_above)
     # within the budget up to the randomness of the tie's draw (one judgement in a thousand)
     assert adaptive_cost == pytest.approx(uniform_cost, rel=2e-3)
     # the riskiest items are taken first
     assert risks[chosen].min() >= risks[~chosen].max()
-    assert (errors[chosen] >= ADJUDICATE_ABOVE).any() and (firsts[chosen] == "incorrect").any()
+    assert (firsts[chosen] == "incorrect").any()
+    assert (errors[chosen] >= adjudicate_above).any() == (adjudicate_above < 1)
+
+
+def test_straight_referrals_read_more_items_for_the_same_budget():
+    rng = np.random.default_rng(4)
+    errors = rng.beta(0.5, 4, size=5000)
+    risks, disagreements = errors, np.clip(errors * 1.5 + 0.05, 0, 1)
+    picked = {
+        above: int((risks > adaptive_threshold(risks, errors, disagreements, second_share=0.45, uniform_share=0.1,
+                                               adjudicate_above=above).value).sum())
+        for above in (0.0, 1.0)
+    }  # fmt: skip
+    # a referral costs 1 judgement, a second review 1 + its chance of disagreement: more items read at 0
+    assert picked[0.0] > picked[1.0] * 1.05
 
 
 def test_the_tie_at_the_edge_of_the_budget_is_drawn_in_the_share_that_fits():
     """Forty items share one reader's risk; 22 of them fit the budget."""
     risks = np.array([0.5] * 10 + [0.2] * 40 + [0.1] * 50)
-    errors = np.minimum(risks, 0.4)  # none goes straight to adjudication: a second review each
-    disagreements = np.zeros(100)
+    errors = np.minimum(risks, 0.4)
+    disagreements = np.zeros(100)  # a second review costs 1, as a referral does: the same count either way
     threshold = adaptive_threshold(risks, errors, disagreements, second_share=0.3 + 0.1 * 0.9, uniform_share=0.1)
     # the budget is (0.39 - 0.1) = 0.29 per item; each chosen item costs 0.9 / 100: 32 items fit, the ten at 0.5 and
     # 22 of the 40 at 0.2
@@ -153,6 +174,7 @@ def test_the_tie_at_the_edge_of_the_budget_is_drawn_in_the_share_that_fits():
 @pytest.mark.parametrize(("tie_draw", "expected"), [(True, Choice(True, reason=Reason.MODEL)), (False, Choice(False))])
 def test_an_item_at_the_threshold_is_read_twice_when_drawn(tie_draw, expected):
     kwargs = {"policy": Policy.ADAPTIVE, "uniform_draw": False, "share_draw": False, "first": "correct"}
+    kwargs["adjudicate_above"] = 1.0  # read by a second reviewer when picked
     assert choose(**kwargs, error=0.2, threshold=0.2, tie_draw=tie_draw) == expected
     assert choose(**kwargs, error=0.21, threshold=0.2, tie_draw=False) == Choice(True, reason=Reason.MODEL)
 
