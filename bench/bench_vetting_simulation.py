@@ -96,7 +96,7 @@ def main() -> None:
         django_settings.RELEASE_FILES_DIR = Path(tmp) / "release-files"  # the kept files go with the database
         rng = random.Random(args.seed)
         grid = [run_settings(rng) for _ in range(args.runs)]
-        totals = {policy: {"wrong": 0, "released": 0, "judgements": 0, "covered": 0, "narrow": 0, "runs": 0}
+        totals = {policy: {"wrong": 0, "released": 0, "judgements": 0, "adjudications": 0, "covered": 0, "narrow": 0, "runs": 0}
                   for policy in POLICIES}  # fmt: skip
         header = (
             "policy    items revs  wrong  accuracy    released wrong_rel judgements  estimate (95 %)        covered"
@@ -125,6 +125,7 @@ def main() -> None:
                 total["wrong"] += report["wrong_released"]
                 total["released"] += report["released"]
                 total["judgements"] += report["judgements"]
+                total["adjudications"] += report["adjudications"]
                 total["covered"] += covered
                 total["narrow"] += narrow
                 total["runs"] += 1
@@ -141,7 +142,7 @@ def main() -> None:
             if total["runs"]:
                 print(
                     f"{policy}: {total['runs']} runs, {total['wrong']} wrong released of {total['released']} released, "
-                    f"{total['judgements']} judgements; the interval covered the truth in {total['covered']} of "
+                    f"{total['judgements']} judgements ({total['adjudications']} adjudications); the interval covered the truth in {total['covered']} of "
                     f"{total['runs']} runs, within the width bound in {total['narrow']}"
                 )
 
