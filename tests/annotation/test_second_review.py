@@ -9,6 +9,7 @@ import pytest
 from annotation.second_review import (
     DEFAULT_ADJUDICATE_ABOVE,
     EXCLUSION_WEIGHT,
+    SPEND_SHARE,
     Choice,
     Policy,
     Reason,
@@ -114,7 +115,7 @@ def _spent(risks, errors, disagreements, chosen, second, uniform, adjudicate_abo
     each = np.where(errors >= adjudicate_above, 1.0, 1.0 + disagreements)
     return uniform * (1 + mean_disagreement) + (1 - uniform) * each[chosen].sum() / len(risks), second * (
         1 + mean_disagreement
-    )
+    ) * SPEND_SHARE
 
 
 def _chosen(risks, threshold: Threshold, draws):
@@ -165,7 +166,8 @@ def test_the_tie_at_the_edge_of_the_budget_is_drawn_in_the_share_that_fits():
     risks = np.array([0.5] * 10 + [0.2] * 40 + [0.1] * 50)
     errors = np.minimum(risks, 0.4)
     disagreements = np.zeros(100)  # a second review costs 1, as a referral does: the same count either way
-    threshold = adaptive_threshold(risks, errors, disagreements, second_share=0.3 + 0.1 * 0.9, uniform_share=0.1)
+    second = (0.3 + 0.1 * 0.9) / SPEND_SHARE  # planned: 0.39 per item
+    threshold = adaptive_threshold(risks, errors, disagreements, second_share=second, uniform_share=0.1)
     # the budget is (0.39 - 0.1) = 0.29 per item; each chosen item costs 0.9 / 100: 32 items fit, the ten at 0.5 and
     # 22 of the 40 at 0.2
     assert threshold == Threshold(0.2, 22 / 40)
@@ -182,6 +184,8 @@ def test_an_item_at_the_threshold_is_read_twice_when_drawn(tie_draw, expected):
 def test_no_budget_beyond_the_slice_reads_only_the_slice_twice_and_a_large_one_reads_all():
     one = np.array([0.1, 0.2])
     assert adaptive_threshold(one, one, np.array([0.1, 0.1]), second_share=0.1, uniform_share=0.1) == Threshold(0.2)
-    assert adaptive_threshold(one, one, np.zeros(2), second_share=1.0, uniform_share=0.1) == Threshold(-float("inf"))
+    assert adaptive_threshold(one, one, np.zeros(2), second_share=2.0, uniform_share=0.1) == Threshold(
+        -float("inf")
+    )
     none = np.array([])
     assert adaptive_threshold(none, none, none, second_share=0.45, uniform_share=0.1) == Threshold(-float("inf"))
