@@ -184,8 +184,6 @@ def test_an_item_at_the_threshold_is_read_twice_when_drawn(tie_draw, expected):
 def test_no_budget_beyond_the_slice_reads_only_the_slice_twice_and_a_large_one_reads_all():
     one = np.array([0.1, 0.2])
     assert adaptive_threshold(one, one, np.array([0.1, 0.1]), second_share=0.1, uniform_share=0.1) == Threshold(0.2)
-    assert adaptive_threshold(one, one, np.zeros(2), second_share=2.0, uniform_share=0.1) == Threshold(
-        -float("inf")
-    )
+    assert adaptive_threshold(one, one, np.zeros(2), second_share=2.0, uniform_share=0.1) == Threshold(-float("inf"))
     none = np.array([])
     assert adaptive_threshold(none, none, none, second_share=0.45, uniform_share=0.1) == Threshold(-float("inf"))
