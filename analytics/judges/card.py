@@ -29,12 +29,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.judges.ppi import physician_values
+from analytics.judges.ppi import physician_values, reference_systems
 from analytics.judges.scores import judge_answer_rows
 from analytics.judges.verdicts import study_judge_verdicts
 from analytics.selectors import SCORE_LABELS
 from annotation.qa_types import QA_TYPE_LABELS
-from ranking.models import RankingTask, Study, StudyAnswer, StudyQuestion
+from ranking.models import RankingTask, Study, StudyQuestion
 from stats.judge_card import (
     abstention_by_difficulty,
     bias_by_group,
@@ -55,20 +55,22 @@ METRIC_REASONS = {
 
 def study_judge_cards(
     study: Study,
-    model_ranks: pd.DataFrame,
+    ranks: pd.DataFrame,
     metrics: list[str],
     *,
     n_resamples: int,
     seed: int,
 ) -> dict | None:
     """``{"judges": {name: card}}`` for every imported judge and every built-in metric in ``metrics`` (those with
-    scores), None without an imported judge. ``model_ranks``: the study's submitted judgements without the
-    reference answer's (``item, annotator, system, rank, tag``)."""
+    scores), None without an imported judge. ``ranks``: the study's submitted judgements
+    (:func:`analytics.selectors.study_rankings`); the reference answer is left out here, as the prediction-powered
+    section leaves it out (:func:`analytics.judges.ppi.reference_systems`)."""
     rows = judge_answer_rows(study)
     if rows.empty:
         return None
-    reference = _reference_names(study)
+    reference = reference_systems(study, ranks)
     rows = rows[~rows["system"].isin(reference)]
+    model_ranks = ranks[~ranks["system"].isin(reference)]
     physicians = physician_values(model_ranks, [str(tag) for tag in study.tag_scale])
     qa_types = _qa_types(study)
     families = _system_families(study)
@@ -80,11 +82,12 @@ def study_judge_cards(
         for name, judge_rows in rows.groupby("judge", sort=True)
     }
     for metric in metrics:
-        cards[metric] = {"builtin": True, "label": SCORE_LABELS.get(metric, metric), **METRIC_REASONS_CARD}
+        cards[metric] = {
+            "builtin": True,
+            "label": SCORE_LABELS.get(metric, metric),
+            **{key: {"undefined_reason": reason} for key, reason in METRIC_REASONS.items()},
+        }
     return {"judges": cards}
-
-
-METRIC_REASONS_CARD = {key: {"undefined_reason": reason} for key, reason in METRIC_REASONS.items()}
 
 
 def judge_card(
@@ -209,8 +212,3 @@ def _family(values: pd.Series) -> str:
 
 def _normal_family(family: str | None) -> str:
     return (family or "").strip().casefold()
-
-
-def _reference_names(study: Study) -> set[str]:
-    answers = StudyAnswer.objects.filter(question__study=study, system__is_reference=True)
-    return set(answers.values_list("system__name", flat=True).distinct())

@@ -79,7 +79,7 @@ def study_ppi(
     if ranks is None:
         ranks = study_rankings(study)
     scale = [str(tag) for tag in study.tag_scale]
-    reference = _reference_systems(study, ranks)
+    reference = reference_systems(study, ranks)
     model_ranks = ranks[~ranks["system"].isin(reference)]
     physicians = physician_values(model_ranks, scale)
     section: dict = {
@@ -304,7 +304,7 @@ def last_judge_power(
     latest = imports.values_list("judge", flat=True)[0]
     scores = study_judge_scores(study, judges=[latest])[latest]
     ranks = study_rankings(study)
-    reference = _reference_systems(study, ranks)
+    reference = reference_systems(study, ranks)
     physicians = physician_values(ranks[~ranks["system"].isin(reference)], [str(tag) for tag in study.tag_scale])
     joined = scores[~scores["system"].isin(reference)].merge(physicians, on=["item", "system"])
     joined = joined[np.isfinite(joined["score"].to_numpy(dtype=float))]  # as the report leaves such a judge out
@@ -358,7 +358,7 @@ def _too_few_pair_reason(n: int) -> str:
     return f"only {n} question where {where}; at least {MIN_LABELLED} are needed"
 
 
-def _reference_systems(study: Study, ranks: pd.DataFrame) -> set[str]:
+def reference_systems(study: Study, ranks: pd.DataFrame) -> set[str]:
     """The reference answer's systems: those the rankings mark, and any the study answers with though unranked."""
     ranked = set(ranks.loc[ranks["is_reference"].astype(bool), "system"])
     answers = StudyAnswer.objects.filter(question__study=study, system__is_reference=True)

@@ -285,7 +285,7 @@ def report_study(
     if judges is not None:
         result["judges"] = judges
         metrics = [name for name in judges.get("judges", {}) if name not in judges["imported"]]
-        cards = study_judge_cards(study, ranks[~ranks["system"].isin(reference)], metrics, **kw)
+        cards = study_judge_cards(study, ranks, metrics, **kw)
         if cards is not None:
             result["judge_cards"] = cards
     ppi = study_ppi(study, ranks, target_halfwidth=ppi_halfwidth)

@@ -133,7 +133,7 @@ def test_the_card_page_reads_in_words_and_escapes(made, organizer, client):
     assert "Expected calibration error" in html and f"{(9 * 0.2 + 10 * 0.3 + 10 * 0.1) / 29:.3f}" in html
     assert "62 %" in html  # 5 of 8 verdicts for the answer shown first (62.5 rounded half to even)
     assert "Of 4 pairs judged in both orders, the verdict changed with the order in 50 %" in html
-    assert "stricter than the physicians" in html or "no difference shown" in html
+    assert "no difference shown" in html  # -0.08 with an interval across 0
     # the permutation test does not back the narrow interval (every question alike): no direction is claimed
     assert "no preference for its own family shown" in html
     assert "cannot judge" in html
